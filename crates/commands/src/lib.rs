@@ -1,1 +1,26 @@
-//! commands
+//! Command execution layer: the command table, per-client state, the shared
+//! [`server::Server`], configuration, and one module per command family.
+//!
+//! The network layer (crate `server`) parses requests and calls
+//! [`dispatch::execute`] for each; everything Redis-visible happens here.
+
+pub mod admin;
+pub mod client;
+pub mod config;
+pub mod connection;
+pub mod cron;
+pub mod ctx;
+pub mod dispatch;
+pub mod glob;
+pub mod hub;
+pub mod server;
+pub mod slowlog;
+pub mod spec;
+pub mod stats;
+pub mod table;
+pub mod util;
+
+/// Redis version Petrel reports for compatibility (HELLO, INFO redis_version).
+pub const REDIS_VERSION: &str = "7.0.15";
+/// Petrel's own version.
+pub const PETREL_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,244 @@
+//! Server administration commands: CONFIG, TIME, SHUTDOWN, MONITOR, and the
+//! CLIENT basics. (INFO, COMMAND, SLOWLOG, LATENCY, DEBUG and the rest of
+//! CLIENT live in their own modules as they grow.)
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use crate::client::{cflag, Client};
+use crate::ctx::Ctx;
+use crate::server::Server;
+use crate::spec::{flag, CommandSpec, Docs};
+use crate::util::eq_ic;
+
+const CONFIG_SUBS: &[CommandSpec] = &[
+    CommandSpec {
+        acl: &["admin", "slow", "dangerous"],
+        docs: Docs::new(
+            "server",
+            "2.0.0",
+            "O(N) when N is the number of configuration parameters provided",
+            "Returns the effective values of configuration parameters.",
+        ),
+        ..CommandSpec::new(
+            "get",
+            -3,
+            flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE,
+            config_get,
+        )
+    },
+    CommandSpec {
+        acl: &["admin", "slow", "dangerous"],
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
+        docs: Docs::new(
+            "server",
+            "2.0.0",
+            "O(N) when N is the number of configuration parameters provided",
+            "Sets configuration parameters in-flight.",
+        ),
+        ..CommandSpec::new(
+            "set",
+            -4,
+            flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE,
+            config_set,
+        )
+    },
+    CommandSpec {
+        acl: &["admin", "slow", "dangerous"],
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
+        docs: Docs::new("server", "2.0.0", "O(1)", "Resets the server's statistics."),
+        ..CommandSpec::new(
+            "resetstat",
+            2,
+            flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE,
+            config_resetstat,
+        )
+    },
+    CommandSpec {
+        acl: &["admin", "slow", "dangerous"],
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
+        docs: Docs::new(
+            "server",
+            "2.8.0",
+            "O(1)",
+            "Persists the effective configuration to file.",
+        ),
+        ..CommandSpec::new(
+            "rewrite",
+            2,
+            flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE,
+            config_rewrite,
+        )
+    },
+    CommandSpec {
+        acl: &["slow"],
+        docs: Docs::new(
+            "server",
+            "5.0.0",
+            "O(1)",
+            "Returns helpful text about the different subcommands.",
+        ),
+        ..CommandSpec::new("help", 2, flag::LOADING | flag::STALE, config_help)
+    },
+];
+
+pub const COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        docs: Docs::new("server", "2.0.0", "Depends on subcommand.", "A container for server configuration commands."),
+        handler: None,
+        subcommands: CONFIG_SUBS,
+        ..CommandSpec::new("config", -2, 0, config_help)
+    },
+    CommandSpec {
+        acl: &["fast"],
+        tips: &["nondeterministic_output"],
+        docs: Docs::new("server", "2.6.0", "O(1)", "Returns the server time."),
+        ..CommandSpec::new("time", 1, flag::LOADING | flag::STALE | flag::FAST, time)
+    },
+    CommandSpec {
+        acl: &["admin", "slow", "dangerous"],
+        docs: Docs::new("server", "1.0.0", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)", "Synchronously saves the database(s) to disk and shuts down the Redis server."),
+        ..CommandSpec::new(
+            "shutdown",
+            -1,
+            flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::NO_MULTI | flag::SENTINEL_OK | flag::ALLOW_BUSY,
+            shutdown,
+        )
+    },
+    CommandSpec {
+        acl: &["admin", "slow", "dangerous"],
+        docs: Docs::new("server", "1.0.0", "O(1)", "Listens for all requests received by the server in real-time."),
+        ..CommandSpec::new("monitor", 1, flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE, monitor)
+    },
+];
+
+fn config_help(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let lines = [
+        "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET <pattern>",
+        "    Return parameters matching the glob-like <pattern> and their values.",
+        "SET <directive> <value>",
+        "    Set the configuration <directive> to <value>.",
+        "RESETSTAT",
+        "    Reset statistics reported by the INFO command.",
+        "REWRITE",
+        "    Rewrite the configuration file.",
+        "HELP",
+        "    Prints this help.",
+    ];
+    ctx.out.array_len(lines.len());
+    for l in lines {
+        ctx.out.simple(l);
+    }
+}
+
+fn config_get(ctx: &mut Ctx, args: &[&[u8]]) {
+    let pairs = ctx.srv.config.get_matching(&args[2..]);
+    ctx.out.map_len(pairs.len());
+    for (k, v) in pairs {
+        ctx.out.bulk(k.as_bytes());
+        ctx.out.bulk(v.as_bytes());
+    }
+}
+
+fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
+    let rest = &args[2..];
+    if !rest.len().is_multiple_of(2) {
+        return ctx.wrong_arity();
+    }
+    let mut owned: Vec<(String, String)> = Vec::new();
+    for pair in rest.chunks(2) {
+        owned.push((
+            String::from_utf8_lossy(pair[0]).into_owned(),
+            String::from_utf8_lossy(pair[1]).into_owned(),
+        ));
+    }
+    let pairs: Vec<(&str, &str)> = owned
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    match ctx.srv.config.set_many(&pairs) {
+        Ok(()) => {
+            let s = ctx.srv.settings();
+            ctx.srv.slowlog.trim(s.slowlog_max_len as usize);
+            ctx.ok()
+        }
+        Err(e) => ctx.error(&e),
+    }
+}
+
+fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) {
+    ctx.srv.stats.reset();
+    for e in &ctx.srv.table.entries {
+        e.stats.reset();
+    }
+    ctx.ok();
+}
+
+fn config_rewrite(ctx: &mut Ctx, _args: &[&[u8]]) {
+    match ctx.srv.config.rewrite() {
+        Ok(()) => ctx.ok(),
+        Err(e) => ctx.error(&e),
+    }
+}
+
+fn time(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let us = crate::util::unix_time_us();
+    ctx.out.array_len(2);
+    ctx.out.bulk((us / 1_000_000).to_string().as_bytes());
+    ctx.out.bulk((us % 1_000_000).to_string().as_bytes());
+}
+
+fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
+    let mut save = None;
+    for a in &args[1..] {
+        if eq_ic(a, "NOSAVE") {
+            save = Some(false);
+        } else if eq_ic(a, "SAVE") {
+            save = Some(true);
+        } else if eq_ic(a, "NOW") || eq_ic(a, "FORCE") || eq_ic(a, "ABORT") {
+            if eq_ic(a, "ABORT") && args.len() > 2 {
+                return ctx.syntax_error();
+            }
+            if eq_ic(a, "ABORT") {
+                return ctx.error("ERR No shutdown in progress.");
+            }
+        } else {
+            return ctx.syntax_error();
+        }
+    }
+    if save == Some(true) {
+        // Persistence is not implemented: Redis fails SHUTDOWN SAVE when it cannot save.
+        return ctx.error("ERR Errors trying to SHUTDOWN. Check logs.");
+    }
+    ctx.srv.shutdown_requested.store(true, Relaxed);
+    ctx.client.shutdown_requested = true;
+    ctx.srv.hub.broadcast_shutdown();
+}
+
+fn monitor(ctx: &mut Ctx, _args: &[&[u8]]) {
+    if ctx.client.monitor {
+        return ctx.ok();
+    }
+    ctx.client.monitor = true;
+    ctx.client.shared.set_flag(cflag::MONITOR, true);
+    let worker = ctx.client.shared.worker;
+    ctx.srv.monitors.lock().push((ctx.client.id, worker));
+    ctx.srv.has_monitors.store(true, Relaxed);
+    ctx.ok();
+}
+
+/// Removes a client from the monitor list (RESET, disconnect).
+pub fn stop_monitor(srv: &Server, c: &Client) {
+    c.shared.set_flag(cflag::MONITOR, false);
+    let mut m = srv.monitors.lock();
+    m.retain(|(id, _)| *id != c.id);
+    srv.has_monitors.store(!m.is_empty(), Relaxed);
+}
+
+/// CLIENT SETNAME / HELLO SETNAME validation.
+pub fn validate_client_name(n: &[u8]) -> Result<(), &'static str> {
+    if n.iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
+        return Err("ERR Client names cannot contain spaces, newlines or special characters.");
+    }
+    Ok(())
+}

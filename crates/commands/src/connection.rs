@@ -1,0 +1,295 @@
+//! Connection commands: PING, ECHO, QUIT, RESET, HELLO, AUTH, SELECT.
+//!
+//! This file is also the reference for how a family is written: handlers are
+//! plain functions `fn(&mut Ctx, &[&[u8]])`, specs are `const` data with
+//! Redis 7.0's arity, flags, ACL categories and docs, and the family's
+//! `COMMANDS` slice is listed in `table::FAMILIES`.
+
+use resp::Protocol;
+
+use crate::ctx::Ctx;
+use crate::spec::{flag, CommandSpec, Docs};
+use crate::util::eq_ic;
+
+pub const COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        acl: &["fast", "connection"],
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
+        docs: Docs::new(
+            "connection",
+            "1.0.0",
+            "O(1)",
+            "Returns the server's liveliness response.",
+        ),
+        ..CommandSpec::new("ping", -1, flag::FAST | flag::SUBSCRIBED_OK, ping)
+    },
+    CommandSpec {
+        acl: &["fast", "connection"],
+        docs: Docs::new("connection", "1.0.0", "O(1)", "Returns the given string."),
+        ..CommandSpec::new("echo", 2, flag::FAST, echo)
+    },
+    CommandSpec {
+        acl: &["fast", "connection"],
+        docs: Docs::new("connection", "1.0.0", "O(1)", "Closes the connection."),
+        ..CommandSpec::new(
+            "quit",
+            -1,
+            flag::ALLOW_BUSY
+                | flag::NOSCRIPT
+                | flag::LOADING
+                | flag::STALE
+                | flag::FAST
+                | flag::NO_AUTH
+                | flag::SUBSCRIBED_OK,
+            quit,
+        )
+    },
+    CommandSpec {
+        acl: &["fast", "connection"],
+        docs: Docs::new("connection", "6.2.0", "O(1)", "Resets the connection."),
+        ..CommandSpec::new(
+            "reset",
+            1,
+            flag::NOSCRIPT
+                | flag::LOADING
+                | flag::STALE
+                | flag::FAST
+                | flag::NO_AUTH
+                | flag::ALLOW_BUSY
+                | flag::SUBSCRIBED_OK,
+            reset,
+        )
+    },
+    CommandSpec {
+        acl: &["fast", "connection"],
+        docs: Docs::new(
+            "connection",
+            "6.0.0",
+            "O(1)",
+            "Handshakes with the Redis server.",
+        ),
+        ..CommandSpec::new(
+            "hello",
+            -1,
+            flag::NOSCRIPT
+                | flag::LOADING
+                | flag::STALE
+                | flag::FAST
+                | flag::NO_AUTH
+                | flag::SENTINEL_OK,
+            hello,
+        )
+    },
+    CommandSpec {
+        acl: &["fast", "connection"],
+        docs: Docs::new(
+            "connection",
+            "1.0.0",
+            "O(N) where N is the number of passwords defined for the user",
+            "Authenticates the connection.",
+        ),
+        ..CommandSpec::new(
+            "auth",
+            -2,
+            flag::NOSCRIPT
+                | flag::LOADING
+                | flag::STALE
+                | flag::FAST
+                | flag::NO_AUTH
+                | flag::SENTINEL_OK,
+            auth,
+        )
+    },
+    CommandSpec {
+        acl: &["keyspace", "fast"],
+        docs: Docs::new(
+            "connection",
+            "1.0.0",
+            "O(1)",
+            "Changes the selected database.",
+        ),
+        ..CommandSpec::new(
+            "select",
+            2,
+            flag::LOADING | flag::STALE | flag::FAST,
+            select,
+        )
+    },
+];
+
+fn ping(ctx: &mut Ctx, args: &[&[u8]]) {
+    if args.len() > 2 {
+        return ctx.wrong_arity();
+    }
+    let subscribed = ctx
+        .client
+        .shared
+        .sub
+        .load(std::sync::atomic::Ordering::Relaxed)
+        + ctx
+            .client
+            .shared
+            .psub
+            .load(std::sync::atomic::Ordering::Relaxed)
+        + ctx
+            .client
+            .shared
+            .ssub
+            .load(std::sync::atomic::Ordering::Relaxed)
+        > 0;
+    if subscribed && !ctx.resp3() {
+        // RESP2 subscribed mode answers with a "pong" message array.
+        ctx.out.array_len(2);
+        ctx.out.bulk(b"pong");
+        ctx.out.bulk(args.get(1).copied().unwrap_or(b""));
+        return;
+    }
+    match args.get(1) {
+        Some(m) => ctx.out.bulk(m),
+        None => ctx.out.simple("PONG"),
+    }
+}
+
+fn echo(ctx: &mut Ctx, args: &[&[u8]]) {
+    ctx.out.bulk(args[1]);
+}
+
+fn quit(ctx: &mut Ctx, _args: &[&[u8]]) {
+    ctx.ok();
+    ctx.client.close_after_reply = true;
+}
+
+fn reset(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let c = &mut *ctx.client;
+    c.set_db(0);
+    c.set_protocol(Protocol::Resp2);
+    ctx.out.set_protocol(Protocol::Resp2);
+    c.reply_mode = crate::client::ReplyMode::On;
+    c.no_evict = false;
+    c.no_touch = false;
+    c.authenticated = ctx.settings.requirepass.is_empty();
+    c.shared.strings.lock().name.clear();
+    c.shared.set_flag(
+        crate::client::cflag::NO_EVICT | crate::client::cflag::NO_TOUCH,
+        false,
+    );
+    if c.monitor {
+        c.monitor = false;
+        crate::admin::stop_monitor(ctx.srv, c);
+    }
+    ctx.out.simple("RESET");
+}
+
+/// Checks a password against `requirepass` (the only user is "default").
+fn check_password(ctx: &mut Ctx, user: Option<&[u8]>, pass: &[u8]) -> bool {
+    let required = &ctx.settings.requirepass;
+    let user_ok = user.is_none_or(|u| u == b"default");
+    if required.is_empty() {
+        if user.is_none() {
+            ctx.error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
+            return false;
+        }
+        // With no password the default user accepts anything ("nopass").
+        if user_ok {
+            ctx.client.authenticated = true;
+            return true;
+        }
+    } else if user_ok && pass == required.as_bytes() {
+        ctx.client.authenticated = true;
+        return true;
+    }
+    ctx.error("WRONGPASS invalid username-password pair or user is disabled.");
+    false
+}
+
+fn auth(ctx: &mut Ctx, args: &[&[u8]]) {
+    match args.len() {
+        2 => {
+            if check_password(ctx, None, args[1]) {
+                ctx.ok();
+            }
+        }
+        3 => {
+            if check_password(ctx, Some(args[1]), args[2]) {
+                ctx.ok();
+            }
+        }
+        _ => ctx.syntax_error(),
+    }
+}
+
+fn hello(ctx: &mut Ctx, args: &[&[u8]]) {
+    let mut proto = None;
+    let mut i = 1;
+    if args.len() >= 2 {
+        let v = crate::util::parse_i64(args[1]);
+        match v {
+            Some(2) => proto = Some(Protocol::Resp2),
+            Some(3) => proto = Some(Protocol::Resp3),
+            Some(_) => return ctx.error("NOPROTO unsupported protocol version"),
+            None => return ctx.error("ERR Protocol version is not an integer or out of range"),
+        }
+        i = 2;
+    }
+    let mut auth: Option<(&[u8], &[u8])> = None;
+    let mut setname: Option<&[u8]> = None;
+    while i < args.len() {
+        let more = args.len() - i - 1;
+        if eq_ic(args[i], "AUTH") && more >= 2 {
+            auth = Some((args[i + 1], args[i + 2]));
+            i += 3;
+        } else if eq_ic(args[i], "SETNAME") && more >= 1 {
+            setname = Some(args[i + 1]);
+            i += 2;
+        } else {
+            return ctx.error(&format!(
+                "ERR Syntax error in HELLO option '{}'",
+                String::from_utf8_lossy(args[i])
+            ));
+        }
+    }
+    if let Some((u, p)) = auth {
+        if !check_password(ctx, Some(u), p) {
+            return;
+        }
+    }
+    if !ctx.client.authenticated && !ctx.settings.requirepass.is_empty() {
+        return ctx.error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
+    }
+    if let Some(n) = setname {
+        if let Err(e) = crate::admin::validate_client_name(n) {
+            return ctx.error(e);
+        }
+        ctx.client.shared.strings.lock().name = n.to_vec();
+    }
+    if let Some(p) = proto {
+        ctx.client.set_protocol(p);
+        ctx.out.set_protocol(p);
+    }
+    ctx.out.map_len(7);
+    ctx.out.bulk(b"server");
+    ctx.out.bulk(b"redis");
+    ctx.out.bulk(b"version");
+    ctx.out.bulk(crate::REDIS_VERSION.as_bytes());
+    ctx.out.bulk(b"proto");
+    ctx.out.int(if ctx.resp3() { 3 } else { 2 });
+    ctx.out.bulk(b"id");
+    ctx.out.int(ctx.client.id as i64);
+    ctx.out.bulk(b"mode");
+    ctx.out.bulk(b"standalone");
+    ctx.out.bulk(b"role");
+    ctx.out.bulk(b"master");
+    ctx.out.bulk(b"modules");
+    ctx.out.array_len(0);
+}
+
+fn select(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(n) = crate::util::parse_i64(args[1]) else {
+        return ctx.error(crate::util::ERR_NOT_INT);
+    };
+    if n < 0 || n as usize >= ctx.settings.databases {
+        return ctx.error(crate::util::ERR_DB_INDEX);
+    }
+    ctx.client.set_db(n as usize);
+    ctx.ok();
+}

@@ -1,0 +1,79 @@
+//! [`Ctx`]: what a command handler gets: the shared server, its client, the
+//! settings snapshot, and the reply buffer.
+//!
+//! Handlers must reply exactly once per command (an array counts as one) and
+//! report errors through [`Ctx::error`] so error statistics stay exact.
+
+use resp::{Protocol, ReplyBuf};
+
+use crate::client::Client;
+use crate::config::Settings;
+use crate::server::Server;
+
+pub struct Ctx<'a> {
+    pub srv: &'a Server,
+    pub client: &'a mut Client,
+    pub settings: &'a Settings,
+    pub out: &'a mut ReplyBuf,
+    /// Index of the running command in the command table.
+    pub cmd_index: usize,
+    /// Set by [`Ctx::error`]; counts the call as failed.
+    pub failed: bool,
+    /// Unix time in ms when the command started.
+    pub now_ms: u64,
+}
+
+impl<'a> Ctx<'a> {
+    /// Replies with an error. `msg` is the full text without the leading '-',
+    /// e.g. "ERR syntax error" or "WRONGTYPE Operation against ...".
+    pub fn error(&mut self, msg: &str) {
+        self.out.error(msg);
+        self.srv.stats.count_error(msg.as_bytes());
+        self.failed = true;
+    }
+
+    pub fn ok(&mut self) {
+        self.out.simple("OK");
+    }
+
+    pub fn syntax_error(&mut self) {
+        self.error(crate::util::ERR_SYNTAX);
+    }
+
+    /// "ERR wrong number of arguments for 'xxx' command" for the running command.
+    pub fn wrong_arity(&mut self) {
+        let name = self.srv.table.get(self.cmd_index).full_name.clone();
+        self.error(&format!(
+            "ERR wrong number of arguments for '{name}' command"
+        ));
+    }
+
+    pub fn resp3(&self) -> bool {
+        self.client.protocol == Protocol::Resp3
+    }
+
+    /// Parses an integer argument, replying with Redis's error if it is not one.
+    pub fn parse_i64(&mut self, arg: &[u8]) -> Option<i64> {
+        let v = crate::util::parse_i64(arg);
+        if v.is_none() {
+            self.error(crate::util::ERR_NOT_INT);
+        }
+        v
+    }
+
+    pub fn parse_f64(&mut self, arg: &[u8]) -> Option<f64> {
+        let v = crate::util::parse_f64(arg);
+        if v.is_none() {
+            self.error(crate::util::ERR_NOT_FLOAT);
+        }
+        v
+    }
+
+    /// Replies with a flat array of bulk strings.
+    pub fn bulk_array<T: AsRef<[u8]>>(&mut self, items: &[T]) {
+        self.out.array_len(items.len());
+        for i in items {
+            self.out.bulk(i.as_ref());
+        }
+    }
+}

@@ -1,0 +1,278 @@
+//! Command execution: lookup, arity, authentication, pause, then the handler,
+//! then statistics, SLOWLOG, LATENCY and MONITOR feeds.
+//!
+//! This is the single entry point the network layer calls for every parsed
+//! command; everything a command needs besides its arguments comes from the
+//! [`Server`] and the [`Client`].
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::Instant;
+
+use resp::ReplyBuf;
+
+use crate::client::{Client, ReplyMode};
+use crate::config::Settings;
+use crate::ctx::Ctx;
+use crate::hub::WorkerMsg;
+use crate::server::Server;
+use crate::spec::flag;
+
+/// What the network layer should do after [`execute`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The command ran (or was rejected with an error reply).
+    Done,
+    /// The server is paused for this command: keep it and retry later.
+    Paused,
+}
+
+/// Executes one command. `args[0]` is the command name.
+pub fn execute(
+    srv: &Server,
+    client: &mut Client,
+    settings: &Settings,
+    args: &[&[u8]],
+    out: &mut ReplyBuf,
+) -> Outcome {
+    let reply_start = out.len();
+    let outcome = execute_inner(srv, client, settings, args, out);
+    if outcome == Outcome::Done {
+        match client.reply_mode {
+            ReplyMode::On => {}
+            ReplyMode::Off => out.truncate(reply_start),
+            ReplyMode::SkipNext => client.reply_mode = ReplyMode::Skipping,
+            ReplyMode::Skipping => {
+                out.truncate(reply_start);
+                client.reply_mode = ReplyMode::On;
+            }
+        }
+    }
+    outcome
+}
+
+fn reject(srv: &Server, out: &mut ReplyBuf, msg: &str) {
+    out.error(msg);
+    srv.stats.count_error(msg.as_bytes());
+}
+
+fn execute_inner(
+    srv: &Server,
+    client: &mut Client,
+    settings: &Settings,
+    args: &[&[u8]],
+    out: &mut ReplyBuf,
+) -> Outcome {
+    let table = &srv.table;
+    let Some(mut idx) = table.lookup(args[0]) else {
+        let mut msg = format!(
+            "ERR unknown command '{}', with args beginning with: ",
+            sanitize(args[0], 128)
+        );
+        for a in args.iter().skip(1) {
+            if msg.len() >= 1024 {
+                break;
+            }
+            let _ = write!(msg, "'{}' ", sanitize(a, 128));
+        }
+        reject(srv, out, &msg);
+        return Outcome::Done;
+    };
+    let top = table.get(idx);
+    if !top.spec.subcommands.is_empty() {
+        if args.len() < 2 {
+            top.stats
+                .rejected_calls
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            reject(
+                srv,
+                out,
+                &format!(
+                    "ERR wrong number of arguments for '{}' command",
+                    top.full_name
+                ),
+            );
+            return Outcome::Done;
+        }
+        match table.lookup_sub(idx, args[1]) {
+            Some(s) => idx = s,
+            None => {
+                let msg = format!(
+                    "ERR unknown subcommand '{}'. Try {} HELP.",
+                    sanitize(args[1], 128),
+                    top.full_name.to_ascii_uppercase()
+                );
+                reject(srv, out, &msg);
+                return Outcome::Done;
+            }
+        }
+    }
+    let entry = table.get(idx);
+    let spec = entry.spec;
+    if !spec.arity_ok(args.len()) {
+        entry
+            .stats
+            .rejected_calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        reject(
+            srv,
+            out,
+            &format!(
+                "ERR wrong number of arguments for '{}' command",
+                entry.full_name
+            ),
+        );
+        return Outcome::Done;
+    }
+    if !client.authenticated && spec.flags & flag::NO_AUTH == 0 && !settings.requirepass.is_empty()
+    {
+        entry
+            .stats
+            .rejected_calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        reject(srv, out, "NOAUTH Authentication required.");
+        return Outcome::Done;
+    }
+    let now_ms = crate::util::unix_time_ms();
+    if let Some(p) = srv.active_pause(now_ms) {
+        let blocked = p.all || spec.flags & (flag::WRITE | flag::MAY_REPLICATE) != 0;
+        // Like Redis, PAUSE never holds up the commands needed to lift it.
+        let exempt = entry.full_name == "client|unpause"
+            || spec.flags & flag::NO_AUTH != 0 && spec.flags & flag::WRITE == 0;
+        if blocked && !exempt {
+            return Outcome::Paused;
+        }
+    }
+
+    let Some(handler) = spec.handler else {
+        reject(
+            srv,
+            out,
+            &format!("ERR unknown subcommand for '{}'", entry.full_name),
+        );
+        return Outcome::Done;
+    };
+    let start = Instant::now();
+    let mut ctx = Ctx {
+        srv,
+        client,
+        settings,
+        out,
+        cmd_index: idx,
+        failed: false,
+        now_ms,
+    };
+    handler(&mut ctx, args);
+    let failed = ctx.failed;
+    let client = ctx.client;
+    let ns = start.elapsed().as_nanos() as u64;
+    let us = ns / 1000;
+    entry.stats.record(ns, settings.latency_tracking);
+    if failed {
+        entry
+            .stats
+            .failed_calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    srv.stats
+        .total_commands_processed
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    client
+        .shared
+        .tot_cmds
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    if spec.flags & flag::SKIP_SLOWLOG == 0
+        && settings.slowlog_log_slower_than >= 0
+        && us >= settings.slowlog_log_slower_than as u64
+    {
+        let name = client.shared.strings.lock().name.clone();
+        srv.slowlog.push(
+            args,
+            us,
+            &client.shared.addr,
+            &name,
+            settings.slowlog_max_len as usize,
+        );
+    }
+    let ms = us / 1000;
+    if settings.latency_monitor_threshold > 0 && ms >= settings.latency_monitor_threshold {
+        let ev = if spec.flags & flag::FAST != 0 {
+            "fast-command"
+        } else {
+            "command"
+        };
+        srv.latency.add(ev, ms);
+    }
+    if srv.has_monitors.load(std::sync::atomic::Ordering::Relaxed)
+        && spec.flags & (flag::SKIP_MONITOR | flag::ADMIN) == 0
+    {
+        feed_monitors(srv, client, args);
+    }
+    Outcome::Done
+}
+
+/// Sends the MONITOR line for this command to every monitoring client.
+fn feed_monitors(srv: &Server, client: &Client, args: &[&[u8]]) {
+    let us = crate::util::unix_time_us();
+    let addr = if client.is_unix {
+        format!("unix:{}", client.shared.laddr)
+    } else {
+        client.shared.addr.clone()
+    };
+    let mut line = format!(
+        "+{}.{:06} [{} {}]",
+        us / 1_000_000,
+        us % 1_000_000,
+        client.db,
+        addr
+    );
+    for a in args {
+        line.push(' ');
+        line.push_str(&repr(a));
+    }
+    line.push_str("\r\n");
+    let bytes: Arc<[u8]> = Arc::from(line.into_bytes());
+    let monitors = srv.monitors.lock().clone();
+    for (id, worker) in monitors {
+        srv.hub.send(
+            worker,
+            WorkerMsg::Deliver {
+                client_id: id,
+                bytes: bytes.clone(),
+            },
+        );
+    }
+}
+
+/// Quoted representation like Redis's `sdscatrepr`.
+pub fn repr(a: &[u8]) -> String {
+    let mut s = String::with_capacity(a.len() + 2);
+    s.push('"');
+    for &b in a {
+        match b {
+            b'\\' => s.push_str("\\\\"),
+            b'"' => s.push_str("\\\""),
+            b'\n' => s.push_str("\\n"),
+            b'\r' => s.push_str("\\r"),
+            b'\t' => s.push_str("\\t"),
+            7 => s.push_str("\\a"),
+            8 => s.push_str("\\b"),
+            b if b.is_ascii_graphic() || b == b' ' => s.push(b as char),
+            b => {
+                let _ = write!(s, "\\x{b:02x}");
+            }
+        }
+    }
+    s.push('"');
+    s
+}
+
+/// Argument text for error messages: at most `max` bytes, lossy UTF-8.
+/// Redis also replaces spaces and newlines so the error stays one line.
+fn sanitize(a: &[u8], max: usize) -> String {
+    let cut = &a[..a.len().min(max)];
+    String::from_utf8_lossy(cut)
+        .chars()
+        .map(|c| if c == '\r' || c == '\n' { ' ' } else { c })
+        .collect()
+}

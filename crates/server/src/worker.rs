@@ -1,0 +1,386 @@
+//! A worker thread: one mio event loop serving the connections assigned to
+//! it. Commands run directly on this thread, taking keyspace partition locks
+//! for their duration (see docs/ARCHITECTURE.md for why).
+//!
+//! Invariants:
+//! * A connection lives in exactly one worker's slab, under token `slot + 1`
+//!   (token 0 is the waker), and is registered with this worker's poll only.
+//! * `by_id` maps every live client id to its slot.
+//! * A connection with pending output after a pass over events is either
+//!   written completely or registered for WRITABLE.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use commands::client::{cflag, Client, ClientShared};
+use commands::config::Settings;
+use commands::hub::WorkerMsg;
+use commands::server::Server;
+use crossbeam_channel::Receiver;
+use mio::{Events, Interest, Poll, Token, Waker};
+use resp::Limits;
+
+use crate::conn::{Conn, ReadResult};
+use crate::net::Stream;
+
+pub const WAKER: Token = Token(0);
+
+/// A connection handed over by the acceptor.
+pub struct NewConn {
+    pub stream: Stream,
+    pub peer: String,
+    pub local: String,
+    pub is_unix: bool,
+    pub is_local: bool,
+}
+
+pub struct Worker {
+    pub index: usize,
+    srv: Arc<Server>,
+    poll: Poll,
+    conns: Vec<Option<Conn>>,
+    free: Vec<usize>,
+    by_id: HashMap<u64, usize>,
+    inbox: Receiver<WorkerMsg>,
+    new_conns: Receiver<NewConn>,
+    settings: Arc<Settings>,
+    settings_gen: u64,
+    limits: Limits,
+    touched: Vec<usize>,
+    last_cron: Instant,
+}
+
+pub fn limits_from(s: &Settings) -> Limits {
+    Limits {
+        max_bulk_len: s.proto_max_bulk_len as usize,
+        max_multibulk_len: i32::MAX as usize,
+        max_inline_len: 64 * 1024,
+        unauthenticated: false,
+    }
+}
+
+impl Worker {
+    pub fn new(
+        index: usize,
+        srv: Arc<Server>,
+        poll: Poll,
+        inbox: Receiver<WorkerMsg>,
+        new_conns: Receiver<NewConn>,
+    ) -> Worker {
+        let settings = srv.settings();
+        let gen = srv.config.generation();
+        Worker {
+            index,
+            limits: limits_from(&settings),
+            srv,
+            poll,
+            conns: Vec::new(),
+            free: Vec::new(),
+            by_id: HashMap::new(),
+            inbox,
+            new_conns,
+            settings,
+            settings_gen: gen,
+            touched: Vec::new(),
+            last_cron: Instant::now(),
+        }
+    }
+
+    pub fn make_waker(poll: &Poll) -> std::io::Result<Arc<Waker>> {
+        Ok(Arc::new(Waker::new(poll.registry(), WAKER)?))
+    }
+
+    pub fn run(mut self) {
+        let mut events = Events::with_capacity(1024);
+        loop {
+            let any_paused = self.conns.iter().flatten().any(|c| c.paused);
+            let timeout = if any_paused {
+                Duration::from_millis(10)
+            } else {
+                Duration::from_millis(100)
+            };
+            if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    crate::warning!("poll failed on worker {}: {e}", self.index);
+                }
+                continue;
+            }
+            self.refresh_settings();
+            for ev in events.iter() {
+                if ev.token() == WAKER {
+                    if self.drain_inbox() {
+                        self.close_all();
+                        return;
+                    }
+                    self.accept_new();
+                    continue;
+                }
+                let slot = ev.token().0 - 1;
+                if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                    self.on_readable(slot);
+                }
+                if ev.is_writable() {
+                    self.mark(slot);
+                }
+            }
+            if any_paused {
+                let paused: Vec<usize> = (0..self.conns.len())
+                    .filter(|&i| self.conns[i].as_ref().is_some_and(|c| c.paused))
+                    .collect();
+                for slot in paused {
+                    self.run_commands(slot);
+                }
+            }
+            self.flush_touched();
+            if self.srv.shutdown_requested.load(Relaxed) {
+                self.close_all();
+                return;
+            }
+            if self.last_cron.elapsed() >= Duration::from_millis(100) {
+                self.cron();
+            }
+        }
+    }
+
+    fn refresh_settings(&mut self) {
+        let g = self.srv.config.generation();
+        if g != self.settings_gen {
+            self.settings = self.srv.settings();
+            self.settings_gen = g;
+            self.limits = limits_from(&self.settings);
+            crate::log::set_level(self.settings.loglevel);
+        }
+    }
+
+    fn mark(&mut self, slot: usize) {
+        self.touched.push(slot);
+    }
+
+    /// Handles messages; returns true on shutdown.
+    fn drain_inbox(&mut self) -> bool {
+        while let Ok(msg) = self.inbox.try_recv() {
+            match msg {
+                WorkerMsg::Deliver { client_id, bytes } => {
+                    if let Some(&slot) = self.by_id.get(&client_id) {
+                        if let Some(c) = self.conns[slot].as_mut() {
+                            c.out.raw(&bytes);
+                            self.touched.push(slot);
+                        }
+                    }
+                }
+                WorkerMsg::Poke { client_id } => {
+                    if let Some(&slot) = self.by_id.get(&client_id) {
+                        self.check_killed(slot);
+                    }
+                }
+                WorkerMsg::Shutdown => return true,
+            }
+        }
+        false
+    }
+
+    fn accept_new(&mut self) {
+        while let Ok(nc) = self.new_conns.try_recv() {
+            let slot = self.free.pop().unwrap_or_else(|| {
+                self.conns.push(None);
+                self.conns.len() - 1
+            });
+            let token = Token(slot + 1);
+            let mut stream = nc.stream;
+            if let Err(e) = self
+                .poll
+                .registry()
+                .register(&mut stream, token, Interest::READABLE)
+            {
+                crate::warning!("register failed: {e}");
+                self.free.push(slot);
+                self.srv.stats.connected_clients.fetch_sub(1, Relaxed);
+                continue;
+            }
+            let id = self.srv.clients.next_id();
+            let now = commands::util::unix_time_ms();
+            let shared = Arc::new(ClientShared::new(
+                id,
+                nc.peer,
+                nc.local,
+                stream.fd(),
+                self.index,
+                now,
+            ));
+            if nc.is_unix {
+                shared.set_flag(cflag::UNIX, true);
+            }
+            self.srv.clients.add(shared.clone());
+            let mut client = Client::new(shared, nc.is_unix, nc.is_local);
+            client.authenticated = self.settings.requirepass.is_empty();
+            self.by_id.insert(id, slot);
+            self.conns[slot] = Some(Conn::new(stream, token, client));
+            self.srv
+                .stats
+                .total_connections_received
+                .fetch_add(1, Relaxed);
+        }
+    }
+
+    fn on_readable(&mut self, slot: usize) {
+        let Some(conn) = self.conns.get_mut(slot).and_then(|c| c.as_mut()) else {
+            return;
+        };
+        match conn.read(&self.srv) {
+            Ok(ReadResult::Data) => {}
+            Ok(ReadResult::Eof) => {
+                conn.dead = true;
+            }
+            Err(_) => {
+                conn.dead = true;
+            }
+        }
+        self.run_commands(slot);
+    }
+
+    fn run_commands(&mut self, slot: usize) {
+        let Some(conn) = self.conns.get_mut(slot).and_then(|c| c.as_mut()) else {
+            return;
+        };
+        if !conn.dead {
+            conn.limits_unauth(&mut self.limits, &self.settings);
+            conn.process(&self.srv, &self.settings, &self.limits);
+            self.limits.unauthenticated = false;
+        }
+        if conn.client.shutdown_requested {
+            self.srv.shutdown_requested.store(true, Relaxed);
+        }
+        self.touched.push(slot);
+    }
+
+    fn flush_touched(&mut self) {
+        let mut touched = std::mem::take(&mut self.touched);
+        touched.sort_unstable();
+        touched.dedup();
+        let now = Instant::now();
+        for &slot in &touched {
+            let Some(conn) = self.conns.get_mut(slot).and_then(|c| c.as_mut()) else {
+                continue;
+            };
+            if !conn.dead && conn.has_pending_output() {
+                match conn.flush(&self.srv) {
+                    Ok(true) => {}
+                    Ok(false) => {
+                        if conn.over_output_limit(&self.settings, now) {
+                            crate::warning!(
+                                "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
+                                conn.client.id,
+                                conn.client.shared.addr
+                            );
+                            self.srv
+                                .stats
+                                .client_output_buffer_limit_disconnections
+                                .fetch_add(1, Relaxed);
+                            conn.dead = true;
+                        }
+                    }
+                    Err(_) => conn.dead = true,
+                }
+            }
+            let want_write = conn.has_pending_output() && !conn.dead;
+            if want_write != conn.write_interest {
+                let interest = if want_write {
+                    Interest::READABLE | Interest::WRITABLE
+                } else {
+                    Interest::READABLE
+                };
+                let _ = self
+                    .poll
+                    .registry()
+                    .reregister(&mut conn.stream, conn.token, interest);
+                conn.write_interest = want_write;
+            }
+            if conn.dead || (conn.closing && !conn.has_pending_output()) {
+                self.close(slot);
+            }
+        }
+        touched.clear();
+        self.touched = touched;
+    }
+
+    fn check_killed(&mut self, slot: usize) {
+        if let Some(conn) = self.conns.get_mut(slot).and_then(|c| c.as_mut()) {
+            if conn.client.shared.killed.load(Relaxed) {
+                conn.dead = true;
+                self.touched.push(slot);
+            }
+        }
+    }
+
+    pub fn close(&mut self, slot: usize) {
+        if let Some(mut conn) = self.conns.get_mut(slot).and_then(|c| c.take()) {
+            let _ = self.poll.registry().deregister(&mut conn.stream);
+            if conn.client.monitor {
+                commands::admin::stop_monitor(&self.srv, &conn.client);
+            }
+            self.by_id.remove(&conn.client.id);
+            self.srv.clients.remove(conn.client.id);
+            self.srv.stats.connected_clients.fetch_sub(1, Relaxed);
+            self.free.push(slot);
+        }
+    }
+
+    fn close_all(&mut self) {
+        for slot in 0..self.conns.len() {
+            if let Some(c) = self.conns[slot].as_mut() {
+                let _ = c.flush(&self.srv);
+            }
+            self.close(slot);
+        }
+    }
+
+    /// Periodic work: idle timeouts, killed clients, output soft limits.
+    fn cron(&mut self) {
+        self.last_cron = Instant::now();
+        let now_ms = commands::util::unix_time_ms();
+        let timeout_ms = self.settings.timeout * 1000;
+        for slot in 0..self.conns.len() {
+            let Some(conn) = self.conns[slot].as_mut() else {
+                continue;
+            };
+            let sh = &conn.client.shared;
+            if sh.killed.load(Relaxed) {
+                conn.dead = true;
+                self.touched.push(slot);
+                continue;
+            }
+            let exempt =
+                conn.client.monitor || sh.has_flag(cflag::PUBSUB) || sh.has_flag(cflag::BLOCKED);
+            if timeout_ms > 0
+                && !exempt
+                && now_ms.saturating_sub(sh.last_interaction_ms.load(Relaxed)) > timeout_ms
+            {
+                crate::verbose!("Closing idle client id={}", conn.client.id);
+                conn.dead = true;
+                self.touched.push(slot);
+                continue;
+            }
+            if conn.has_pending_output() {
+                self.touched.push(slot);
+            }
+        }
+        self.flush_touched();
+    }
+}
+
+impl Conn {
+    /// Before authentication Redis limits request sizes (multibulk <= 10 args... see resp docs).
+    pub fn limits_unauth(&self, limits: &mut Limits, settings: &Settings) {
+        limits.unauthenticated = !self.client.authenticated && !settings.requirepass.is_empty();
+    }
+}
+
+pub fn peer_string(addr: &SocketAddr) -> String {
+    match addr {
+        SocketAddr::V4(a) => format!("{}:{}", a.ip(), a.port()),
+        SocketAddr::V6(a) => format!("{}:{}", a.ip(), a.port()),
+    }
+}
