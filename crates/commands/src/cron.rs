@@ -6,10 +6,8 @@ use crate::server::Server;
 
 pub fn tick(srv: &Server) {
     let now = crate::util::unix_time_ms();
-    {
-        let mut p = srv.pause.lock();
-        if p.until_ms != 0 && p.until_ms <= now {
-            *p = crate::server::Pause::default();
-        }
+    let p = srv.pause_state();
+    if p.until_ms != 0 && p.until_ms <= now {
+        srv.set_pause(crate::server::Pause::default());
     }
 }

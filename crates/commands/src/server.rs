@@ -69,7 +69,10 @@ pub struct Server {
     pub slowlog: SlowLog,
     pub latency: LatencyMonitor,
     pub hub: Hub,
-    pub pause: Mutex<Pause>,
+    /// CLIENT PAUSE state; written through [`Server::set_pause`] only.
+    pause: Mutex<Pause>,
+    /// Copy of `pause.until_ms` so the per-command check is one atomic load.
+    pause_until_ms: AtomicU64,
     /// Clients in MONITOR mode: (client id, worker index).
     pub monitors: Mutex<Vec<(u64, usize)>>,
     pub has_monitors: AtomicBool,
@@ -92,6 +95,7 @@ impl Server {
             latency: LatencyMonitor::default(),
             hub: Hub::default(),
             pause: Mutex::new(Pause::default()),
+            pause_until_ms: AtomicU64::new(0),
             monitors: Mutex::new(Vec::new()),
             has_monitors: AtomicBool::new(false),
             shutdown_requested: AtomicBool::new(false),
@@ -111,8 +115,22 @@ impl Server {
 
     /// Current pause, if still active.
     pub fn active_pause(&self, now_ms: u64) -> Option<Pause> {
+        if self.pause_until_ms.load(Relaxed) <= now_ms {
+            return None;
+        }
         let p = *self.pause.lock();
         (p.until_ms > now_ms).then_some(p)
+    }
+
+    /// Starts, extends or (with `Pause::default()`) ends a CLIENT PAUSE.
+    pub fn set_pause(&self, p: Pause) {
+        let mut g = self.pause.lock();
+        *g = p;
+        self.pause_until_ms.store(p.until_ms, Relaxed);
+    }
+
+    pub fn pause_state(&self) -> Pause {
+        *self.pause.lock()
     }
 }
 
