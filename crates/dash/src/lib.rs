@@ -1,125 +1,1028 @@
-//! dash: the Dashtable (temporary stand-in over hashbrown; the real segmented table replaces it with the same API).
-use hashbrown::hash_table::{self, HashTable};
+//! DOCS_PLACEHOLDER
 
+mod segment;
+
+use segment::{fp_of, home_of, next, prev, relocate_header, row_bytes, Segment, B, C_MAX, NB};
+use std::ptr;
+
+/// Deepest local depth a segment may reach (the scan cursor keeps 56 bits of
+/// hash position). Reaching it means more entries share a 56-bit hash prefix
+/// than one segment can hold: a broken hash function.
+const MAX_DEPTH: u32 = 56;
+
+/// Fill a freshly built segment (split, merge, shrink) is sized for.
+const BUILD_FILL_PCT: usize = 90;
+/// Sibling segments merge when together they hold at most this many entries.
+const MERGE_MAX: usize = NB * C_MAX * 45 / 100;
+/// A segment is rebuilt with fewer rows when its fill with one row less
+/// would be below this percentage.
+const SHRINK_PCT: usize = 70;
+
+const SIDE_WORDS: usize = (NB * C_MAX).div_ceil(64);
+
+fn rows_for(n: usize) -> usize {
+    (n * 100).div_ceil(NB * BUILD_FILL_PCT).min(C_MAX)
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Pos {
+    seg: u32,
+    b: u8,
+    j: u8,
+}
+
+/// Identifies one physical bucket (for snapshot versions). Valid until the
+/// next call that mutates the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BucketId {
+    seg: u32,
+    bucket: u8,
+}
+
+/// A segmented extendible hash table. See the crate docs.
 pub struct DashTable<T, H: Fn(&T) -> u64> {
-    table: HashTable<T>,
+    /// Directory: `2^gd` segment indices, indexed by the top `gd` hash bits.
+    dir: Vec<u32>,
+    gd: u32,
+    segs: Vec<Option<Box<Segment<T>>>>,
+    free: Vec<u32>,
+    len: usize,
+    /// Bytes of all segments (headers + rows).
+    seg_bytes: usize,
+    /// Number of segments at each local depth.
+    depth_count: [u32; MAX_DEPTH as usize + 1],
+    /// Merges and shrinks skip segments with a bucket version below this.
+    barrier: u32,
     hasher: H,
 }
 
+/// A view into a single entry, which may be vacant or occupied.
 pub enum Entry<'a, T, H: Fn(&T) -> u64> {
     Occupied(OccupiedEntry<'a, T, H>),
     Vacant(VacantEntry<'a, T, H>),
 }
 
+/// An entry that exists in the table.
 pub struct OccupiedEntry<'a, T, H: Fn(&T) -> u64> {
-    inner: hash_table::OccupiedEntry<'a, T>,
-    _h: std::marker::PhantomData<&'a H>,
+    table: &'a mut DashTable<T, H>,
+    pos: Pos,
+    hash: u64,
 }
 
+/// A place for an entry that is absent.
 pub struct VacantEntry<'a, T, H: Fn(&T) -> u64> {
-    inner: hash_table::VacantEntry<'a, T>,
-    _h: std::marker::PhantomData<&'a H>,
+    table: &'a mut DashTable<T, H>,
+    hash: u64,
+}
+
+impl<'a, T, H: Fn(&T) -> u64> Entry<'a, T, H> {
+    /// Returns the existing entry or inserts `f()`.
+    pub fn or_insert_with(self, f: impl FnOnce() -> T) -> &'a mut T {
+        match self {
+            Entry::Occupied(o) => o.into_mut(),
+            Entry::Vacant(v) => v.insert(f()),
+        }
+    }
 }
 
 impl<'a, T, H: Fn(&T) -> u64> OccupiedEntry<'a, T, H> {
     pub fn get(&self) -> &T {
-        self.inner.get()
+        self.table.at(self.pos)
     }
     pub fn get_mut(&mut self) -> &mut T {
-        self.inner.get_mut()
+        self.table.at_mut(self.pos)
     }
     pub fn into_mut(self) -> &'a mut T {
-        self.inner.into_mut()
+        self.table.at_mut(self.pos)
     }
     pub fn remove(self) -> T {
-        self.inner.remove().0
+        self.table.remove_at(self.pos, self.hash)
     }
 }
 
 impl<'a, T, H: Fn(&T) -> u64> VacantEntry<'a, T, H> {
     pub fn insert(self, value: T) -> &'a mut T {
-        self.inner.insert(value).into_mut()
+        self.table.insert_unique(self.hash, value)
     }
 }
 
-impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
-    pub fn with_hasher(hasher: H) -> Self {
-        DashTable {
-            table: HashTable::new(),
-            hasher,
+/// Iterator over all entries.
+pub struct Iter<'a, T> {
+    segs: std::slice::Iter<'a, Option<Box<Segment<T>>>>,
+    cur: Option<&'a Segment<T>>,
+    b: usize,
+    j: usize,
+    remaining: usize,
+}
+
+impl<'a, T> Iterator for Iter<'a, T> {
+    type Item = &'a T;
+    fn next(&mut self) -> Option<&'a T> {
+        loop {
+            let seg = self.cur?;
+            while self.b < NB {
+                if self.j < seg.meta[self.b].len as usize {
+                    // SAFETY: j < len: occupied slot.
+                    let e = unsafe { seg.get(self.b, self.j) };
+                    self.j += 1;
+                    self.remaining -= 1;
+                    return Some(e);
+                }
+                self.b += 1;
+                self.j = 0;
+            }
+            self.cur = self.segs.by_ref().find_map(|s| s.as_deref());
+            self.b = 0;
+            self.j = 0;
         }
     }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl<T> ExactSizeIterator for Iter<'_, T> {}
+
+fn splitmix(x: &mut u64) -> u64 {
+    *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *x;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
+    /// An empty table; `hasher` recomputes an entry's 64-bit hash (used only
+    /// when a segment splits and by `for_each_with_prefix`).
+    pub fn with_hasher(hasher: H) -> Self {
+        let mut t = DashTable {
+            dir: Vec::new(),
+            gd: 1,
+            segs: Vec::new(),
+            free: Vec::new(),
+            len: 0,
+            seg_bytes: 0,
+            depth_count: [0; MAX_DEPTH as usize + 1],
+            barrier: 0,
+            hasher,
+        };
+        t.reset();
+        t
+    }
+
+    fn reset(&mut self) {
+        self.segs = Vec::new();
+        self.free = Vec::new();
+        self.seg_bytes = 0;
+        self.depth_count = [0; MAX_DEPTH as usize + 1];
+        self.gd = 1;
+        self.len = 0;
+        let s = self.alloc_seg(Segment::new(0));
+        self.dir = vec![s as u32; 2];
+        self.depth_count[0] = 1;
+    }
+
     pub fn len(&self) -> usize {
-        self.table.len()
+        self.len
     }
+
     pub fn is_empty(&self) -> bool {
-        self.table.is_empty()
+        self.len == 0
     }
+
+    /// Exact bytes allocated by the table itself (directory + segment list +
+    /// segment headers + rows), O(1). Allocator rounding is not included.
     pub fn allocated_bytes(&self) -> usize {
-        self.table.capacity() * (std::mem::size_of::<T>() + 1)
+        self.seg_bytes + self.directory_bytes()
     }
+
+    /// Bytes of the directory and of the segment list.
+    pub fn directory_bytes(&self) -> usize {
+        self.dir.capacity() * 4
+            + self.segs.capacity() * std::mem::size_of::<Option<Box<Segment<T>>>>()
+            + self.free.capacity() * 4
+    }
+
+    /// Number of live segments.
+    pub fn segment_count(&self) -> usize {
+        self.segs.len() - self.free.len()
+    }
+
+    /// Global depth of the directory (it has `2^depth` entries).
+    pub fn global_depth(&self) -> u32 {
+        self.gd
+    }
+
+    /// Entry slots currently allocated.
+    pub fn capacity(&self) -> usize {
+        self.segs.iter().flatten().map(|s| s.capacity()).sum()
+    }
+
+    /// `len / capacity`.
+    pub fn load_factor(&self) -> f64 {
+        let c = self.capacity();
+        if c == 0 {
+            0.0
+        } else {
+            self.len as f64 / c as f64
+        }
+    }
+
+    /// Free entry slots in allocated rows.
+    pub fn empty_slots(&self) -> usize {
+        self.capacity() - self.len
+    }
+
+    #[inline]
+    fn dir_index(&self, hash: u64) -> usize {
+        (hash >> (64 - self.gd)) as usize
+    }
+
+    #[inline]
+    fn seg(&self, si: usize) -> &Segment<T> {
+        match &self.segs[si] {
+            Some(s) => s,
+            None => unreachable!("directory points to a freed segment"),
+        }
+    }
+
+    #[inline]
+    fn seg_mut(&mut self, si: usize) -> &mut Segment<T> {
+        match &mut self.segs[si] {
+            Some(s) => s,
+            None => unreachable!("directory points to a freed segment"),
+        }
+    }
+
+    #[inline]
+    fn at(&self, p: Pos) -> &T {
+        // SAFETY: positions are only created for occupied slots and used
+        // before any further mutation of the table.
+        unsafe { self.seg(p.seg as usize).get(p.b as usize, p.j as usize) }
+    }
+
+    #[inline]
+    fn at_mut(&mut self, p: Pos) -> &mut T {
+        // SAFETY: as in `at`.
+        unsafe {
+            self.seg_mut(p.seg as usize)
+                .get_mut(p.b as usize, p.j as usize)
+        }
+    }
+
+    #[inline]
+    fn find(&self, hash: u64, eq: impl FnMut(&T) -> bool) -> Option<Pos> {
+        let si = self.dir[self.dir_index(hash)] as usize;
+        self.seg(si)
+            .find(home_of(hash), fp_of(hash), eq)
+            .map(|(b, j)| Pos {
+                seg: si as u32,
+                b: b as u8,
+                j: j as u8,
+            })
+    }
+
     pub fn get(&self, hash: u64, eq: impl FnMut(&T) -> bool) -> Option<&T> {
-        self.table.find(hash, eq)
+        let p = self.find(hash, eq)?;
+        Some(self.at(p))
     }
+
     pub fn get_mut(&mut self, hash: u64, eq: impl FnMut(&T) -> bool) -> Option<&mut T> {
-        self.table.find_mut(hash, eq)
+        let p = self.find(hash, eq)?;
+        Some(self.at_mut(p))
     }
+
+    /// Inserts; if an entry matching `eq` exists it is replaced and returned.
     pub fn insert(&mut self, hash: u64, value: T, eq: impl FnMut(&T) -> bool) -> Option<T> {
-        match self.table.find_mut(hash, eq) {
-            Some(slot) => Some(std::mem::replace(slot, value)),
+        match self.find(hash, eq) {
+            Some(p) => Some(std::mem::replace(self.at_mut(p), value)),
             None => {
                 self.insert_unique(hash, value);
                 None
             }
         }
     }
+
+    /// Inserts an entry the caller guarantees is absent; returns a reference to it.
     pub fn insert_unique(&mut self, hash: u64, value: T) -> &mut T {
-        let h = &self.hasher;
-        self.table.insert_unique(hash, value, h).into_mut()
+        let p = self.insert_pos(hash, value);
+        self.at_mut(p)
     }
-    pub fn remove(&mut self, hash: u64, eq: impl FnMut(&T) -> bool) -> Option<T> {
-        self.table.find_entry(hash, eq).ok().map(|e| e.remove().0)
-    }
-    pub fn entry(&mut self, hash: u64, eq: impl FnMut(&T) -> bool) -> Entry<'_, T, H> {
-        let h = &self.hasher;
-        match self.table.entry(hash, eq, h) {
-            hash_table::Entry::Occupied(inner) => Entry::Occupied(OccupiedEntry {
-                inner,
-                _h: std::marker::PhantomData,
-            }),
-            hash_table::Entry::Vacant(inner) => Entry::Vacant(VacantEntry {
-                inner,
-                _h: std::marker::PhantomData,
-            }),
+
+    fn insert_pos(&mut self, hash: u64, value: T) -> Pos {
+        let home = home_of(hash);
+        let fp = fp_of(hash);
+        loop {
+            let si = self.dir[self.dir_index(hash)] as usize;
+            let seg = match &mut self.segs[si] {
+                Some(s) => s,
+                None => unreachable!(),
+            };
+            if let Some((b, j)) = seg.place(home, fp, true) {
+                // SAFETY: `place` reserved slot (b, j): it is in a live row and
+                // marked occupied; we initialise it now.
+                unsafe { seg.slot_ptr(b, j).write(value) };
+                seg.len += 1;
+                self.len += 1;
+                return Pos {
+                    seg: si as u32,
+                    b: b as u8,
+                    j: j as u8,
+                };
+            }
+            if seg.add_row() {
+                self.seg_bytes += row_bytes::<T>();
+                continue;
+            }
+            self.split(si, hash);
         }
     }
+
+    pub fn remove(&mut self, hash: u64, eq: impl FnMut(&T) -> bool) -> Option<T> {
+        let p = self.find(hash, eq)?;
+        Some(self.remove_at(p, hash))
+    }
+
+    fn remove_at(&mut self, p: Pos, hash: u64) -> T {
+        let si = p.seg as usize;
+        let seg = self.seg_mut(si);
+        // SAFETY: p is an occupied slot; `unlink` marks it free without
+        // dropping, so ownership moves to the returned value.
+        let v = unsafe { ptr::read(seg.slot_ptr(p.b as usize, p.j as usize)) };
+        seg.unlink(p.b as usize, p.j as usize);
+        seg.len -= 1;
+        self.len -= 1;
+        self.maintain(si, hash);
+        v
+    }
+
+    pub fn entry(&mut self, hash: u64, eq: impl FnMut(&T) -> bool) -> Entry<'_, T, H> {
+        match self.find(hash, eq) {
+            Some(pos) => Entry::Occupied(OccupiedEntry {
+                table: self,
+                pos,
+                hash,
+            }),
+            None => Entry::Vacant(VacantEntry { table: self, hash }),
+        }
+    }
+
+    /// Removes all entries and frees all segments but one empty one.
     pub fn clear(&mut self) {
-        self.table.clear()
+        self.reset();
     }
-    pub fn iter(&self) -> impl Iterator<Item = &T> {
-        self.table.iter()
+
+    pub fn iter(&self) -> Iter<'_, T> {
+        let mut segs = self.segs.iter();
+        let cur = segs.by_ref().find_map(|s| s.as_deref());
+        Iter {
+            segs,
+            cur,
+            b: 0,
+            j: 0,
+            remaining: self.len,
+        }
     }
-    pub fn scan(&self, _cursor: u64, mut f: impl FnMut(&T)) -> u64 {
-        self.table.iter().for_each(&mut f);
-        0
+
+    // ---------------------------------------------------------------- growth
+
+    fn alloc_seg(&mut self, seg: Box<Segment<T>>) -> usize {
+        self.seg_bytes += seg.bytes();
+        if let Some(i) = self.free.pop() {
+            self.segs[i as usize] = Some(seg);
+            i as usize
+        } else {
+            self.segs.push(Some(seg));
+            self.segs.len() - 1
+        }
     }
-    pub fn scan_retain(&mut self, _cursor: u64, f: impl FnMut(&mut T) -> bool) -> u64 {
-        self.table.retain(f);
-        0
+
+    fn take_seg(&mut self, si: usize) -> Box<Segment<T>> {
+        let s = self.segs[si].take().unwrap_or_else(|| unreachable!());
+        self.seg_bytes -= s.bytes();
+        s
     }
-    pub fn random(&self, seed: u64) -> Option<&T> {
-        let n = self.table.len();
-        if n == 0 {
+
+    fn double_dir(&mut self) {
+        let mut d = Vec::with_capacity(self.dir.len() * 2);
+        for &s in &self.dir {
+            d.push(s);
+            d.push(s);
+        }
+        self.dir = d;
+        self.gd += 1;
+    }
+
+    fn maybe_halve_dir(&mut self) {
+        while self.gd > 1 && self.depth_count[self.gd as usize] == 0 {
+            let d: Vec<u32> = self.dir.iter().step_by(2).copied().collect();
+            self.dir = d;
+            self.gd -= 1;
+        }
+    }
+
+    /// Splits segment `si` (which holds `hash`'s range) into two of depth + 1.
+    #[cold]
+    #[inline(never)]
+    fn split(&mut self, si: usize, hash: u64) {
+        let d = self.seg(si).depth as u32;
+        assert!(
+            d < MAX_DEPTH,
+            "dash: too many entries share one hash prefix (broken hash function?)"
+        );
+        // Decide sides first: this calls the user's hasher, before any mutation.
+        let mut side = [0u64; SIDE_WORDS];
+        let mut n1 = 0usize;
+        {
+            let seg = self.seg(si);
+            let shift = 63 - d;
+            for b in 0..NB {
+                for j in 0..seg.meta[b].len as usize {
+                    // SAFETY: j < len.
+                    let h = (self.hasher)(unsafe { seg.get(b, j) });
+                    if (h >> shift) & 1 == 1 {
+                        let k = b * C_MAX + j;
+                        side[k / 64] |= 1 << (k % 64);
+                        n1 += 1;
+                    }
+                }
+            }
+        }
+        if d == self.gd {
+            self.double_dir();
+        }
+        let gd = self.gd;
+        let span = 1usize << (gd - d);
+        let first = self.dir_index(hash) & !(span - 1);
+        let half = span / 2;
+        let n = self.seg(si).len as usize;
+        let n0 = n - n1;
+        self.depth_count[d as usize] -= 1;
+        self.depth_count[d as usize + 1] += 2;
+        if n0 == 0 || n1 == 0 {
+            // Everything goes one way: keep the segment, add an empty sibling.
+            let v = self.seg(si).max_version();
+            self.seg_mut(si).depth = d as u8 + 1;
+            let mut e = Segment::new(d as u8 + 1);
+            e.set_all_versions(v);
+            let ei = self.alloc_seg(e) as u32;
+            let r = if n1 == 0 {
+                first + half..first + span
+            } else {
+                first..first + half
+            };
+            self.dir[r].iter_mut().for_each(|x| *x = ei);
+            return;
+        }
+        let mut parent = self.take_seg(si);
+        self.free.push(si as u32);
+        let v = parent.max_version();
+        let mut kids = Vec::with_capacity(2);
+        for (k, want) in [(0u64, n0), (1u64, n1)] {
+            let sel = |_: usize, b: usize, j: usize| {
+                let i = b * C_MAX + j;
+                (side[i / 64] >> (i % 64)) & 1 == k
+            };
+            let kid = match build(&[&parent], d as u8 + 1, want, sel) {
+                Some(kid) => kid,
+                None => build_positional(&parent, d as u8 + 1, sel),
+            };
+            kids.push(kid);
+        }
+        parent.forget_entries();
+        drop(parent);
+        let mut kids = kids.into_iter();
+        let mut k0 = kids.next().unwrap_or_else(|| unreachable!());
+        let mut k1 = kids.next().unwrap_or_else(|| unreachable!());
+        k0.set_all_versions(v);
+        k1.set_all_versions(v);
+        let i0 = self.alloc_seg(k0) as u32;
+        let i1 = self.alloc_seg(k1) as u32;
+        self.dir[first..first + half]
+            .iter_mut()
+            .for_each(|x| *x = i0);
+        self.dir[first + half..first + span]
+            .iter_mut()
+            .for_each(|x| *x = i1);
+    }
+
+    /// After removals from segment `si` (holding `hash`'s range): merge with
+    /// its buddy or drop rows when sparse.
+    fn maintain(&mut self, si: usize, hash: u64) {
+        let mut si = si;
+        loop {
+            let seg = self.seg(si);
+            let d = seg.depth as u32;
+            let n = seg.len as usize;
+            if n > MERGE_MAX {
+                break;
+            }
+            if d > 0 {
+                let span = 1usize << (self.gd - d);
+                let first = self.dir_index(hash) & !(span - 1);
+                let bfirst = first ^ span;
+                let bi = self.dir[bfirst] as usize;
+                let buddy = self.seg(bi);
+                if buddy.depth as u32 == d && n + buddy.len as usize <= MERGE_MAX {
+                    if let Some(mi) = self.merge(si, bi, first.min(bfirst), span, d) {
+                        si = mi;
+                        continue;
+                    }
+                }
+            }
+            break;
+        }
+        self.maybe_shrink(si);
+    }
+
+    fn barrier_ok(&self, si: usize) -> bool {
+        self.barrier == 0 || self.seg(si).min_version() >= self.barrier
+    }
+
+    fn merge(&mut self, a: usize, b: usize, first: usize, span: usize, d: u32) -> Option<usize> {
+        if !self.barrier_ok(a) || !self.barrier_ok(b) {
             return None;
         }
-        self.table.iter().nth((seed % n as u64) as usize)
+        let (sa, sb) = (self.seg(a), self.seg(b));
+        let n = (sa.len + sb.len) as usize;
+        let v = sa.max_version().max(sb.max_version());
+        let mut m = build(&[sa, sb], d as u8 - 1, n, |_, _, _| true)?;
+        m.set_all_versions(v);
+        let mut x = self.take_seg(a);
+        let mut y = self.take_seg(b);
+        x.forget_entries();
+        y.forget_entries();
+        drop((x, y));
+        self.free.push(b as u32);
+        self.free.push(a as u32);
+        let mi = self.alloc_seg(m);
+        self.dir[first..first + 2 * span]
+            .iter_mut()
+            .for_each(|x| *x = mi as u32);
+        self.depth_count[d as usize] -= 2;
+        self.depth_count[d as usize - 1] += 1;
+        self.maybe_halve_dir();
+        Some(mi)
     }
-    pub fn for_each_with_prefix(&self, prefix: u64, bits: u32, mut f: impl FnMut(&T)) {
-        for e in self.table.iter() {
-            let h = (self.hasher)(e);
-            if bits == 0 || h >> (64 - bits) == prefix {
+
+    fn maybe_shrink(&mut self, si: usize) {
+        let seg = self.seg(si);
+        let c = seg.nrows as usize;
+        let n = seg.len as usize;
+        if c == 0 || n * 100 >= (c - 1) * NB * SHRINK_PCT {
+            return;
+        }
+        if n == 0 {
+            let seg = self.seg_mut(si);
+            seg.free_rows_from(0);
+            self.seg_bytes -= c * row_bytes::<T>();
+            return;
+        }
+        if rows_for(n) >= c || !self.barrier_ok(si) {
+            return;
+        }
+        let v = seg.max_version();
+        let Some(mut m) = build(&[seg], seg.depth, n, |_, _, _| true) else {
+            return;
+        };
+        if m.nrows as usize >= c {
+            m.forget_entries();
+            return;
+        }
+        m.set_all_versions(v);
+        let mut old = self.take_seg(si);
+        old.forget_entries();
+        drop(old);
+        self.seg_bytes += m.bytes();
+        self.segs[si] = Some(m);
+    }
+
+    // ------------------------------------------------------------ scanning
+
+    /// Visits logical bucket `b` (entries whose home is `b`) of the segment
+    /// holding hash position `p`; returns (segment index, end of its range).
+    fn scan_one(&self, p: u64, b: usize, f: &mut impl FnMut(&T)) -> (usize, u128) {
+        let si = self.dir[self.dir_index(p)] as usize;
+        let seg = self.seg(si);
+        let m = &seg.meta[b];
+        for j in 0..m.len as usize {
+            if m.disp & (1 << j) == 0 {
+                // SAFETY: j < len.
+                f(unsafe { seg.get(b, j) });
+            }
+        }
+        let nb = next(b);
+        let m2 = &seg.meta[nb];
+        for j in 0..m2.len as usize {
+            if m2.disp & (1 << j) != 0 {
+                // SAFETY: j < len.
+                f(unsafe { seg.get(nb, j) });
+            }
+        }
+        if m.stash != 0 {
+            for s in B..NB {
+                for j in 0..seg.meta[s].len as usize {
+                    if seg.stash_home[s - B][j] as usize == b {
+                        // SAFETY: j < len.
+                        f(unsafe { seg.get(s, j) });
+                    }
+                }
+            }
+        }
+        (si, seg_end(p, seg.depth as u32))
+    }
+
+    /// Resumable scan: visits the entries of one logical bucket (or a few, if
+    /// they are empty) and returns the next cursor; 0 = complete. Start with 0.
+    ///
+    /// Redis SCAN guarantee: an entry present for the whole scan is returned
+    /// at least once, even if segments split or merge between calls. Entries
+    /// may be returned more than once.
+    pub fn scan(&self, cursor: u64, mut f: impl FnMut(&T)) -> u64 {
+        let mut cursor = cursor;
+        let mut seen = 0usize;
+        for _ in 0..64 {
+            let (b, p) = split_cursor(cursor);
+            if b >= B {
+                return 0;
+            }
+            let (_, end) = self.scan_one(p, b, &mut |e| {
+                seen += 1;
                 f(e)
+            });
+            cursor = advance_cursor(b, end, B);
+            if cursor == 0 || seen > 0 {
+                break;
+            }
+        }
+        cursor
+    }
+
+    /// Same walk as [`scan`](Self::scan), but `f` may mutate and returns
+    /// false to remove the entry (used by active expiry). Same guarantee for
+    /// entries not removed. May merge or shrink the visited segment.
+    pub fn scan_retain(&mut self, cursor: u64, mut f: impl FnMut(&mut T) -> bool) -> u64 {
+        let (b, p) = split_cursor(cursor);
+        if b >= B {
+            return 0;
+        }
+        let si = self.dir[self.dir_index(p)] as usize;
+        let seg = self.seg_mut(si);
+        let mut removed = 0usize;
+        let nb = next(b);
+        let mut visit =
+            |seg: &mut Segment<T>, pb: usize, want: &dyn Fn(&Segment<T>, usize) -> bool| {
+                let mut j = 0;
+                while j < seg.meta[pb].len as usize {
+                    if want(seg, j) {
+                        // SAFETY: j < len.
+                        let keep = f(unsafe { seg.get_mut(pb, j) });
+                        if !keep {
+                            // SAFETY: occupied slot, unlinked right after the read.
+                            let v = unsafe { ptr::read(seg.slot_ptr(pb, j)) };
+                            seg.unlink(pb, j);
+                            seg.len -= 1;
+                            removed += 1;
+                            drop(v);
+                            continue; // slot j now holds the former last entry
+                        }
+                    }
+                    j += 1;
+                }
+            };
+        visit(seg, b, &|s, j| s.meta[b].disp & (1 << j) == 0);
+        visit(seg, nb, &|s, j| s.meta[nb].disp & (1 << j) != 0);
+        if seg.meta[b].stash != 0 {
+            for s in B..NB {
+                visit(seg, s, &|sg, j| sg.stash_home[s - B][j] as usize == b);
+            }
+        }
+        let end = seg_end(p, seg.depth as u32);
+        if removed > 0 {
+            self.len -= removed;
+            self.maintain(si, p);
+        }
+        advance_cursor(b, end, B)
+    }
+
+    /// A random entry in O(1) expected time; `seed` is a random u64 from the caller.
+    pub fn random(&self, seed: u64) -> Option<&T> {
+        if self.len == 0 {
+            return None;
+        }
+        let mut x = seed;
+        for _ in 0..64 {
+            let r = splitmix(&mut x);
+            let si = self.dir[(r as usize) & (self.dir.len() - 1)] as usize;
+            let seg = self.seg(si);
+            if seg.nrows == 0 {
+                continue;
+            }
+            let r2 = splitmix(&mut x);
+            let b = (r2 % NB as u64) as usize;
+            let j = ((r2 >> 32) % seg.nrows as u64) as usize;
+            if j < seg.meta[b].len as usize {
+                // SAFETY: j < len.
+                return Some(unsafe { seg.get(b, j) });
+            }
+        }
+        // Very sparse table: walk from a random segment.
+        let start = (splitmix(&mut x) as usize) % self.segs.len();
+        (0..self.segs.len())
+            .filter_map(|k| self.segs[(start + k) % self.segs.len()].as_deref())
+            .find_map(|seg| {
+                (0..NB).find_map(|b| {
+                    // SAFETY: slot 0 is occupied when len > 0.
+                    (seg.meta[b].len > 0).then(|| unsafe { seg.get(b, 0) })
+                })
+            })
+    }
+
+    /// Visits entries whose hash's top `bits` bits equal `prefix` (prefix
+    /// right-aligned), at a cost proportional to the segments holding that prefix.
+    pub fn for_each_with_prefix(&self, prefix: u64, bits: u32, mut f: impl FnMut(&T)) {
+        let bits = bits.min(64);
+        let matches = |h: u64| bits == 0 || h >> (64 - bits) == prefix;
+        let visit = |seg: &Segment<T>, filter: bool, f: &mut dyn FnMut(&T)| {
+            for b in 0..NB {
+                for j in 0..seg.meta[b].len as usize {
+                    // SAFETY: j < len.
+                    let e = unsafe { seg.get(b, j) };
+                    if !filter || matches((self.hasher)(e)) {
+                        f(e);
+                    }
+                }
+            }
+        };
+        if bits <= self.gd {
+            let span = 1usize << (self.gd - bits);
+            let first = (prefix as usize) << (self.gd - bits);
+            let mut i = first;
+            while i < first + span {
+                let si = self.dir[i] as usize;
+                let seg = self.seg(si);
+                visit(seg, (seg.depth as u32) < bits, &mut f);
+                i = (i | ((1usize << (self.gd - seg.depth as u32)) - 1)) + 1;
+            }
+        } else {
+            let si = self.dir[(prefix >> (bits - self.gd)) as usize] as usize;
+            visit(self.seg(si), true, &mut f);
+        }
+    }
+
+    // ------------------------------------------------------------ snapshots
+
+    /// Version of a physical bucket.
+    pub fn bucket_version(&self, id: BucketId) -> u32 {
+        self.seg(id.seg as usize).meta[id.bucket as usize].version
+    }
+
+    /// Raises a bucket's version to `v` (never lowers it).
+    pub fn raise_bucket_version(&mut self, id: BucketId, v: u32) {
+        let m = &mut self.seg_mut(id.seg as usize).meta[id.bucket as usize];
+        m.version = m.version.max(v);
+    }
+
+    /// Visits the entries stored in one physical bucket.
+    pub fn for_each_in_bucket(&self, id: BucketId, mut f: impl FnMut(&T)) {
+        let seg = self.seg(id.seg as usize);
+        for j in 0..seg.meta[id.bucket as usize].len as usize {
+            // SAFETY: j < len.
+            f(unsafe { seg.get(id.bucket as usize, j) });
+        }
+    }
+
+    /// Calls `f` for every physical bucket that a write for `hash` (insert,
+    /// get_mut, remove, including any split it triggers) may modify or move
+    /// entries out of. Merges and shrinks are governed by
+    /// [`set_restructure_barrier`](Self::set_restructure_barrier) instead.
+    pub fn buckets_for_write(&self, hash: u64, mut f: impl FnMut(BucketId)) {
+        let si = self.dir[self.dir_index(hash)] as usize;
+        let seg = self.seg(si);
+        let home = home_of(hash);
+        let nb = next(home);
+        let id = |b: usize| BucketId {
+            seg: si as u32,
+            bucket: b as u8,
+        };
+        let full = |b: usize| seg.meta[b].len as usize == C_MAX;
+        if seg.nrows as usize == C_MAX && full(home) && full(nb) {
+            (0..NB).for_each(|b| f(id(b)));
+            return;
+        }
+        for b in [prev(home), home, nb, next(nb)] {
+            f(id(b));
+        }
+        (B..NB).for_each(|b| f(id(b)));
+    }
+
+    /// Snapshot helper: before a write for `hash`, passes to `f` the entries
+    /// of every bucket the write may touch whose version is below `version`,
+    /// and raises those buckets to `version`.
+    pub fn snapshot_before_write(&mut self, hash: u64, version: u32, mut f: impl FnMut(&T)) {
+        let mut ids = Vec::new();
+        self.buckets_for_write(hash, |id| ids.push(id));
+        for id in ids {
+            if self.bucket_version(id) < version {
+                self.for_each_in_bucket(id, &mut f);
+                self.raise_bucket_version(id, version);
+            }
+        }
+    }
+
+    /// Snapshot walk: resumable like `scan` (cursor 0 starts, 0 returned =
+    /// complete), it visits physical buckets; each one whose version is below
+    /// `version` has its entries passed to `f` and is raised to `version`.
+    pub fn snapshot_step(&mut self, cursor: u64, version: u32, mut f: impl FnMut(&T)) -> u64 {
+        let (b, p) = split_cursor(cursor);
+        if b >= NB {
+            return 0;
+        }
+        let si = self.dir[self.dir_index(p)] as usize;
+        let id = BucketId {
+            seg: si as u32,
+            bucket: b as u8,
+        };
+        if self.bucket_version(id) < version {
+            self.for_each_in_bucket(id, &mut f);
+            self.raise_bucket_version(id, version);
+        }
+        advance_cursor(b, seg_end(p, self.seg(si).depth as u32), NB)
+    }
+
+    /// While a snapshot with version `v` runs, merges and shrinks (which move
+    /// entries between buckets on removal) skip segments with buckets below
+    /// `v`. Set 0 (the default) when no snapshot runs.
+    pub fn set_restructure_barrier(&mut self, v: u32) {
+        self.barrier = v;
+    }
+
+    // -------------------------------------------------------------- defrag
+
+    /// Active-defrag hook: processes one segment per call. For each of its
+    /// allocations (the header, then each row) `should_move(ptr, size)` is
+    /// asked; if it says yes the block is reallocated and copied. Returns the
+    /// next cursor (0 = done; start with 0). Entry references are invalidated.
+    pub fn defrag_step(
+        &mut self,
+        cursor: u64,
+        mut should_move: impl FnMut(*const u8, usize) -> bool,
+    ) -> u64 {
+        let i = cursor as usize;
+        if i >= self.segs.len() {
+            return 0;
+        }
+        if let Some(mut seg) = self.segs[i].take() {
+            if should_move(
+                &*seg as *const Segment<T> as *const u8,
+                segment::segment_bytes::<T>(),
+            ) {
+                seg = relocate_header(seg);
+            }
+            seg.relocate_rows(&mut should_move);
+            self.segs[i] = Some(seg);
+        }
+        if i + 1 < self.segs.len() {
+            i as u64 + 1
+        } else {
+            0
+        }
+    }
+
+    /// Checks all structural invariants (for tests); panics on violation.
+    #[doc(hidden)]
+    pub fn check_invariants(&self) {
+        assert_eq!(self.dir.len(), 1 << self.gd);
+        let mut i = 0;
+        let mut counts = [0u32; MAX_DEPTH as usize + 1];
+        let mut seen = std::collections::HashSet::new();
+        while i < self.dir.len() {
+            let si = self.dir[i] as usize;
+            let seg = self.seg(si);
+            let d = seg.depth as u32;
+            assert!(d <= self.gd);
+            let span = 1usize << (self.gd - d);
+            assert_eq!(i % span, 0, "segment range misaligned");
+            for k in i..i + span {
+                assert_eq!(self.dir[k] as usize, si, "directory range not uniform");
+            }
+            assert!(seen.insert(si), "segment referenced by two ranges");
+            counts[d as usize] += 1;
+            seg.check();
+            i += span;
+        }
+        assert_eq!(counts, self.depth_count);
+        assert_eq!(seen.len(), self.segment_count());
+        let total: usize = self.segs.iter().flatten().map(|s| s.len as usize).sum();
+        assert_eq!(total, self.len);
+        let bytes: usize = self.segs.iter().flatten().map(|s| s.bytes()).sum();
+        assert_eq!(bytes, self.seg_bytes);
+        // Every entry is reachable through its hash.
+        for seg in self.segs.iter().flatten() {
+            for b in 0..NB {
+                for j in 0..seg.meta[b].len as usize {
+                    // SAFETY: j < len.
+                    let e = unsafe { seg.get(b, j) };
+                    let h = (self.hasher)(e);
+                    let home = seg.home_of_slot(b, j);
+                    assert_eq!(home, home_of(h), "entry in wrong bucket");
+                    assert_eq!(seg.meta[b].fp[j], fp_of(h), "fingerprint");
+                    let si = self.dir[self.dir_index(h)] as usize;
+                    assert!(std::ptr::eq(self.seg(si), &**seg), "entry in wrong segment");
+                }
             }
         }
     }
 }
+
+/// End (exclusive) of the hash range of the depth-`d` segment holding `p`.
+fn seg_end(p: u64, d: u32) -> u128 {
+    let size = 1u128 << (64 - d);
+    (p as u128 & !(size - 1)) + size
+}
+
+/// Cursor layout: bucket index in the top 8 bits, hash position >> 8 below.
+fn split_cursor(c: u64) -> (usize, u64) {
+    ((c >> 56) as usize, c << 8)
+}
+
+fn advance_cursor(b: usize, end: u128, nbuckets: usize) -> u64 {
+    if end >= 1u128 << 64 {
+        if b + 1 >= nbuckets {
+            0
+        } else {
+            ((b + 1) as u64) << 56
+        }
+    } else {
+        ((b as u64) << 56) | ((end as u64) >> 8)
+    }
+}
+
+/// Builds a segment of depth `depth` holding the selected entries of `srcs`
+/// (bit-copied; the sources still own them until the caller forgets them).
+/// None if they do not fit in `C_MAX` rows (the partial result is discarded).
+fn build<T>(
+    srcs: &[&Segment<T>],
+    depth: u8,
+    n: usize,
+    select: impl Fn(usize, usize, usize) -> bool,
+) -> Option<Box<Segment<T>>> {
+    let mut dst = Segment::new(depth);
+    while (dst.nrows as usize) < rows_for(n) {
+        dst.add_row();
+    }
+    for (k, src) in srcs.iter().enumerate() {
+        for b in 0..NB {
+            for j in 0..src.meta[b].len as usize {
+                if !select(k, b, j) {
+                    continue;
+                }
+                let home = src.home_of_slot(b, j);
+                let fp = src.meta[b].fp[j];
+                match dst.place_growing(home, fp, false) {
+                    Some((db, dj)) => {
+                        // SAFETY: source slot occupied, destination reserved;
+                        // different allocations. Ownership is settled by the caller.
+                        unsafe {
+                            ptr::copy_nonoverlapping(src.slot_ptr(b, j), dst.slot_ptr(db, dj), 1)
+                        };
+                        dst.len += 1;
+                    }
+                    None => {
+                        dst.forget_entries();
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+    Some(dst)
+}
+
+/// Fallback for a split: keeps every selected entry in the same physical
+/// bucket it had in `src`; always fits since it is a subset of `src`.
+fn build_positional<T>(
+    src: &Segment<T>,
+    depth: u8,
+    select: impl Fn(usize, usize, usize) -> bool,
+) -> Box<Segment<T>> {
+    let mut dst = Segment::new(depth);
+    while dst.nrows < src.nrows {
+        dst.add_row();
+    }
+    for b in 0..NB {
+        for j in 0..src.meta[b].len as usize {
+            if select(0, b, j) {
+                let disp = src.meta[b].disp & (1 << j) != 0;
+                let (db, dj) = dst.push_at(b, src.meta[b].fp[j], disp, src.home_of_slot(b, j));
+                // SAFETY: as in `build`.
+                unsafe { ptr::copy_nonoverlapping(src.slot_ptr(b, j), dst.slot_ptr(db, dj), 1) };
+                dst.len += 1;
+            }
+        }
+    }
+    dst
+}
+
+#[cfg(test)]
+mod tests;

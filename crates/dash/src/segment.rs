@@ -1,0 +1,502 @@
+//! One segment: a fixed set of buckets whose slot capacity grows one row at a time.
+//!
+//! Storage is slot-major: row `j` is one allocation holding slot `j` of every
+//! bucket of the segment, so adding a row grows every bucket by one slot
+//! without moving any entry. Bucket metadata (fingerprints, occupancy,
+//! displacement bits, stash counters, version) lives in the segment header.
+
+use std::mem::MaybeUninit;
+use std::ptr;
+
+#[cfg(not(test))]
+mod geometry {
+    /// Physical buckets per segment (regular + stash).
+    pub const NB: usize = 128;
+    /// Stash buckets per segment (the last `S` physical buckets).
+    pub const S: usize = 8;
+    /// Most rows (slots per bucket) a segment may have before it must split.
+    pub const C_MAX: usize = 16;
+}
+#[cfg(test)]
+mod geometry {
+    // Tiny segments so unit and property tests cross many splits and merges
+    // with a few hundred entries (and stay fast under Miri).
+    pub const NB: usize = 16;
+    pub const S: usize = 2;
+    pub const C_MAX: usize = 4;
+}
+pub(crate) use geometry::{C_MAX, NB, S};
+
+/// Regular (home) buckets per segment.
+pub(crate) const B: usize = NB - S;
+
+const _: () = assert!(C_MAX <= 16 && B <= 256 && S >= 1 && B >= 3);
+
+/// Metadata of one physical bucket. Slots `0..len` are occupied (packed).
+#[derive(Clone, Copy, Default)]
+#[repr(C)]
+pub(crate) struct Meta {
+    /// 1-byte fingerprint per slot (bits 32..40 of the hash).
+    pub fp: [u8; 16],
+    /// Regular bucket: bit j set = slot j holds an entry whose home is the
+    /// previous bucket (it overflowed into its neighbour). Unused in stash buckets.
+    pub disp: u16,
+    /// Number of occupied slots.
+    pub len: u8,
+    /// Regular bucket: how many entries with this home live in the stash.
+    pub stash: u8,
+    /// Snapshot version (see the crate docs).
+    pub version: u32,
+}
+
+pub(crate) type Row<T> = [MaybeUninit<T>; NB];
+
+pub(crate) struct Segment<T> {
+    /// `rows[j]` for `j < nrows` points to a live `Row<T>` allocation.
+    pub rows: [*mut MaybeUninit<T>; C_MAX],
+    pub len: u32,
+    pub nrows: u8,
+    pub depth: u8,
+    pub meta: [Meta; NB],
+    /// Home bucket of each stash slot.
+    pub stash_home: [[u8; C_MAX]; S],
+}
+
+// SAFETY: a Segment owns its rows and the `T`s in them exclusively (the raw
+// pointers are never shared outside the segment), so it may move between
+// threads when `T` may, and be shared when `T` may.
+unsafe impl<T: Send> Send for Segment<T> {}
+// SAFETY: see above; `&Segment` only hands out `&T`.
+unsafe impl<T: Sync> Sync for Segment<T> {}
+
+#[inline]
+pub(crate) fn home_of(hash: u64) -> usize {
+    (((hash as u32) as u64 * B as u64) >> 32) as usize
+}
+
+#[inline]
+pub(crate) fn fp_of(hash: u64) -> u8 {
+    (hash >> 32) as u8
+}
+
+#[inline]
+pub(crate) fn next(b: usize) -> usize {
+    if b + 1 == B {
+        0
+    } else {
+        b + 1
+    }
+}
+
+#[inline]
+pub(crate) fn prev(b: usize) -> usize {
+    if b == 0 {
+        B - 1
+    } else {
+        b - 1
+    }
+}
+
+#[inline]
+pub(crate) fn len_mask(len: u8) -> u32 {
+    (1u32 << len) - 1
+}
+
+#[inline]
+pub(crate) fn match_fp(fps: &[u8; 16], fp: u8) -> u32 {
+    let mut m = 0u32;
+    for (i, &f) in fps.iter().enumerate() {
+        m |= ((f == fp) as u32) << i;
+    }
+    m
+}
+
+pub(crate) fn row_bytes<T>() -> usize {
+    std::mem::size_of::<Row<T>>()
+}
+
+pub(crate) fn segment_bytes<T>() -> usize {
+    std::mem::size_of::<Segment<T>>()
+}
+
+fn alloc_row<T>() -> *mut MaybeUninit<T> {
+    let b: Box<MaybeUninit<Row<T>>> = Box::new_uninit();
+    Box::into_raw(b).cast::<MaybeUninit<T>>()
+}
+
+/// # Safety
+/// `p` came from `alloc_row::<T>()` and is not used afterwards.
+unsafe fn free_row<T>(p: *mut MaybeUninit<T>) {
+    // SAFETY: per the contract `p` is the pointer of a `Box<MaybeUninit<Row<T>>>`;
+    // dropping a MaybeUninit box frees the memory without dropping contents.
+    drop(unsafe { Box::from_raw(p.cast::<MaybeUninit<Row<T>>>()) });
+}
+
+impl<T> Segment<T> {
+    pub fn new(depth: u8) -> Box<Self> {
+        Box::new(Segment {
+            rows: [ptr::null_mut(); C_MAX],
+            len: 0,
+            nrows: 0,
+            depth,
+            meta: [Meta::default(); NB],
+            stash_home: [[0; C_MAX]; S],
+        })
+    }
+
+    /// Bytes this segment has allocated (header + rows).
+    pub fn bytes(&self) -> usize {
+        segment_bytes::<T>() + self.nrows as usize * row_bytes::<T>()
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.nrows as usize * NB
+    }
+
+    /// Adds one row (one more slot in every bucket). Returns false at `C_MAX`.
+    pub fn add_row(&mut self) -> bool {
+        let c = self.nrows as usize;
+        if c == C_MAX {
+            return false;
+        }
+        self.rows[c] = alloc_row::<T>();
+        self.nrows += 1;
+        true
+    }
+
+    #[inline]
+    pub fn slot_ptr(&self, b: usize, j: usize) -> *mut T {
+        debug_assert!(b < NB && j < self.nrows as usize);
+        self.rows[j].wrapping_add(b).cast::<T>()
+    }
+
+    /// # Safety
+    /// `j < meta[b].len` (the slot is occupied).
+    #[inline]
+    pub unsafe fn get(&self, b: usize, j: usize) -> &T {
+        debug_assert!(j < self.meta[b].len as usize);
+        // SAFETY: occupied slots hold initialised `T`s (invariant I1), and the
+        // row outlives the returned borrow of `self`.
+        unsafe { &*self.slot_ptr(b, j) }
+    }
+
+    /// # Safety
+    /// `j < meta[b].len` (the slot is occupied).
+    #[inline]
+    pub unsafe fn get_mut(&mut self, b: usize, j: usize) -> &mut T {
+        debug_assert!(j < self.meta[b].len as usize);
+        // SAFETY: as in `get`, and `&mut self` guarantees exclusivity.
+        unsafe { &mut *self.slot_ptr(b, j) }
+    }
+
+    /// Home bucket of the entry in physical slot (b, j).
+    #[inline]
+    pub fn home_of_slot(&self, b: usize, j: usize) -> usize {
+        if b >= B {
+            self.stash_home[b - B][j] as usize
+        } else if self.meta[b].disp & (1 << j) != 0 {
+            prev(b)
+        } else {
+            b
+        }
+    }
+
+    /// Finds an entry by home bucket, fingerprint and equality.
+    #[inline]
+    pub fn find(
+        &self,
+        home: usize,
+        fp: u8,
+        mut eq: impl FnMut(&T) -> bool,
+    ) -> Option<(usize, usize)> {
+        let m = &self.meta[home];
+        let mut bits = match_fp(&m.fp, fp) & len_mask(m.len) & !(m.disp as u32);
+        while bits != 0 {
+            let j = bits.trailing_zeros() as usize;
+            // SAFETY: j < len by the mask.
+            if eq(unsafe { self.get(home, j) }) {
+                return Some((home, j));
+            }
+            bits &= bits - 1;
+        }
+        let nb = next(home);
+        let m2 = &self.meta[nb];
+        let mut bits = match_fp(&m2.fp, fp) & len_mask(m2.len) & (m2.disp as u32);
+        while bits != 0 {
+            let j = bits.trailing_zeros() as usize;
+            // SAFETY: j < len by the mask.
+            if eq(unsafe { self.get(nb, j) }) {
+                return Some((nb, j));
+            }
+            bits &= bits - 1;
+        }
+        if m.stash != 0 {
+            return self.find_in_stash(home, fp, eq);
+        }
+        None
+    }
+
+    #[cold]
+    fn find_in_stash(
+        &self,
+        home: usize,
+        fp: u8,
+        mut eq: impl FnMut(&T) -> bool,
+    ) -> Option<(usize, usize)> {
+        for s in B..NB {
+            let m = &self.meta[s];
+            let mut bits = match_fp(&m.fp, fp) & len_mask(m.len);
+            while bits != 0 {
+                let j = bits.trailing_zeros() as usize;
+                // SAFETY: j < len by the mask.
+                if self.stash_home[s - B][j] as usize == home && eq(unsafe { self.get(s, j) }) {
+                    return Some((s, j));
+                }
+                bits &= bits - 1;
+            }
+        }
+        None
+    }
+
+    /// Reserves the next free slot of bucket `b` (caller writes the entry).
+    #[inline]
+    fn push(&mut self, b: usize, fp: u8, disp: bool) -> (usize, usize) {
+        let m = &mut self.meta[b];
+        let j = m.len as usize;
+        debug_assert!(j < self.nrows as usize);
+        m.fp[j] = fp;
+        if disp {
+            m.disp |= 1 << j;
+        } else {
+            m.disp &= !(1 << j);
+        }
+        m.len += 1;
+        (b, j)
+    }
+
+    /// Removes slot (b, j) without dropping its entry (the caller has moved
+    /// it out): the last slot of the bucket moves into the hole.
+    pub fn unlink(&mut self, b: usize, j: usize) {
+        let last = self.meta[b].len as usize - 1;
+        if b >= B {
+            let home = self.stash_home[b - B][j] as usize;
+            self.meta[home].stash -= 1;
+        }
+        if j != last {
+            // SAFETY: both slots are in bounds and distinct; `last` is occupied,
+            // and after the copy its bits are owned by slot j (slot `last` is
+            // marked free below, so the entry is not duplicated).
+            unsafe { ptr::copy_nonoverlapping(self.slot_ptr(b, last), self.slot_ptr(b, j), 1) };
+            let m = &mut self.meta[b];
+            m.fp[j] = m.fp[last];
+            let bit = (m.disp >> last) & 1;
+            m.disp = (m.disp & !(1 << j)) | (bit << j);
+            if b >= B {
+                self.stash_home[b - B][j] = self.stash_home[b - B][last];
+            }
+        }
+        self.meta[b].len -= 1;
+    }
+
+    /// Moves the entry in (from_b, j) into bucket `to_b`.
+    fn move_entry(&mut self, from_b: usize, j: usize, to_b: usize, disp: bool) {
+        let fp = self.meta[from_b].fp[j];
+        let (tb, tj) = self.push(to_b, fp, disp);
+        // SAFETY: source occupied, destination freshly reserved, distinct slots;
+        // `unlink` below forgets the source without dropping it.
+        unsafe { ptr::copy_nonoverlapping(self.slot_ptr(from_b, j), self.slot_ptr(tb, tj), 1) };
+        self.unlink(from_b, j);
+    }
+
+    /// Reserves a slot for an entry with this home and fingerprint, or returns
+    /// None if home, neighbour, one displacement and the stash are all full.
+    /// `balanced`: put the entry in the less loaded of home/neighbour
+    /// (inserts); otherwise home first (bulk rebuilds in home order).
+    pub fn place(&mut self, home: usize, fp: u8, balanced: bool) -> Option<(usize, usize)> {
+        let c = self.nrows as usize;
+        let nb = next(home);
+        let la = self.meta[home].len as usize;
+        let lb = self.meta[nb].len as usize;
+        if la < c && (!balanced || la <= lb || lb >= c) {
+            return Some(self.push(home, fp, false));
+        }
+        if lb < c {
+            return Some(self.push(nb, fp, true));
+        }
+        if c == 0 {
+            return None;
+        }
+        // Displacement 1: an entry living at home in `nb` moves on to its own neighbour.
+        let nn = next(nb);
+        if (self.meta[nn].len as usize) < c {
+            let m = &self.meta[nb];
+            let cand = len_mask(m.len) & !(m.disp as u32);
+            if cand != 0 {
+                self.move_entry(nb, cand.trailing_zeros() as usize, nn, true);
+                return Some(self.push(nb, fp, true));
+            }
+        }
+        // Displacement 2: an entry displaced into `home` goes back to its own home.
+        let pp = prev(home);
+        if (self.meta[pp].len as usize) < c {
+            let m = &self.meta[home];
+            let cand = len_mask(m.len) & (m.disp as u32);
+            if cand != 0 {
+                self.move_entry(home, cand.trailing_zeros() as usize, pp, false);
+                return Some(self.push(home, fp, false));
+            }
+        }
+        // Stash: the least loaded stash bucket.
+        let mut best = B;
+        for s in B + 1..NB {
+            if self.meta[s].len < self.meta[best].len {
+                best = s;
+            }
+        }
+        if (self.meta[best].len as usize) < c {
+            let (b, j) = self.push(best, fp, false);
+            self.stash_home[best - B][j] = home as u8;
+            self.meta[home].stash += 1;
+            return Some((b, j));
+        }
+        None
+    }
+
+    /// Like `place`, but adds rows (up to `C_MAX`) until the entry fits.
+    pub fn place_growing(&mut self, home: usize, fp: u8, balanced: bool) -> Option<(usize, usize)> {
+        loop {
+            if let Some(p) = self.place(home, fp, balanced) {
+                return Some(p);
+            }
+            if !self.add_row() {
+                return None;
+            }
+        }
+    }
+
+    /// Reserves slot in physical bucket `b` exactly (positional rebuild).
+    pub fn push_at(&mut self, b: usize, fp: u8, disp: bool, home: usize) -> (usize, usize) {
+        let p = self.push(b, fp, disp);
+        if b >= B {
+            self.stash_home[b - B][p.1] = home as u8;
+            self.meta[home].stash += 1;
+        }
+        p
+    }
+
+    /// Marks every slot free without dropping entries (their bits were moved
+    /// elsewhere), so dropping the segment only frees memory.
+    pub fn forget_entries(&mut self) {
+        for m in self.meta.iter_mut() {
+            m.len = 0;
+            m.stash = 0;
+        }
+        self.len = 0;
+    }
+
+    /// Frees rows beyond what is needed (all rows must be empty past `keep`).
+    pub fn free_rows_from(&mut self, keep: usize) {
+        while self.nrows as usize > keep {
+            let c = self.nrows as usize - 1;
+            debug_assert!(self.meta.iter().all(|m| (m.len as usize) <= c));
+            // SAFETY: rows[c] is a live row from alloc_row and no slot in it is
+            // occupied (all bucket lens <= c).
+            unsafe { free_row(self.rows[c]) };
+            self.rows[c] = ptr::null_mut();
+            self.nrows -= 1;
+        }
+    }
+
+    pub fn max_version(&self) -> u32 {
+        self.meta.iter().map(|m| m.version).max().unwrap_or(0)
+    }
+
+    pub fn min_version(&self) -> u32 {
+        self.meta.iter().map(|m| m.version).min().unwrap_or(0)
+    }
+
+    pub fn set_all_versions(&mut self, v: u32) {
+        for m in self.meta.iter_mut() {
+            m.version = v;
+        }
+    }
+
+    /// Reallocates the rows for which `should_move` says so, copying the
+    /// slots. Returns the number of bytes moved.
+    pub fn relocate_rows(
+        &mut self,
+        mut should_move: impl FnMut(*const u8, usize) -> bool,
+    ) -> usize {
+        let mut moved = 0;
+        for j in 0..self.nrows as usize {
+            let old = self.rows[j];
+            if should_move(old as *const u8, row_bytes::<T>()) {
+                let new = alloc_row::<T>();
+                // SAFETY: both are distinct live rows of NB slots; copying
+                // MaybeUninit<T> bit patterns transfers the entries, and the old
+                // row is freed without dropping anything.
+                unsafe {
+                    ptr::copy_nonoverlapping(old, new, NB);
+                    free_row(old);
+                }
+                self.rows[j] = new;
+                moved += row_bytes::<T>();
+            }
+        }
+        moved
+    }
+
+    /// Checks the structural invariants (tests / debug).
+    pub fn check(&self) {
+        let c = self.nrows as usize;
+        let mut total = 0usize;
+        let mut stash_counts = [0usize; B];
+        for b in 0..NB {
+            let m = &self.meta[b];
+            assert!(m.len as usize <= c, "bucket over capacity");
+            total += m.len as usize;
+            if b >= B {
+                for j in 0..m.len as usize {
+                    stash_counts[self.stash_home[b - B][j] as usize] += 1;
+                }
+            }
+        }
+        for (b, &n) in stash_counts.iter().enumerate() {
+            assert_eq!(self.meta[b].stash as usize, n, "stash counter");
+        }
+        assert_eq!(total, self.len as usize, "segment len");
+        for j in 0..c {
+            assert!(!self.rows[j].is_null());
+        }
+    }
+}
+
+impl<T> Drop for Segment<T> {
+    fn drop(&mut self) {
+        for b in 0..NB {
+            for j in 0..self.meta[b].len as usize {
+                // SAFETY: occupied slot, dropped exactly once (len reset below).
+                unsafe { ptr::drop_in_place(self.slot_ptr(b, j)) };
+            }
+            self.meta[b].len = 0;
+        }
+        for j in 0..self.nrows as usize {
+            // SAFETY: rows[j] is a live row; its entries were dropped above.
+            unsafe { free_row(self.rows[j]) };
+        }
+        self.nrows = 0;
+    }
+}
+
+/// Relocates a segment header to a fresh allocation.
+pub(crate) fn relocate_header<T>(seg: Box<Segment<T>>) -> Box<Segment<T>> {
+    let raw = Box::into_raw(seg);
+    // SAFETY: `raw` is a valid, uniquely owned Segment; we bit-copy it into a
+    // new box and free the old allocation as MaybeUninit (no Drop), so the rows
+    // and entries are owned by exactly one header afterwards.
+    unsafe {
+        let new = Box::new(ptr::read(raw));
+        drop(Box::from_raw(raw.cast::<MaybeUninit<Segment<T>>>()));
+        new
+    }
+}

@@ -1,0 +1,359 @@
+//! Unit and model tests with tiny segments (see `segment::geometry`).
+use super::*;
+use proptest::prelude::*;
+use std::collections::{HashMap, HashSet};
+
+type E = (u64, u64);
+
+fn mix(k: u64) -> u64 {
+    let mut z = k.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn table() -> DashTable<E, fn(&E) -> u64> {
+    DashTable::with_hasher(|e: &E| mix(e.0))
+}
+
+fn ins(t: &mut DashTable<E, fn(&E) -> u64>, k: u64, v: u64) -> Option<u64> {
+    t.insert(mix(k), (k, v), |e| e.0 == k).map(|e| e.1)
+}
+
+#[test]
+fn basic_grow_and_shrink() {
+    let mut t = table();
+    let n = if cfg!(miri) { 300 } else { 5000 };
+    for k in 0..n {
+        assert_eq!(ins(&mut t, k, k * 2), None);
+    }
+    t.check_invariants();
+    assert_eq!(t.len(), n as usize);
+    assert!(t.segment_count() > 1);
+    for k in 0..n {
+        assert_eq!(t.get(mix(k), |e| e.0 == k), Some(&(k, k * 2)));
+    }
+    assert!(t.get(mix(n), |e| e.0 == n).is_none());
+    let peak = t.allocated_bytes();
+    for k in 0..n {
+        assert_eq!(t.remove(mix(k), |e| e.0 == k), Some((k, k * 2)));
+    }
+    t.check_invariants();
+    assert!(t.is_empty());
+    assert_eq!(t.segment_count(), 1, "segments merge back");
+    assert!(t.allocated_bytes() * 10 < peak);
+}
+
+#[test]
+fn entry_api() {
+    let mut t = table();
+    match t.entry(mix(1), |e| e.0 == 1) {
+        Entry::Vacant(v) => {
+            v.insert((1, 10));
+        }
+        Entry::Occupied(_) => panic!(),
+    }
+    match t.entry(mix(1), |e| e.0 == 1) {
+        Entry::Occupied(mut o) => {
+            o.get_mut().1 += 1;
+            assert_eq!(o.get(), &(1, 11));
+        }
+        Entry::Vacant(_) => panic!(),
+    }
+    *t.entry(mix(2), |e| e.0 == 2).or_insert_with(|| (2, 0)) = (2, 5);
+    assert_eq!(t.get(mix(2), |e| e.0 == 2), Some(&(2, 5)));
+    match t.entry(mix(1), |e| e.0 == 1) {
+        Entry::Occupied(o) => assert_eq!(o.remove(), (1, 11)),
+        Entry::Vacant(_) => panic!(),
+    }
+    assert_eq!(t.len(), 1);
+}
+
+#[test]
+fn drops_everything() {
+    use std::rc::Rc;
+    let token = Rc::new(());
+    {
+        let mut t: DashTable<(u64, Rc<()>), _> =
+            DashTable::with_hasher(|e: &(u64, Rc<()>)| mix(e.0));
+        for k in 0..400u64 {
+            t.insert_unique(mix(k), (k, token.clone()));
+        }
+        for k in 0..200u64 {
+            t.remove(mix(k), |e| e.0 == k);
+        }
+        let mut c = 0;
+        while {
+            c = t.scan_retain(c, |e| e.0 % 3 != 0);
+            c != 0
+        } {}
+        assert_eq!(Rc::strong_count(&token), 1 + t.len());
+    }
+    assert_eq!(Rc::strong_count(&token), 1);
+}
+
+#[test]
+fn random_and_prefix() {
+    let mut t = table();
+    assert!(t.random(1).is_none());
+    for k in 0..1000u64 {
+        ins(&mut t, k, 0);
+    }
+    let mut seen = HashSet::new();
+    for s in 0..5000u64 {
+        seen.insert(t.random(mix(s)).unwrap().0);
+    }
+    assert!(seen.len() > 900, "random covers the table: {}", seen.len());
+    for bits in [0u32, 1, 3, t.global_depth(), t.global_depth() + 2, 64] {
+        let prefix = if bits == 0 { 0 } else { mix(7) >> (64 - bits) };
+        let mut got = Vec::new();
+        t.for_each_with_prefix(prefix, bits, |e| got.push(e.0));
+        got.sort();
+        let mut want: Vec<u64> = (0..1000u64)
+            .filter(|&k| bits == 0 || mix(k) >> (64 - bits) == prefix)
+            .collect();
+        want.sort();
+        assert_eq!(got, want, "bits={bits}");
+    }
+}
+
+#[test]
+fn degenerate_hashes_split() {
+    // All hashes share their top 20 bits: splits must still work.
+    let mut t: DashTable<E, _> =
+        DashTable::with_hasher(|e: &E| mix(e.0) >> 20 | 0xABCD_E000_0000_0000);
+    let h = |k: u64| mix(k) >> 20 | 0xABCD_E000_0000_0000;
+    for k in 0..600u64 {
+        t.insert(h(k), (k, k), |e| e.0 == k);
+    }
+    t.check_invariants();
+    for k in 0..600u64 {
+        assert_eq!(t.get(h(k), |e| e.0 == k).map(|e| e.1), Some(k));
+    }
+    let mut got = Vec::new();
+    t.for_each_with_prefix(0xABCDE, 20, |e| got.push(e.0));
+    assert_eq!(got.len(), 600);
+}
+
+#[test]
+fn snapshot_versions() {
+    let mut t = table();
+    for k in 0..500u64 {
+        ins(&mut t, k, k);
+    }
+    // Snapshot 1 while writing: every entry present at the start is
+    // serialised exactly once with its value at the start.
+    let v = 1;
+    t.set_restructure_barrier(v);
+    let mut out: Vec<E> = Vec::new();
+    let mut c = 0;
+    let mut k = 500u64;
+    loop {
+        c = t.snapshot_step(c, v, |e| out.push(*e));
+        // some writes between steps: inserts (with splits), updates, removes
+        for w in [k, k % 500, (k * 7) % 500] {
+            t.snapshot_before_write(mix(w), v, |e| out.push(*e));
+            if w >= 500 {
+                ins(&mut t, w, w);
+            } else if w % 2 == 0 {
+                if let Some(e) = t.get_mut(mix(w), |e| e.0 == w) {
+                    e.1 += 1000;
+                }
+            } else {
+                t.remove(mix(w), |e| e.0 == w);
+            }
+        }
+        k += 1;
+        if c == 0 {
+            break;
+        }
+    }
+    t.set_restructure_barrier(0);
+    t.check_invariants();
+    out.sort();
+    let want: Vec<E> = (0..500u64).map(|k| (k, k)).collect();
+    assert_eq!(out, want);
+}
+
+#[test]
+fn defrag_moves_everything() {
+    let mut t = table();
+    for k in 0..800u64 {
+        ins(&mut t, k, k);
+    }
+    let bytes = t.allocated_bytes();
+    let mut c = 0;
+    let mut moved = 0;
+    loop {
+        c = t.defrag_step(c, |_, size| {
+            moved += size;
+            true
+        });
+        if c == 0 {
+            break;
+        }
+    }
+    assert!(moved > 0);
+    assert_eq!(t.allocated_bytes(), bytes);
+    t.check_invariants();
+    for k in 0..800u64 {
+        assert_eq!(t.get(mix(k), |e| e.0 == k), Some(&(k, k)));
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Insert(u64, u64),
+    Upsert(u64),
+    Remove(u64),
+    Get(u64),
+    RemoveRange(u64, u64),
+    ScanStep,
+    ScanRetainOdd,
+}
+
+fn op(keys: u64) -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => (0..keys, any::<u64>()).prop_map(|(k, v)| Op::Insert(k, v)),
+        1 => (0..keys).prop_map(Op::Upsert),
+        2 => (0..keys).prop_map(Op::Remove),
+        1 => (0..keys).prop_map(Op::Get),
+        1 => (0..keys, 1..200u64).prop_map(|(a, n)| Op::RemoveRange(a, n)),
+        2 => Just(Op::ScanStep),
+        1 => Just(Op::ScanRetainOdd),
+    ]
+}
+
+fn run_model(ops: Vec<Op>) {
+    let mut t = table();
+    let mut m: HashMap<u64, u64> = HashMap::new();
+    // One scan in progress: keys present since it started and never removed
+    // must all be seen by the time the cursor returns to 0.
+    let mut cursor = 0u64;
+    let mut seen: HashSet<u64> = HashSet::new();
+    let mut stable: HashSet<u64> = m.keys().copied().collect();
+    for op in ops {
+        match op {
+            Op::Insert(k, v) => assert_eq!(ins(&mut t, k, v), m.insert(k, v)),
+            Op::Upsert(k) => {
+                match t.entry(mix(k), |e| e.0 == k) {
+                    Entry::Occupied(mut o) => o.get_mut().1 += 1,
+                    Entry::Vacant(v) => {
+                        v.insert((k, 0));
+                    }
+                }
+                m.entry(k).and_modify(|v| *v += 1).or_insert(0);
+            }
+            Op::Remove(k) => {
+                assert_eq!(t.remove(mix(k), |e| e.0 == k).map(|e| e.1), m.remove(&k));
+                stable.remove(&k);
+            }
+            Op::Get(k) => assert_eq!(t.get(mix(k), |e| e.0 == k).map(|e| e.1), m.get(&k).copied()),
+            Op::RemoveRange(a, n) => {
+                for k in a..a + n {
+                    assert_eq!(t.remove(mix(k), |e| e.0 == k).map(|e| e.1), m.remove(&k));
+                    stable.remove(&k);
+                }
+            }
+            Op::ScanStep | Op::ScanRetainOdd => {
+                if matches!(op, Op::ScanStep) {
+                    cursor = t.scan(cursor, |e| {
+                        seen.insert(e.0);
+                    });
+                } else {
+                    cursor = t.scan_retain(cursor, |e| {
+                        seen.insert(e.0);
+                        if e.1 % 2 == 1 {
+                            m.remove(&e.0);
+                            stable.remove(&e.0);
+                            false
+                        } else {
+                            e.1 = e.1.wrapping_add(2);
+                            m.insert(e.0, e.1);
+                            true
+                        }
+                    });
+                }
+                if cursor == 0 {
+                    let missed: Vec<_> = stable.difference(&seen).collect();
+                    assert!(missed.is_empty(), "scan missed {missed:?}");
+                    seen.clear();
+                    stable = m.keys().copied().collect();
+                }
+            }
+        }
+    }
+    t.check_invariants();
+    assert_eq!(t.len(), m.len());
+    let mut all: Vec<E> = t.iter().copied().collect();
+    all.sort();
+    let mut want: Vec<E> = m.into_iter().collect();
+    want.sort();
+    assert_eq!(all, want);
+    // A full scan with no mutation returns everything.
+    let mut c = 0;
+    let mut got = HashSet::new();
+    loop {
+        c = t.scan(c, |e| {
+            got.insert(e.0);
+        });
+        if c == 0 {
+            break;
+        }
+    }
+    assert_eq!(got.len(), t.len());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 2 } else { 64 }, ..ProptestConfig::default() })]
+    #[test]
+    fn model_small_keys(ops in proptest::collection::vec(op(300), 1..if cfg!(miri) { 200 } else { 2000 })) {
+        run_model(ops);
+    }
+
+    #[test]
+    fn model_many_keys(ops in proptest::collection::vec(op(5000), 1..if cfg!(miri) { 200 } else { 3000 })) {
+        run_model(ops);
+    }
+}
+
+/// Scan guarantee with heavy structural churn between scan calls: each
+/// step inserts a batch (splits) or deletes one (merges).
+#[test]
+fn scan_guarantee_under_splits_and_merges() {
+    let mut t = table();
+    let rounds = if cfg!(miri) { 2 } else { 30 };
+    for round in 0..rounds {
+        let base: u64 = 1_000_000 * (round + 1);
+        let stable: Vec<u64> = (0..300).map(|i| base + i).collect();
+        for &k in &stable {
+            ins(&mut t, k, 0);
+        }
+        let mut seen = HashSet::new();
+        let mut c = 0;
+        let mut step = 0u64;
+        loop {
+            c = t.scan(c, |e| {
+                seen.insert(e.0);
+            });
+            // churn: grow by 50 then shrink by 50, alternating in waves
+            let wave = (step / 8).is_multiple_of(2);
+            for i in 0..50 {
+                let k = base + 500_000 + (step % 8) * 50 + i;
+                if wave {
+                    ins(&mut t, k, 0);
+                } else {
+                    t.remove(mix(k), |e| e.0 == k);
+                }
+            }
+            step += 1;
+            if c == 0 {
+                break;
+            }
+        }
+        for k in &stable {
+            assert!(seen.contains(k), "round {round}: missed {k}");
+        }
+        t.check_invariants();
+    }
+}
