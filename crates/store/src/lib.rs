@@ -1,1 +1,10 @@
-//! store
+//! Petrel's keyspace: compact 32-byte entries in Dashtables, partitioned by
+//! cluster hash slot, with lazy and active expiry, per-key memory accounting,
+//! and the value logic of strings, bitmaps and HyperLogLogs.
+
+pub mod heap;
+pub mod object;
+pub mod pack;
+pub mod slot;
+
+pub use object::{Bytes, CompactValue, Entry, Key, Kind};

@@ -1,0 +1,237 @@
+//! Heap blocks owned by compact objects, and the allocator's size classes.
+//!
+//! A [`HeapBytes`] is one allocation `[len: u32 LE][bytes...]` whose size is
+//! always `size_class(HDR + len)`: the exact size jemalloc hands out for that
+//! request, so the memory it costs is known without asking the allocator, and
+//! slack inside the class is used when a string grows. The block is owned by
+//! exactly one object, which makes it movable (defrag: allocate, copy, free).
+
+use std::alloc::{alloc, dealloc, realloc, Layout};
+use std::ptr::NonNull;
+
+/// Header bytes before the payload.
+pub const HDR: usize = 4;
+/// Longest payload a heap block can hold.
+pub const MAX_LEN: usize = u32::MAX as usize - 64;
+const ALIGN: usize = 8;
+
+/// jemalloc's size class for a request of `n` bytes (x86_64, 16-byte quantum,
+/// four classes per doubling above 128 bytes).
+pub const fn size_class(n: usize) -> usize {
+    if n <= 8 {
+        8
+    } else if n <= 128 {
+        (n + 15) & !15
+    } else {
+        let k = usize::BITS - 1 - (n - 1).leading_zeros(); // 2^k < n <= 2^(k+1)
+        let step = 1usize << (k - 2);
+        (n + step - 1) & !(step - 1)
+    }
+}
+
+/// An owned, length-prefixed byte block.
+#[repr(transparent)]
+pub struct HeapBytes {
+    ptr: NonNull<u8>,
+}
+
+// SAFETY: HeapBytes uniquely owns its allocation, like Box<[u8]>.
+unsafe impl Send for HeapBytes {}
+// SAFETY: shared access is read-only.
+unsafe impl Sync for HeapBytes {}
+
+fn layout(len: usize) -> Layout {
+    Layout::from_size_align(size_class(HDR + len), ALIGN).expect("heap block too large")
+}
+
+impl HeapBytes {
+    /// A block of `len` zero bytes.
+    pub fn zeroed(len: usize) -> HeapBytes {
+        assert!(len <= MAX_LEN, "string too long");
+        let l = layout(len);
+        // SAFETY: the layout has non-zero size.
+        let p = unsafe { std::alloc::alloc_zeroed(l) };
+        let ptr = NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(l));
+        let mut h = HeapBytes { ptr };
+        h.set_len(len);
+        h
+    }
+
+    pub fn from_slice(b: &[u8]) -> HeapBytes {
+        assert!(b.len() <= MAX_LEN, "string too long");
+        let l = layout(b.len());
+        // SAFETY: the layout has non-zero size.
+        let p = unsafe { alloc(l) };
+        let ptr = NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(l));
+        let mut h = HeapBytes { ptr };
+        h.set_len(b.len());
+        h.as_mut_slice().copy_from_slice(b);
+        h
+    }
+
+    #[inline]
+    fn set_len(&mut self, len: usize) {
+        // SAFETY: the block is at least 8 bytes, aligned to 8.
+        unsafe { (self.ptr.as_ptr() as *mut u32).write(len as u32) }
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        // SAFETY: the header is always initialized.
+        unsafe { (self.ptr.as_ptr() as *const u32).read() as usize }
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    #[inline]
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: HDR + len bytes are allocated and initialized.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(HDR), self.len()) }
+    }
+
+    #[inline]
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        let n = self.len();
+        // SAFETY: HDR + len bytes are allocated and initialized; we own them.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(HDR), n) }
+    }
+
+    /// Bytes the allocator really gave this block.
+    #[inline]
+    pub fn alloc_size(&self) -> usize {
+        size_class(HDR + self.len())
+    }
+
+    /// Payload bytes available without reallocating.
+    pub fn capacity(&self) -> usize {
+        self.alloc_size() - HDR
+    }
+
+    /// Changes the length; new bytes are zero. Reallocates only when the size
+    /// class changes.
+    pub fn resize(&mut self, new_len: usize) {
+        assert!(new_len <= MAX_LEN, "string too long");
+        let old_len = self.len();
+        let old = layout(old_len);
+        let new = layout(new_len);
+        if old.size() != new.size() {
+            // SAFETY: ptr was allocated with `old`; new size is non-zero.
+            let p = unsafe { realloc(self.ptr.as_ptr(), old, new.size()) };
+            self.ptr = NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(new));
+        }
+        if new_len > old_len {
+            // SAFETY: the block holds at least HDR + new_len bytes.
+            unsafe {
+                std::ptr::write_bytes(self.ptr.as_ptr().add(HDR + old_len), 0, new_len - old_len)
+            }
+        }
+        self.set_len(new_len);
+    }
+
+    /// Appends bytes.
+    pub fn extend_from_slice(&mut self, b: &[u8]) {
+        let old = self.len();
+        self.resize(old + b.len());
+        self.as_mut_slice()[old..].copy_from_slice(b);
+    }
+
+    /// Gives up ownership; the pointer must come back through [`from_raw`].
+    #[inline]
+    pub fn into_raw(self) -> *mut u8 {
+        let p = self.ptr.as_ptr();
+        std::mem::forget(self);
+        p
+    }
+
+    /// # Safety
+    /// `p` must come from [`HeapBytes::into_raw`] and not be owned elsewhere.
+    #[inline]
+    pub unsafe fn from_raw(p: *mut u8) -> HeapBytes {
+        // SAFETY: guaranteed by the caller (non-null, owned block).
+        let ptr = unsafe { NonNull::new_unchecked(p) };
+        HeapBytes { ptr }
+    }
+
+    /// Borrows the payload of a raw block without taking ownership.
+    ///
+    /// # Safety
+    /// `p` must point to a live block and the returned slice must not outlive it.
+    #[inline]
+    pub unsafe fn slice_from_raw<'a>(p: *const u8) -> &'a [u8] {
+        // SAFETY: guaranteed by the caller.
+        unsafe {
+            let n = (p as *const u32).read() as usize;
+            std::slice::from_raw_parts(p.add(HDR), n)
+        }
+    }
+}
+
+impl Drop for HeapBytes {
+    fn drop(&mut self) {
+        // SAFETY: the block was allocated with this layout (size depends only on len).
+        unsafe { dealloc(self.ptr.as_ptr(), layout(self.len())) }
+    }
+}
+
+impl Clone for HeapBytes {
+    fn clone(&self) -> Self {
+        HeapBytes::from_slice(self.as_slice())
+    }
+}
+
+impl std::fmt::Debug for HeapBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "HeapBytes({:?})",
+            String::from_utf8_lossy(self.as_slice())
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes() {
+        let expect = [
+            (1, 8),
+            (8, 8),
+            (9, 16),
+            (17, 32),
+            (33, 48),
+            (128, 128),
+            (129, 160),
+            (160, 160),
+            (161, 192),
+            (257, 320),
+            (513, 640),
+            (4097, 5120),
+            (16385, 20480),
+        ];
+        for (n, c) in expect {
+            assert_eq!(size_class(n), c, "{n}");
+        }
+    }
+
+    #[test]
+    fn grow_shrink() {
+        let mut h = HeapBytes::from_slice(b"hello");
+        assert_eq!(h.alloc_size(), 16);
+        h.extend_from_slice(b" world, this is longer");
+        assert_eq!(h.as_slice(), b"hello world, this is longer");
+        h.resize(3);
+        assert_eq!(h.as_slice(), b"hel");
+        h.resize(1000);
+        assert_eq!(&h.as_slice()[..4], b"hel\0");
+        assert!(h.as_slice()[3..].iter().all(|&b| b == 0));
+        let c = h.clone();
+        assert_eq!(c.as_slice(), h.as_slice());
+        let z = HeapBytes::zeroed(0);
+        assert!(z.is_empty());
+    }
+}

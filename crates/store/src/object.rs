@@ -1,0 +1,1004 @@
+//! Compact objects: the 32-byte keyspace entry.
+//!
+//! ```text
+//! Entry (32 bytes, align 8) = key cell (16) | value cell (16)
+//!
+//! key cell   k[0]      code: bit7 = has TTL, bits0-6 = kind+length
+//!                      0..=15 raw inline (len 0..15)
+//!                      16..=36 6-bit packed inline (len 0..20)
+//!                      37..=54 7-bit packed inline (len 0..17)
+//!                      55 heap
+//!            inline:   k[1..1+plen] payload, k[1+plen..16] free ("key tail")
+//!            heap:     k[1..8] TTL (56-bit absolute ms) when bit7, k[8..16] ptr
+//!
+//! value cell v[0]      code: bit7 = "raw" (modified in place, OBJECT ENCODING raw)
+//!                      0..=14 raw inline (len 0..14)
+//!                      15..=33 6-bit packed (len 0..18)
+//!                      34..=50 7-bit packed (len 0..16)
+//!                      51 int (i64 at v[8..16]), 52 heap string (ptr at v[8..16])
+//!                      64.. reserved for collection types (ptr at v[8..16])
+//!            v[1]      eviction byte (LRU clock / LFU counter)
+//!            inline:   v[2..2+plen] payload, the rest free ("value tail")
+//!            int/ptr:  v[2..8] free ("value tail")
+//! ```
+//!
+//! TTL: a key without TTL pays nothing. With a TTL and an inline key, the
+//! expiry is stored as 5 bytes (ms since [`EXPIRE_EPOCH_MS`], 2024-01-01, good
+//! until 2058) scattered over the free bytes of the key tail then the value
+//! tail. When they are fewer than 5 (or the time is out of that range), the key
+//! moves to a heap block and the TTL takes 7 bytes of its cell. So
+//! `key:12345678`/`value:12345678` (6-bit packed: 9 + 11 bytes) carry a TTL
+//! at no cost at all.
+//!
+//! Inline packing is canonical (densest of 6-bit, 7-bit, raw; raw on ties),
+//! so a lookup packs the searched key once and compares cell bytes.
+//! Invariant: value methods never read the value tail; only the entry does.
+
+use crate::heap::HeapBytes;
+use crate::pack::{max_chars, pack6, pack7, packed_len, unpack6, unpack7};
+
+/// Base of the 5-byte inline expiry encoding: 2024-01-01T00:00:00Z.
+pub const EXPIRE_EPOCH_MS: u64 = 1_704_067_200_000;
+const SHORT_TTL: usize = 5;
+const SHORT_RANGE: u64 = 1 << 40;
+/// Largest expiry time representable (ms); larger ones are clamped.
+pub const MAX_EXPIRE_MS: u64 = (1 << 56) - 1;
+
+const KEY_CAP: usize = 15;
+const VAL_CAP: usize = 14;
+
+const K_P6: u8 = 16;
+const K_P7: u8 = 37;
+const K_HEAP: u8 = 55;
+const K_TTL: u8 = 0x80;
+
+const V_P6: u8 = 15;
+const V_P7: u8 = 34;
+const V_INT: u8 = 51;
+const V_HEAP: u8 = 52;
+const V_RAWFLAG: u8 = 0x80;
+
+/// Redis data types (TYPE command names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    String,
+    List,
+    Set,
+    ZSet,
+    Hash,
+    Stream,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::String => "string",
+            Kind::List => "list",
+            Kind::Set => "set",
+            Kind::ZSet => "zset",
+            Kind::Hash => "hash",
+            Kind::Stream => "stream",
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Enc {
+    Raw,
+    P6,
+    P7,
+}
+
+/// Chooses the canonical inline encoding of `s` for a cell of `cap` payload
+/// bytes and writes it to `out`; returns (encoding, packed length).
+fn encode_inline(s: &[u8], cap: usize, out: &mut [u8]) -> Option<(Enc, usize)> {
+    let n = s.len();
+    if n >= 4 && n <= max_chars(cap, 6) && pack6(s, out) {
+        return Some((Enc::P6, packed_len(n, 6)));
+    }
+    if n >= 8 && n <= max_chars(cap, 7) && pack7(s, out) {
+        return Some((Enc::P7, packed_len(n, 7)));
+    }
+    if n <= cap {
+        out[..n].copy_from_slice(s);
+        return Some((Enc::Raw, n));
+    }
+    None
+}
+
+fn decode_inline(enc: Enc, n: usize, payload: &[u8], out: &mut [u8]) {
+    match enc {
+        Enc::Raw => out[..n].copy_from_slice(&payload[..n]),
+        Enc::P6 => unpack6(payload, n, out),
+        Enc::P7 => unpack7(payload, n, out),
+    }
+}
+
+/// String bytes read out of a compact object: borrowed from a heap block or
+/// decoded into a small buffer.
+pub enum Bytes<'a> {
+    Borrowed(&'a [u8]),
+    Inline([u8; 24], u8),
+}
+
+impl std::ops::Deref for Bytes<'_> {
+    type Target = [u8];
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Borrowed(b) => b,
+            Bytes::Inline(buf, n) => &buf[..*n as usize],
+        }
+    }
+}
+
+impl AsRef<[u8]> for Bytes<'_> {
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
+impl std::fmt::Debug for Bytes<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", String::from_utf8_lossy(self))
+    }
+}
+
+#[inline]
+fn read_ptr(b: &[u8; 16]) -> *mut u8 {
+    let a = usize::from_le_bytes(b[8..16].try_into().unwrap());
+    std::ptr::with_exposed_provenance_mut(a)
+}
+
+#[inline]
+fn write_ptr(b: &mut [u8; 16], p: *mut u8) {
+    b[8..16].copy_from_slice(&p.expose_provenance().to_le_bytes());
+}
+
+/// Formats an i64 into a small buffer.
+pub fn fmt_i64(v: i64, buf: &mut [u8; 24]) -> usize {
+    let mut tmp = [0u8; 20];
+    let mut u = v.unsigned_abs();
+    let mut i = tmp.len();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (u % 10) as u8;
+        u /= 10;
+        if u == 0 {
+            break;
+        }
+    }
+    let mut n = 0;
+    if v < 0 {
+        buf[0] = b'-';
+        n = 1;
+    }
+    let digits = &tmp[i..];
+    buf[n..n + digits.len()].copy_from_slice(digits);
+    n + digits.len()
+}
+
+/// Parses an integer exactly like Redis's `string2ll` (no '+', no leading
+/// zeros, no spaces, at most 20 chars).
+pub fn parse_i64_strict(b: &[u8]) -> Option<i64> {
+    if b.is_empty() || b.len() > 20 {
+        return None;
+    }
+    if b == b"0" {
+        return Some(0);
+    }
+    let (neg, d) = if b[0] == b'-' {
+        (true, &b[1..])
+    } else {
+        (false, b)
+    };
+    if d.is_empty() || !(b'1'..=b'9').contains(&d[0]) {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in d {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+    }
+    if neg {
+        if v > 1u64 << 63 {
+            None
+        } else {
+            Some((v as i64).wrapping_neg())
+        }
+    } else {
+        i64::try_from(v).ok()
+    }
+}
+
+// ---------------------------------------------------------------------------
+// CompactValue
+// ---------------------------------------------------------------------------
+
+/// A 16-byte value: inline string, integer, or pointer to a heap block.
+#[repr(C, align(8))]
+pub struct CompactValue {
+    b: [u8; 16],
+}
+
+impl CompactValue {
+    #[inline]
+    fn code(&self) -> u8 {
+        self.b[0] & !V_RAWFLAG
+    }
+
+    /// A string value in its most compact form (int, inline, heap).
+    pub fn from_bytes(s: &[u8]) -> CompactValue {
+        if let Some(i) = parse_i64_strict(s) {
+            return CompactValue::from_int(i);
+        }
+        Self::from_bytes_no_int(s)
+    }
+
+    fn from_bytes_no_int(s: &[u8]) -> CompactValue {
+        let mut b = [0u8; 16];
+        if let Some((enc, _)) = encode_inline(s, VAL_CAP, &mut b[2..]) {
+            b[0] = match enc {
+                Enc::Raw => s.len() as u8,
+                Enc::P6 => V_P6 + s.len() as u8,
+                Enc::P7 => V_P7 + s.len() as u8,
+            };
+            return CompactValue { b };
+        }
+        Self::from_heap(HeapBytes::from_slice(s), false)
+    }
+
+    pub fn from_int(i: i64) -> CompactValue {
+        let mut b = [0u8; 16];
+        b[0] = V_INT;
+        b[8..16].copy_from_slice(&i.to_le_bytes());
+        CompactValue { b }
+    }
+
+    /// Wraps a heap string; short strings are moved inline. `raw` marks a
+    /// string modified in place (OBJECT ENCODING reports "raw").
+    pub fn from_heap(h: HeapBytes, raw: bool) -> CompactValue {
+        let flag = if raw { V_RAWFLAG } else { 0 };
+        if h.len() <= max_chars(VAL_CAP, 6) {
+            let mut v = Self::from_bytes_no_int_inline(h.as_slice());
+            if let Some(v) = v.as_mut() {
+                v.b[0] |= flag;
+                return std::mem::replace(v, CompactValue::from_int(0));
+            }
+        }
+        let mut b = [0u8; 16];
+        b[0] = V_HEAP | flag;
+        write_ptr(&mut b, h.into_raw());
+        CompactValue { b }
+    }
+
+    fn from_bytes_no_int_inline(s: &[u8]) -> Option<CompactValue> {
+        let mut b = [0u8; 16];
+        let (enc, _) = encode_inline(s, VAL_CAP, &mut b[2..])?;
+        b[0] = match enc {
+            Enc::Raw => s.len() as u8,
+            Enc::P6 => V_P6 + s.len() as u8,
+            Enc::P7 => V_P7 + s.len() as u8,
+        };
+        Some(CompactValue { b })
+    }
+
+    pub fn kind(&self) -> Kind {
+        match self.code() {
+            0..=V_HEAP => Kind::String,
+            c => panic!("unknown value code {c}"),
+        }
+    }
+
+    pub fn is_string(&self) -> bool {
+        self.code() <= V_HEAP
+    }
+
+    /// Inline payload length in bytes (0 for non-inline).
+    #[inline]
+    fn inline_enc(&self) -> Option<(Enc, usize)> {
+        let c = self.code();
+        if c < V_P6 {
+            Some((Enc::Raw, c as usize))
+        } else if c < V_P7 {
+            Some((Enc::P6, (c - V_P6) as usize))
+        } else if c < V_INT {
+            Some((Enc::P7, (c - V_P7) as usize))
+        } else {
+            None
+        }
+    }
+
+    /// Index of the first free byte (start of the value tail) and its end.
+    #[inline]
+    fn tail(&self) -> (usize, usize) {
+        match self.inline_enc() {
+            Some((Enc::Raw, n)) => (2 + n, 16),
+            Some((Enc::P6, n)) => (2 + packed_len(n, 6), 16),
+            Some((Enc::P7, n)) => (2 + packed_len(n, 7), 16),
+            None => (2, 8),
+        }
+    }
+
+    /// Payload of the owned heap block, if any.
+    #[inline]
+    fn heap_slice(&self) -> Option<&[u8]> {
+        if self.code() == V_HEAP {
+            // SAFETY: V_HEAP cells own a live block; the slice borrows &self.
+            Some(unsafe { HeapBytes::slice_from_raw(read_ptr(&self.b)) })
+        } else {
+            None
+        }
+    }
+
+    /// The string bytes, or None for non-string types.
+    pub fn string(&self) -> Option<Bytes<'_>> {
+        if let Some((enc, n)) = self.inline_enc() {
+            let mut buf = [0u8; 24];
+            decode_inline(enc, n, &self.b[2..], &mut buf);
+            return Some(Bytes::Inline(buf, n as u8));
+        }
+        match self.code() {
+            V_INT => {
+                let mut buf = [0u8; 24];
+                let n = fmt_i64(self.int_unchecked(), &mut buf);
+                Some(Bytes::Inline(buf, n as u8))
+            }
+            V_HEAP => Some(Bytes::Borrowed(self.heap_slice().unwrap())),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn int_unchecked(&self) -> i64 {
+        i64::from_le_bytes(self.b[8..16].try_into().unwrap())
+    }
+
+    /// The value as an integer if it is a string holding one (Redis rules).
+    pub fn as_int(&self) -> Option<i64> {
+        match self.code() {
+            V_INT => Some(self.int_unchecked()),
+            c if c <= V_HEAP => parse_i64_strict(&self.string()?),
+            _ => None,
+        }
+    }
+
+    /// True if stored with the integer encoding.
+    pub fn is_int(&self) -> bool {
+        self.code() == V_INT
+    }
+
+    /// Length of the string (STRLEN).
+    pub fn str_len(&self) -> usize {
+        if let Some((_, n)) = self.inline_enc() {
+            return n;
+        }
+        match self.code() {
+            V_INT => {
+                let mut buf = [0u8; 24];
+                fmt_i64(self.int_unchecked(), &mut buf)
+            }
+            V_HEAP => self.heap_slice().unwrap().len(),
+            _ => 0,
+        }
+    }
+
+    /// OBJECT ENCODING name.
+    pub fn encoding_name(&self) -> &'static str {
+        match self.code() {
+            V_INT => "int",
+            c if c <= V_HEAP => {
+                if self.b[0] & V_RAWFLAG != 0 || self.str_len() > 44 {
+                    "raw"
+                } else {
+                    "embstr"
+                }
+            }
+            _ => "unknown",
+        }
+    }
+
+    /// Petrel's own encoding name (DEBUG OBJECT).
+    pub fn internal_encoding(&self) -> &'static str {
+        match self.code() {
+            V_INT => "int",
+            V_HEAP => "heap",
+            c if c < V_P6 => "inline-raw",
+            c if c < V_P7 => "inline-6bit",
+            c if c < V_INT => "inline-7bit",
+            _ => "collection",
+        }
+    }
+
+    /// Heap bytes owned by this value (allocator size classes).
+    pub fn heap_size(&self) -> usize {
+        match self.heap_slice() {
+            Some(h) => crate::heap::size_class(crate::heap::HDR + h.len()),
+            None => 0,
+        }
+    }
+
+    /// Eviction byte (LRU clock or LFU counter).
+    #[inline]
+    pub fn evict_byte(&self) -> u8 {
+        self.b[1]
+    }
+
+    #[inline]
+    pub fn set_evict_byte(&mut self, x: u8) {
+        self.b[1] = x;
+    }
+
+    /// Turns a string value into an owned heap block (for in-place edits).
+    pub fn into_heap_string(self) -> Option<HeapBytes> {
+        if self.code() == V_HEAP {
+            let p = read_ptr(&self.b);
+            std::mem::forget(self);
+            // SAFETY: the pointer came from HeapBytes::into_raw and we were its owner.
+            return Some(unsafe { HeapBytes::from_raw(p) });
+        }
+        let s = self.string()?;
+        Some(HeapBytes::from_slice(&s))
+    }
+}
+
+impl Drop for CompactValue {
+    fn drop(&mut self) {
+        if self.code() == V_HEAP {
+            // SAFETY: V_HEAP cells own the block behind the stored pointer.
+            drop(unsafe { HeapBytes::from_raw(read_ptr(&self.b)) });
+        }
+    }
+}
+
+impl Clone for CompactValue {
+    fn clone(&self) -> Self {
+        match self.code() {
+            V_HEAP => {
+                let mut b = self.b;
+                write_ptr(
+                    &mut b,
+                    HeapBytes::from_slice(self.heap_slice().unwrap()).into_raw(),
+                );
+                CompactValue { b }
+            }
+            c if c <= V_HEAP => CompactValue { b: self.b },
+            _ => unreachable!("collection clone"),
+        }
+    }
+}
+
+impl std::fmt::Debug for CompactValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.string() {
+            Some(s) => write!(f, "Str({:?})", s),
+            None => write!(f, "Value({})", self.code()),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Keys
+// ---------------------------------------------------------------------------
+
+/// A key prepared for lookups: its bytes, table hash, slot and canonical
+/// inline cell (if the key can be inline).
+pub struct Key<'a> {
+    pub bytes: &'a [u8],
+    pub hash: u64,
+    cell: [u8; 16],
+    plen: u8,
+}
+
+impl<'a> Key<'a> {
+    pub fn new(bytes: &'a [u8]) -> Key<'a> {
+        let slot = crate::slot::key_slot(bytes);
+        Self::with_slot(bytes, slot)
+    }
+
+    pub fn with_slot(bytes: &'a [u8], slot: u16) -> Key<'a> {
+        let hash = crate::slot::key_hash_with_slot(bytes, slot);
+        let mut cell = [0u8; 16];
+        let (code, plen) = key_code(bytes, &mut cell);
+        cell[0] = code;
+        Key {
+            bytes,
+            hash,
+            cell,
+            plen: plen as u8,
+        }
+    }
+
+    #[inline]
+    pub fn slot(&self) -> u16 {
+        crate::slot::slot_of_hash(self.hash)
+    }
+
+    #[inline]
+    fn inline(&self) -> bool {
+        self.cell[0] != K_HEAP
+    }
+}
+
+/// Canonical key cell code and payload (written to cell[1..]).
+fn key_code(s: &[u8], cell: &mut [u8; 16]) -> (u8, usize) {
+    match encode_inline(s, KEY_CAP, &mut cell[1..]) {
+        Some((Enc::Raw, p)) => (s.len() as u8, p),
+        Some((Enc::P6, p)) => (K_P6 + s.len() as u8, p),
+        Some((Enc::P7, p)) => (K_P7 + s.len() as u8, p),
+        None => (K_HEAP, 0),
+    }
+}
+
+fn key_inline_enc(code: u8) -> Option<(Enc, usize)> {
+    if code < K_P6 {
+        Some((Enc::Raw, code as usize))
+    } else if code < K_P7 {
+        Some((Enc::P6, (code - K_P6) as usize))
+    } else if code < K_HEAP {
+        Some((Enc::P7, (code - K_P7) as usize))
+    } else {
+        None
+    }
+}
+
+fn enc_plen(enc: Enc, n: usize) -> usize {
+    match enc {
+        Enc::Raw => n,
+        Enc::P6 => packed_len(n, 6),
+        Enc::P7 => packed_len(n, 7),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Entry
+// ---------------------------------------------------------------------------
+
+/// One keyspace entry: key cell + value cell, 32 bytes.
+#[repr(C, align(8))]
+pub struct Entry {
+    k: [u8; 16],
+    v: CompactValue,
+}
+
+const _: () = assert!(std::mem::size_of::<Entry>() == 32);
+const _: () = assert!(std::mem::size_of::<CompactValue>() == 16);
+const _: () = assert!(std::mem::size_of::<HeapBytes>() == 8);
+
+impl Entry {
+    /// A new entry without TTL.
+    pub fn new(key: &Key, v: CompactValue) -> Entry {
+        let mut k = [0u8; 16];
+        if key.inline() {
+            k = key.cell;
+        } else {
+            k[0] = K_HEAP;
+            write_ptr(&mut k, HeapBytes::from_slice(key.bytes).into_raw());
+        }
+        Entry { k, v }
+    }
+
+    #[inline]
+    fn kcode(&self) -> u8 {
+        self.k[0] & !K_TTL
+    }
+
+    /// The key bytes.
+    pub fn key(&self) -> Bytes<'_> {
+        match key_inline_enc(self.kcode()) {
+            Some((enc, n)) => {
+                let mut buf = [0u8; 24];
+                decode_inline(enc, n, &self.k[1..], &mut buf);
+                Bytes::Inline(buf, n as u8)
+            }
+            // SAFETY: heap key cells own a live block.
+            None => Bytes::Borrowed(unsafe { HeapBytes::slice_from_raw(read_ptr(&self.k)) }),
+        }
+    }
+
+    /// Does this entry hold `key`?
+    #[inline]
+    pub fn matches(&self, key: &Key) -> bool {
+        let c = self.kcode();
+        if c == K_HEAP {
+            // SAFETY: heap key cells own a live block.
+            let kb = unsafe { HeapBytes::slice_from_raw(read_ptr(&self.k)) };
+            return kb == key.bytes;
+        }
+        let n = key.plen as usize;
+        c == key.cell[0] && self.k[1..1 + n] == key.cell[1..1 + n]
+    }
+
+    /// Table hash (recomputed from the key; used by the table on splits).
+    pub fn hash(&self) -> u64 {
+        crate::slot::key_hash(&self.key())
+    }
+
+    #[inline]
+    pub fn value(&self) -> &CompactValue {
+        &self.v
+    }
+
+    /// Mutable access to the eviction byte.
+    #[inline]
+    pub fn set_evict_byte(&mut self, x: u8) {
+        self.v.b[1] = x;
+    }
+
+    #[inline]
+    pub fn has_expire(&self) -> bool {
+        self.k[0] & K_TTL != 0
+    }
+
+    fn tail_positions(&self) -> ([u8; 32], usize) {
+        let mut pos = [0u8; 32];
+        let mut n = 0;
+        if let Some((enc, len)) = key_inline_enc(self.kcode()) {
+            for i in 1 + enc_plen(enc, len)..16 {
+                pos[n] = i as u8;
+                n += 1;
+            }
+        }
+        let (a, b) = self.v.tail();
+        for i in a..b {
+            pos[n] = 16 + i as u8;
+            n += 1;
+        }
+        (pos, n)
+    }
+
+    #[inline]
+    fn byte_at(&self, p: u8) -> u8 {
+        if p < 16 {
+            self.k[p as usize]
+        } else {
+            self.v.b[p as usize - 16]
+        }
+    }
+
+    #[inline]
+    fn byte_at_mut(&mut self, p: u8) -> &mut u8 {
+        if p < 16 {
+            &mut self.k[p as usize]
+        } else {
+            &mut self.v.b[p as usize - 16]
+        }
+    }
+
+    /// Absolute expiry time in unix ms, if the key has one.
+    pub fn expire_at(&self) -> Option<u64> {
+        if !self.has_expire() {
+            return None;
+        }
+        if self.kcode() == K_HEAP {
+            let mut b = [0u8; 8];
+            b[..7].copy_from_slice(&self.k[1..8]);
+            return Some(u64::from_le_bytes(b));
+        }
+        let (pos, _) = self.tail_positions();
+        let mut t: u64 = 0;
+        for (i, &p) in pos[..SHORT_TTL].iter().enumerate() {
+            t |= (self.byte_at(p) as u64) << (8 * i);
+        }
+        Some(EXPIRE_EPOCH_MS + t)
+    }
+
+    /// True if the key has an expiry at or before `now_ms`.
+    #[inline]
+    pub fn is_expired(&self, now_ms: u64) -> bool {
+        self.has_expire() && self.expire_at().is_some_and(|t| t <= now_ms)
+    }
+
+    fn key_to_heap(&mut self) {
+        let kb = self.key();
+        let h = HeapBytes::from_slice(&kb);
+        let ttl = self.k[0] & K_TTL;
+        self.k = [0u8; 16];
+        self.k[0] = K_HEAP | ttl;
+        write_ptr(&mut self.k, h.into_raw());
+    }
+
+    fn key_to_inline(&mut self, cell: [u8; 16]) {
+        // SAFETY: heap key cells own the block; we replace the cell right after.
+        drop(unsafe { HeapBytes::from_raw(read_ptr(&self.k)) });
+        self.k = cell;
+    }
+
+    /// Sets or clears the expiry (unix ms). Relocates bytes as needed.
+    pub(crate) fn set_expire(&mut self, t: Option<u64>) {
+        self.k[0] &= !K_TTL;
+        let short_ok = |t: u64| (EXPIRE_EPOCH_MS..EXPIRE_EPOCH_MS + SHORT_RANGE).contains(&t);
+        if self.kcode() == K_HEAP {
+            // Move a heap key back inline if it fits there now.
+            let kb = self.key();
+            if kb.len() <= max_chars(KEY_CAP, 6) {
+                let mut cell = [0u8; 16];
+                let (code, plen) = key_code(&kb, &mut cell);
+                if code != K_HEAP {
+                    let vt = self.v.tail();
+                    let fits = match t {
+                        None => true,
+                        Some(t) => short_ok(t) && (KEY_CAP - plen) + (vt.1 - vt.0) >= SHORT_TTL,
+                    };
+                    if fits {
+                        cell[0] = code;
+                        self.key_to_inline(cell);
+                    }
+                }
+            }
+        }
+        let Some(t) = t else { return };
+        let t = t.min(MAX_EXPIRE_MS);
+        if self.kcode() != K_HEAP && short_ok(t) {
+            let (pos, n) = self.tail_positions();
+            if n >= SHORT_TTL {
+                let rel = t - EXPIRE_EPOCH_MS;
+                for (i, &p) in pos[..SHORT_TTL].iter().enumerate() {
+                    *self.byte_at_mut(p) = (rel >> (8 * i)) as u8;
+                }
+                self.k[0] |= K_TTL;
+                return;
+            }
+        }
+        if self.kcode() != K_HEAP {
+            self.key_to_heap();
+        }
+        self.k[1..8].copy_from_slice(&t.to_le_bytes()[..7]);
+        self.k[0] |= K_TTL;
+    }
+
+    /// Replaces the value, keeping the expiry; returns the old value.
+    pub fn set_value(&mut self, v: CompactValue) -> CompactValue {
+        let t = self.expire_at();
+        let evict = self.v.b[1];
+        let old = std::mem::replace(&mut self.v, v);
+        self.v.b[1] = evict;
+        if t.is_some() {
+            self.set_expire(t);
+        }
+        old
+    }
+
+    /// Edits a string value in place as a heap block (APPEND, SETRANGE,
+    /// SETBIT...). The value is marked raw; short results move back inline.
+    /// Returns None if the value is not a string.
+    pub fn modify_string<R>(&mut self, f: impl FnOnce(&mut HeapBytes) -> R) -> Option<R> {
+        if !self.v.is_string() {
+            return None;
+        }
+        if self.v.code() == V_HEAP {
+            // SAFETY: the cell owns the block; ManuallyDrop keeps that ownership
+            // and the (possibly moved) pointer is written back below.
+            let mut h =
+                std::mem::ManuallyDrop::new(unsafe { HeapBytes::from_raw(read_ptr(&self.v.b)) });
+            let r = f(&mut h);
+            let small = h.len() <= max_chars(VAL_CAP, 6);
+            write_ptr(
+                &mut self.v.b,
+                std::mem::ManuallyDrop::into_inner(h).into_raw(),
+            );
+            self.v.b[0] |= V_RAWFLAG;
+            if small {
+                // Small again: move inline.
+                let t = self.expire_at();
+                let evict = self.v.b[1];
+                let hb = std::mem::replace(&mut self.v, CompactValue::from_int(0))
+                    .into_heap_string()
+                    .unwrap();
+                self.v = CompactValue::from_heap(hb, true);
+                self.v.b[1] = evict;
+                if t.is_some() {
+                    self.set_expire(t);
+                }
+            }
+            return Some(r);
+        }
+        let t = self.expire_at();
+        let evict = self.v.b[1];
+        let mut hb = std::mem::replace(&mut self.v, CompactValue::from_int(0))
+            .into_heap_string()
+            .unwrap();
+        let r = f(&mut hb);
+        self.v = CompactValue::from_heap(hb, true);
+        self.v.b[1] = evict;
+        if t.is_some() {
+            self.set_expire(t);
+        }
+        Some(r)
+    }
+
+    /// Heap bytes owned by this entry (key block + value blocks).
+    pub fn heap_size(&self) -> usize {
+        let k = if self.kcode() == K_HEAP {
+            // SAFETY: heap key cells own a live block.
+            let s = unsafe { HeapBytes::slice_from_raw(read_ptr(&self.k)) };
+            crate::heap::size_class(crate::heap::HDR + s.len())
+        } else {
+            0
+        };
+        k + self.v.heap_size()
+    }
+
+    /// Is the key stored inline?
+    pub fn key_inline(&self) -> bool {
+        self.kcode() != K_HEAP
+    }
+
+    /// A deep copy under another key (COPY), without TTL.
+    pub fn clone_value(&self) -> CompactValue {
+        let mut v = self.v.clone();
+        // tail bytes may hold this entry's TTL; harmless but zero them
+        let (a, b) = v.tail();
+        v.b[a..b].fill(0);
+        v
+    }
+
+    /// Takes the value out, leaving the entry to be dropped.
+    pub fn into_value(mut self) -> CompactValue {
+        let v = std::mem::replace(&mut self.v, CompactValue::from_int(0));
+        drop(self);
+        v
+    }
+}
+
+impl Drop for Entry {
+    fn drop(&mut self) {
+        if self.kcode() == K_HEAP {
+            // SAFETY: heap key cells own the block behind the stored pointer.
+            drop(unsafe { HeapBytes::from_raw(read_ptr(&self.k)) });
+        }
+    }
+}
+
+impl std::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Entry({:?} => {:?}, ttl {:?})",
+            self.key(),
+            self.v,
+            self.expire_at()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn entry(k: &[u8], v: &[u8]) -> Entry {
+        Entry::new(&Key::new(k), CompactValue::from_bytes(v))
+    }
+
+    #[test]
+    fn populate_shapes_are_inline() {
+        let e = entry(b"key:12345678", b"value:12345678");
+        assert!(e.key_inline());
+        assert_eq!(e.heap_size(), 0);
+        assert_eq!(&*e.key(), b"key:12345678");
+        assert_eq!(&*e.value().string().unwrap(), b"value:12345678");
+        assert_eq!(e.value().encoding_name(), "embstr");
+        // redis-benchmark shapes: 16-byte keys and values
+        let e = entry(b"key:000000012345", b"xxxxxxxxxxxxxxxx");
+        assert_eq!(e.heap_size(), 0);
+        assert_eq!(&*e.value().string().unwrap(), b"xxxxxxxxxxxxxxxx");
+    }
+
+    #[test]
+    fn ttl_is_free_for_populate_shapes() {
+        let now = 1_800_000_000_000;
+        for (k, v) in [
+            (&b"key:12345678"[..], &b"value:12345678"[..]),
+            (b"key:000000012345", b"xxxxxxxxxxxxxxxx"),
+            (b"k", b"12345"),
+        ] {
+            let mut e = entry(k, v);
+            e.set_expire(Some(now));
+            assert!(e.key_inline(), "{:?}", e);
+            assert_eq!(e.heap_size(), 0);
+            assert_eq!(e.expire_at(), Some(now));
+            assert!(e.matches(&Key::new(k)));
+            assert_eq!(&*e.value().string().unwrap(), v);
+            e.set_expire(None);
+            assert_eq!(e.expire_at(), None);
+        }
+    }
+
+    #[test]
+    fn ttl_fallback_to_heap_key() {
+        let mut e = entry(
+            b"\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e",
+            b"\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89\x8a\x8b",
+        );
+        e.set_expire(Some(1_800_000_000_000));
+        assert!(!e.key_inline());
+        assert_eq!(e.expire_at(), Some(1_800_000_000_000));
+        e.set_expire(None);
+        assert!(e.key_inline());
+        // out of short range
+        let mut e = entry(b"a", b"b");
+        e.set_expire(Some(5));
+        assert_eq!(e.expire_at(), Some(5));
+        e.set_expire(Some(u64::MAX));
+        assert_eq!(e.expire_at(), Some(MAX_EXPIRE_MS));
+    }
+
+    #[test]
+    fn ints_and_encodings() {
+        let v = CompactValue::from_bytes(b"-12345");
+        assert!(v.is_int());
+        assert_eq!(v.as_int(), Some(-12345));
+        assert_eq!(&*v.string().unwrap(), b"-12345");
+        assert_eq!(v.encoding_name(), "int");
+        assert_eq!(v.str_len(), 6);
+        assert!(!CompactValue::from_bytes(b"012").is_int());
+        assert!(!CompactValue::from_bytes(b"+1").is_int());
+        let big = vec![b'a'; 45];
+        assert_eq!(CompactValue::from_bytes(&big).encoding_name(), "raw");
+        assert_eq!(
+            CompactValue::from_bytes(&big[..44]).encoding_name(),
+            "embstr"
+        );
+        let m = CompactValue::from_int(i64::MIN);
+        assert_eq!(&*m.string().unwrap(), b"-9223372036854775808");
+    }
+
+    #[test]
+    fn modify_keeps_ttl() {
+        let mut e = entry(b"key:1", b"abc");
+        e.set_expire(Some(1_800_000_000_123));
+        e.modify_string(|h| h.extend_from_slice(&[b'x'; 100]))
+            .unwrap();
+        assert_eq!(e.value().str_len(), 103);
+        assert_eq!(e.value().encoding_name(), "raw");
+        assert_eq!(e.expire_at(), Some(1_800_000_000_123));
+        e.modify_string(|h| h.resize(2)).unwrap();
+        assert_eq!(&*e.value().string().unwrap(), b"ab");
+        assert_eq!(e.value().encoding_name(), "raw");
+        assert_eq!(e.heap_size(), 0);
+        assert_eq!(e.expire_at(), Some(1_800_000_000_123));
+        let old = e.set_value(CompactValue::from_int(7));
+        assert_eq!(&*old.string().unwrap(), b"ab");
+        assert_eq!(e.expire_at(), Some(1_800_000_000_123));
+    }
+
+    proptest! {
+        #[test]
+        fn entry_roundtrip(
+            k in proptest::collection::vec(any::<u8>(), 0..40),
+            ks in "[a-z:0-9]{0,24}",
+            v in proptest::collection::vec(any::<u8>(), 0..60),
+            vs in "[a-zA-Z0-9 ]{0,20}",
+            use_s in any::<(bool, bool)>(),
+            ttl in proptest::option::of(0u64..u64::MAX),
+            ttl2 in proptest::option::of(1_700_000_000_000u64..1_900_000_000_000),
+        ) {
+            let k = if use_s.0 { ks.as_bytes().to_vec() } else { k };
+            let v = if use_s.1 { vs.as_bytes().to_vec() } else { v };
+            let key = Key::new(&k);
+            let mut e = Entry::new(&key, CompactValue::from_bytes(&v));
+            prop_assert!(e.matches(&key));
+            prop_assert_eq!(e.hash(), key.hash);
+            e.set_expire(ttl);
+            prop_assert_eq!(e.expire_at(), ttl.map(|t| t.min(MAX_EXPIRE_MS)));
+            prop_assert!(e.matches(&key));
+            prop_assert_eq!(&*e.key(), &k[..]);
+            prop_assert_eq!(&*e.value().string().unwrap(), &v[..]);
+            e.set_expire(ttl2);
+            prop_assert_eq!(e.expire_at(), ttl2);
+            prop_assert!(e.matches(&key));
+            prop_assert_eq!(&*e.value().string().unwrap(), &v[..]);
+            e.modify_string(|h| h.extend_from_slice(b"zz")).unwrap();
+            let mut v2 = v.clone();
+            v2.extend_from_slice(b"zz");
+            prop_assert_eq!(&*e.value().string().unwrap(), &v2[..]);
+            prop_assert_eq!(e.expire_at(), ttl2);
+            prop_assert_eq!(&*e.key(), &k[..]);
+            let other = Key::new(b"definitely-some-other-key");
+            prop_assert!(k == b"definitely-some-other-key" || !e.matches(&other));
+        }
+    }
+}
