@@ -73,6 +73,9 @@ pub struct ClientShared {
     pub tot_net_in: AtomicU64,
     pub tot_net_out: AtomicU64,
     pub tot_cmds: AtomicU64,
+    /// Command table index + 1 of the last command run (0 = none yet), for
+    /// `cmd=` in CLIENT LIST.
+    pub last_cmd: AtomicU32,
     /// Set by `CLIENT KILL` (or an output limit) from any thread; the owner closes the connection.
     pub killed: AtomicBool,
     /// Set by `CLIENT UNBLOCK`: 1 = timeout, 2 = error.
@@ -95,6 +98,8 @@ pub mod cflag {
     pub const CLOSE_AFTER_REPLY: u32 = 1 << 9; // c
     pub const READONLY: u32 = 1 << 10; // r
     pub const TRACKING: u32 = 1 << 11; // t
+    pub const REPLICA: u32 = 1 << 12; // S
+    pub const MASTER: u32 = 1 << 13; // M
 }
 
 impl ClientShared {
@@ -123,6 +128,7 @@ impl ClientShared {
             tot_net_in: AtomicU64::new(0),
             tot_net_out: AtomicU64::new(0),
             tot_cmds: AtomicU64::new(0),
+            last_cmd: AtomicU32::new(0),
             killed: AtomicBool::new(false),
             unblock: AtomicU8::new(0),
             worker,
@@ -148,21 +154,27 @@ impl ClientShared {
     pub fn flag_letters(&self) -> String {
         let f = self.flags.load(Relaxed);
         let mut s = String::new();
+        // Redis's order: O or S, M, P, x, b, t, d, c, A, U, r, e, T.
         let pairs = [
             (cflag::MONITOR, 'O'),
+            (cflag::REPLICA, 'S'),
+            (cflag::MASTER, 'M'),
             (cflag::PUBSUB, 'P'),
             (cflag::MULTI, 'x'),
             (cflag::BLOCKED, 'b'),
             (cflag::TRACKING, 't'),
             (cflag::DIRTY_CAS, 'd'),
             (cflag::CLOSE_AFTER_REPLY, 'c'),
+            (cflag::CLOSE_ASAP, 'A'),
             (cflag::UNIX, 'U'),
             (cflag::READONLY, 'r'),
-            (cflag::CLOSE_ASAP, 'A'),
             (cflag::NO_EVICT, 'e'),
             (cflag::NO_TOUCH, 'T'),
         ];
         for (bit, c) in pairs {
+            if bit == cflag::REPLICA && f & cflag::MONITOR != 0 {
+                continue;
+            }
             if f & bit != 0 {
                 s.push(c);
             }
@@ -193,6 +205,8 @@ pub struct Client {
     pub monitor: bool,
     /// Set when the connection arrived over a unix socket.
     pub is_unix: bool,
+    /// Pub/Sub subscriptions (SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE).
+    pub pubsub: crate::pubsub::ClientPubSub,
     /// Peer is on a loopback address or the unix socket (DEBUG "local", protected-mode).
     pub is_local: bool,
 }
@@ -214,6 +228,7 @@ impl Client {
             monitor: false,
             is_unix,
             is_local,
+            pubsub: Default::default(),
         }
     }
 

@@ -173,6 +173,7 @@ fn reset(ctx: &mut Ctx, _args: &[&[u8]]) {
         crate::client::cflag::NO_EVICT | crate::client::cflag::NO_TOUCH,
         false,
     );
+    crate::pubsub::unsubscribe_all(ctx.srv, c);
     if c.monitor {
         c.monitor = false;
         crate::admin::stop_monitor(ctx.srv, c);

@@ -79,7 +79,8 @@ fn execute_inner(
         return Outcome::Done;
     };
     let top = table.get(idx);
-    if !top.spec.subcommands.is_empty() {
+    // A container with its own handler (COMMAND) also runs without a subcommand.
+    if !top.spec.subcommands.is_empty() && !(args.len() < 2 && top.spec.handler.is_some()) {
         if args.len() < 2 {
             top.stats
                 .rejected_calls
@@ -133,6 +134,21 @@ fn execute_inner(
         reject(srv, out, "NOAUTH Authentication required.");
         return Outcome::Done;
     }
+    if client.protocol == resp::Protocol::Resp2
+        && spec.flags & flag::SUBSCRIBED_OK == 0
+        && client.pubsub.is_subscribed()
+    {
+        entry
+            .stats
+            .rejected_calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let msg = format!(
+            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+            entry.full_name
+        );
+        reject(srv, out, &msg);
+        return Outcome::Done;
+    }
     let now_ms = crate::util::unix_time_ms();
     if let Some(p) = srv.active_pause(now_ms) {
         let blocked = p.all || spec.flags & (flag::WRITE | flag::MAY_REPLICATE) != 0;
@@ -152,6 +168,15 @@ fn execute_inner(
         );
         return Outcome::Done;
     };
+    client
+        .shared
+        .last_cmd
+        .store(idx as u32 + 1, std::sync::atomic::Ordering::Relaxed);
+    let argv_mem: usize = args.iter().map(|a| a.len()).sum();
+    client
+        .shared
+        .argv_mem
+        .store(argv_mem as u64, std::sync::atomic::Ordering::Relaxed);
     let start = Instant::now();
     let mut ctx = Ctx {
         srv,
@@ -165,6 +190,10 @@ fn execute_inner(
     handler(&mut ctx, args);
     let failed = ctx.failed;
     let client = ctx.client;
+    client
+        .shared
+        .argv_mem
+        .store(0, std::sync::atomic::Ordering::Relaxed);
     let ns = start.elapsed().as_nanos() as u64;
     let us = ns / 1000;
     entry.stats.record(ns, settings.latency_tracking);

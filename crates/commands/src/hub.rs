@@ -16,6 +16,11 @@ use parking_lot::RwLock;
 pub enum WorkerMsg {
     /// Append these bytes to the output of client `id` (if it still exists).
     Deliver { client_id: u64, bytes: Arc<[u8]> },
+    /// A Pub/Sub message for these clients of the worker.
+    Publish {
+        msg: Arc<crate::pubsub::Published>,
+        client_ids: Vec<u64>,
+    },
     /// Re-check the client: it may have been killed or unblocked.
     Poke { client_id: u64 },
     /// The server is shutting down.

@@ -13,6 +13,7 @@ pub mod ctx;
 pub mod dispatch;
 pub mod glob;
 pub mod hub;
+pub mod pubsub;
 pub mod server;
 pub mod slowlog;
 pub mod spec;

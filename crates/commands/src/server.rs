@@ -69,6 +69,7 @@ pub struct Server {
     pub slowlog: SlowLog,
     pub latency: LatencyMonitor,
     pub hub: Hub,
+    pub pubsub: crate::pubsub::PubSub,
     /// CLIENT PAUSE state; written through [`Server::set_pause`] only.
     pause: Mutex<Pause>,
     /// Copy of `pause.until_ms` so the per-command check is one atomic load.
@@ -94,6 +95,7 @@ impl Server {
             slowlog: SlowLog::default(),
             latency: LatencyMonitor::default(),
             hub: Hub::default(),
+            pubsub: Default::default(),
             pause: Mutex::new(Pause::default()),
             pause_until_ms: AtomicU64::new(0),
             monitors: Mutex::new(Vec::new()),

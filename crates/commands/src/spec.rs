@@ -48,7 +48,9 @@ pub mod flag {
     /// Allowed in sentinel mode (reported for COMMAND INFO fidelity).
     pub const SENTINEL_OK: u32 = 1 << 20;
 
-    /// (flag, name) pairs in the order Redis prints them.
+    /// (flag, name) pairs in the order Redis 7.0 prints them in `COMMAND INFO`.
+    /// `may_replicate`, `subscribed_ok` and `sentinel_ok` are internal and
+    /// hidden, as Redis hides its `may_replicate` and `sentinel` flags.
     pub const NAMES: &[(u32, &str)] = &[
         (WRITE, "write"),
         (READONLY, "readonly"),
@@ -63,12 +65,11 @@ pub mod flag {
         (SKIP_SLOWLOG, "skip_slowlog"),
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
-        (MAY_REPLICATE, "may_replicate"),
+        (NO_MANDATORY_KEYS, "no_mandatory_keys"),
+        (NO_ASYNC_LOADING, "no_async_loading"),
         (NO_MULTI, "no_multi"),
         (MOVABLEKEYS, "movablekeys"),
         (ALLOW_BUSY, "allow_busy"),
-        (NO_MANDATORY_KEYS, "no_mandatory_keys"),
-        (NO_ASYNC_LOADING, "no_async_loading"),
     ];
 }
 
@@ -98,6 +99,159 @@ impl KeyPos {
     };
     pub const fn range(first: i32, last: i32, step: i32) -> KeyPos {
         KeyPos { first, last, step }
+    }
+}
+
+/// Where the search for a key spec's keys begins (Redis 7 key specs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BeginSearch {
+    /// At a fixed argument index (1 = first argument after the name).
+    Index(i32),
+    /// After `keyword`, searching from `startfrom` (negative = from the end).
+    Keyword {
+        keyword: &'static str,
+        startfrom: i32,
+    },
+    /// Cannot be described.
+    Unknown,
+}
+
+/// How keys are found once the search began (Redis 7 key specs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FindKeys {
+    /// Keys up to `lastkey` (relative to the begin index; -1 = last
+    /// argument), every `keystep`; `limit` > 1 keeps 1/limit of the rest.
+    Range {
+        lastkey: i32,
+        keystep: i32,
+        limit: i32,
+    },
+    /// The argument at `keynumidx` (relative to begin) holds the key count;
+    /// keys start at `firstkey` (relative to begin) every `keystep`.
+    Keynum {
+        keynumidx: i32,
+        firstkey: i32,
+        keystep: i32,
+    },
+    /// Cannot be described.
+    Unknown,
+}
+
+/// One key specification as reported by `COMMAND INFO` and used by
+/// `COMMAND GETKEYSANDFLAGS` (e.g. flags `["RW", "access", "delete"]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeySpec {
+    pub notes: &'static str,
+    pub flags: &'static [&'static str],
+    pub begin: BeginSearch,
+    pub find: FindKeys,
+}
+
+impl KeySpec {
+    /// A spec for keys from `index` to `lastkey` (relative) every `keystep`.
+    pub const fn range(
+        flags: &'static [&'static str],
+        index: i32,
+        lastkey: i32,
+        keystep: i32,
+    ) -> KeySpec {
+        KeySpec {
+            notes: "",
+            flags,
+            begin: BeginSearch::Index(index),
+            find: FindKeys::Range {
+                lastkey,
+                keystep,
+                limit: 0,
+            },
+        }
+    }
+
+    /// A single key at `index`.
+    pub const fn single(flags: &'static [&'static str], index: i32) -> KeySpec {
+        KeySpec::range(flags, index, 0, 1)
+    }
+
+    /// Argument indexes of the keys this spec finds in `args` (args[0] is
+    /// the command name), or `None` when the arguments do not fit the spec.
+    pub fn find(&self, args: &[&[u8]]) -> Option<Vec<usize>> {
+        let argc = args.len() as i64;
+        let begin: i64 = match self.begin {
+            BeginSearch::Index(i) => i as i64,
+            BeginSearch::Keyword { keyword, startfrom } => {
+                let (start, end, step): (i64, i64, i64) = if startfrom >= 0 {
+                    (startfrom as i64, argc - 1, 1)
+                } else {
+                    (argc + startfrom as i64, 1, -1)
+                };
+                let mut i = start;
+                let mut found = None;
+                while (step > 0 && i <= end) || (step < 0 && i >= end) {
+                    if i >= 1
+                        && i < argc
+                        && args[i as usize].eq_ignore_ascii_case(keyword.as_bytes())
+                    {
+                        found = Some(i + 1);
+                        break;
+                    }
+                    i += step;
+                }
+                found?
+            }
+            BeginSearch::Unknown => return None,
+        };
+        if begin < 1 || begin >= argc {
+            return Some(Vec::new());
+        }
+        let mut out = Vec::new();
+        match self.find {
+            FindKeys::Range {
+                lastkey,
+                keystep,
+                limit,
+            } => {
+                let step = keystep.max(1) as i64;
+                let last = if lastkey >= 0 {
+                    begin + lastkey as i64
+                } else if limit > 1 {
+                    let span = argc - 1 - begin;
+                    begin + span / limit as i64
+                } else {
+                    argc + lastkey as i64
+                };
+                if last >= argc {
+                    return None;
+                }
+                let mut i = begin;
+                while i <= last {
+                    out.push(i as usize);
+                    i += step;
+                }
+            }
+            FindKeys::Keynum {
+                keynumidx,
+                firstkey,
+                keystep,
+            } => {
+                let idx = begin + keynumidx as i64;
+                let n = args
+                    .get(idx as usize)
+                    .and_then(|a| crate::util::parse_i64(a))
+                    .filter(|&n| n >= 0)?;
+                let first = begin + firstkey as i64;
+                let step = keystep.max(1) as i64;
+                let mut i = first;
+                for _ in 0..n {
+                    if i >= argc {
+                        return None;
+                    }
+                    out.push(i as usize);
+                    i += step;
+                }
+            }
+            FindKeys::Unknown => return None,
+        }
+        Some(out)
     }
 }
 
@@ -138,6 +292,9 @@ pub struct CommandSpec {
     pub getkeys: Option<KeyFinder>,
     /// Redis "command tips" (e.g. "nondeterministic_output").
     pub tips: &'static [&'static str],
+    /// Redis 7 key specifications. When empty and `keys` is not
+    /// [`KeyPos::NONE`], `COMMAND INFO` derives one range spec from `keys`.
+    pub key_specs: &'static [KeySpec],
     pub docs: Docs,
     /// `None` for containers that only dispatch to subcommands.
     pub handler: Option<Handler>,
@@ -155,6 +312,7 @@ impl CommandSpec {
             keys: KeyPos::NONE,
             getkeys: None,
             tips: &[],
+            key_specs: &[],
             docs: Docs {
                 summary: "",
                 since: "1.0.0",

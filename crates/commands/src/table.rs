@@ -10,7 +10,11 @@ use crate::spec::CommandSpec;
 use crate::stats::CommandStats;
 
 /// Every command family, in registration order.
-pub const FAMILIES: &[&[CommandSpec]] = &[crate::connection::COMMANDS, crate::admin::COMMANDS];
+pub const FAMILIES: &[&[CommandSpec]] = &[
+    crate::connection::COMMANDS,
+    crate::admin::COMMANDS,
+    crate::pubsub::COMMANDS,
+];
 
 /// A command or subcommand with its statistics.
 pub struct CommandEntry {

@@ -171,6 +171,16 @@ impl Worker {
                         }
                     }
                 }
+                WorkerMsg::Publish { msg, client_ids } => {
+                    for id in client_ids {
+                        if let Some(&slot) = self.by_id.get(&id) {
+                            if let Some(c) = self.conns[slot].as_mut() {
+                                msg.encode(&mut c.out);
+                                self.touched.push(slot);
+                            }
+                        }
+                    }
+                }
                 WorkerMsg::Poke { client_id } => {
                     if let Some(&slot) = self.by_id.get(&client_id) {
                         self.check_killed(slot);
@@ -321,6 +331,7 @@ impl Worker {
             if conn.client.monitor {
                 commands::admin::stop_monitor(&self.srv, &conn.client);
             }
+            commands::pubsub::unsubscribe_all(&self.srv, &mut conn.client);
             self.by_id.remove(&conn.client.id);
             self.srv.clients.remove(conn.client.id);
             self.srv.stats.connected_clients.fetch_sub(1, Relaxed);
