@@ -1,0 +1,20 @@
+//! Petrel's collection encodings, independent of commands and networking.
+//!
+//! * [`Listpack`]: Redis 7.0 listpack byte format (RDB-compatible block).
+//! * [`IntSet`]: Redis intset byte format.
+//! * [`ListpackHash`], [`ListpackSet`], [`ListpackZset`]: small values, a
+//!   listpack plus a fingerprint side index so lookups do not compare every
+//!   entry (see [`small`]).
+//!
+//! Every structure reports `heap_bytes()`: the bytes it has allocated
+//! (capacities, not lengths), maintained incrementally and O(1) to read.
+
+pub mod hash;
+pub mod intset;
+pub mod listpack;
+pub mod mem;
+pub mod small;
+
+pub use intset::IntSet;
+pub use listpack::{Listpack, LpValue};
+pub use small::{ListpackHash, ListpackSet, ListpackZset};
