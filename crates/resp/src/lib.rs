@@ -11,7 +11,9 @@
 //! * [`ReplyBuf`] appends encoded replies for a [`Protocol`] (RESP2 or
 //!   RESP3), degrading RESP3 types the way Redis does for RESP2 clients.
 //! * [`format_double_like_redis`] / [`format_long_double_like_redis`] spell
-//!   floats the way Redis 7.0 replies them (scores vs. `INCRBYFLOAT`).
+//!   floats the way Redis 7.0 replies them (scores vs. `INCRBYFLOAT`), and
+//!   [`LongDouble`] does `INCRBYFLOAT` arithmetic in x87 80-bit precision as
+//!   Redis does, so results print identically.
 //! * [`Value`] / [`parse_value`] read replies (tests, tools, benchmarks).
 //!
 //! Nothing here does I/O, and the crate has no `unsafe`.
@@ -19,11 +21,13 @@
 #![warn(missing_docs)]
 
 mod inline;
+pub mod ldouble;
 pub mod num;
 pub mod reply;
 pub mod request;
 pub mod value;
 
+pub use ldouble::LongDouble;
 pub use num::{format_double_like_redis, format_long_double_like_redis, parse_redis_i64};
 pub use reply::{encode_command, write_command, DeferredLen, Protocol, ReplyBuf};
 pub use request::{
