@@ -3,8 +3,13 @@
 //! and the value logic of strings, bitmaps and HyperLogLogs.
 
 pub mod heap;
+pub mod keyspace;
 pub mod object;
 pub mod pack;
 pub mod slot;
 
+pub use keyspace::{Config, Db, DbInfo, Keyspace, MultiGuard, Partition, Stats, Ttl};
 pub use object::{Bytes, CompactValue, Entry, Key, Kind};
+
+#[cfg(test)]
+mod keyspace_tests;

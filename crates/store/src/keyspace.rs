@@ -1,0 +1,932 @@
+//! The keyspace: `P` partitions, each owning a contiguous range of the 16384
+//! hash slots and one Dashtable per database (created on first write).
+//!
+//! Locking: each partition sits behind its own mutex. A command locks the
+//! partition(s) of its keys for its whole duration; several partitions are
+//! always taken in ascending index order ([`Keyspace::lock_keys`],
+//! [`Keyspace::lock_all`]), so multi-key commands are atomic and deadlock-free.
+//!
+//! Expiry: every read or write lookup through [`Partition`] drops a key whose
+//! time has passed (lazy expiry, `now_ms` from the caller), and
+//! [`Keyspace::active_expire_cycle`] sweeps the tables in short resumable
+//! steps. Invariant: `Db::expires` equals the number of entries with a TTL;
+//! only `Partition` methods change TTLs or add/remove entries.
+//!
+//! SCAN cursors are Dashtable cursors: the table cursor carries the hash
+//! position, whose top bits are the slot, whose top bits are the partition.
+//! So a cursor names its partition, and Redis's SCAN guarantee carries over
+//! from the table.
+
+use std::time::{Duration, Instant};
+
+use dash::DashTable;
+use parking_lot::{Mutex, MutexGuard};
+
+use crate::object::{CompactValue, Entry, Key};
+use crate::slot::{SLOTS, SLOT_BITS};
+
+pub type Hasher = fn(&Entry) -> u64;
+pub type Table = DashTable<Entry, Hasher>;
+
+fn entry_hash(e: &Entry) -> u64 {
+    e.hash()
+}
+
+fn new_table() -> Table {
+    DashTable::with_hasher(entry_hash as Hasher)
+}
+
+/// Keyspace shape.
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    /// Number of partitions (power of two, 1..=16384).
+    pub partitions: usize,
+    /// Number of databases (SELECT 0..n-1).
+    pub databases: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            partitions: 16,
+            databases: 16,
+        }
+    }
+}
+
+/// One database inside one partition.
+pub struct Db {
+    pub table: Table,
+    expires: usize,
+    /// Running TTL estimate in ms (Redis's avg_ttl rule).
+    avg_ttl: f64,
+    /// Active-expiry sweep position.
+    expire_cursor: u64,
+}
+
+impl Db {
+    fn new() -> Db {
+        Db {
+            table: new_table(),
+            expires: 0,
+            avg_ttl: 0.0,
+            expire_cursor: 0,
+        }
+    }
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+    /// Keys with a TTL.
+    pub fn expires(&self) -> usize {
+        self.expires
+    }
+    /// Table bytes per entry (the slot share of MEMORY USAGE).
+    pub fn slot_share(&self) -> usize {
+        let n = self.table.len().max(1);
+        self.table.allocated_bytes().div_ceil(n)
+    }
+}
+
+/// Counters kept per partition (summed by [`Keyspace::stats`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats {
+    pub hits: u64,
+    pub misses: u64,
+    pub expired_keys: u64,
+    /// Active-expiry cycles that stopped on their time budget.
+    pub expire_time_cap_reached: u64,
+    /// Time spent in active expiry, microseconds.
+    pub expire_cycle_us: u64,
+}
+
+impl std::ops::AddAssign for Stats {
+    fn add_assign(&mut self, o: Stats) {
+        self.hits += o.hits;
+        self.misses += o.misses;
+        self.expired_keys += o.expired_keys;
+        self.expire_time_cap_reached += o.expire_time_cap_reached;
+        self.expire_cycle_us += o.expire_cycle_us;
+    }
+}
+
+/// Per-database summary (INFO keyspace).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct DbInfo {
+    pub keys: usize,
+    pub expires: usize,
+    pub avg_ttl: u64,
+}
+
+/// How a write treats the key's TTL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ttl {
+    /// Keep the existing TTL (KEEPTTL, INCR, APPEND...).
+    Keep,
+    /// Set this TTL (None = persist).
+    Set(Option<u64>),
+}
+
+/// LRU clock byte for `now_ms` (seconds, wrapping at 256).
+#[inline]
+pub fn lru_clock(now_ms: u64) -> u8 {
+    (now_ms / 1000) as u8
+}
+
+/// Seconds since the eviction byte was last touched (LRU mode).
+pub fn idle_seconds(evict_byte: u8, now_ms: u64) -> u64 {
+    lru_clock(now_ms).wrapping_sub(evict_byte) as u64
+}
+
+/// One partition: a slot range, its databases and counters.
+pub struct Partition {
+    index: usize,
+    dbs: Vec<Option<Box<Db>>>,
+    pub stats: Stats,
+}
+
+impl Partition {
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The database, if it has ever been written in this partition.
+    pub fn db(&self, db: usize) -> Option<&Db> {
+        self.dbs[db].as_deref()
+    }
+
+    /// The database, created on demand.
+    pub fn db_mut(&mut self, db: usize) -> &mut Db {
+        self.dbs[db].get_or_insert_with(|| Box::new(Db::new()))
+    }
+
+    /// Looks a key up, dropping it if expired. No statistics, no touch
+    /// (write lookups, TTL, TYPE, EXISTS).
+    pub fn get(&mut self, db: usize, key: &Key, now_ms: u64) -> Option<&mut Entry> {
+        let d = self.dbs[db].as_deref_mut()?;
+        let e: *mut Entry = d.table.get_mut(key.hash, |e| e.matches(key))?;
+        // SAFETY: `e` points into `d.table`, which is not touched between the
+        // lookup and this read; the returned borrow is tied to `&mut self`.
+        if unsafe { (*e).is_expired(now_ms) } {
+            let old = d.table.remove(key.hash, |e| e.matches(key)).unwrap();
+            d.expires -= 1;
+            self.stats.expired_keys += 1;
+            drop(old);
+            return None;
+        }
+        // SAFETY: as above; no mutation happened since the lookup.
+        Some(unsafe { &mut *e })
+    }
+
+    /// Read lookup: like [`get`](Self::get), counts a hit or miss and
+    /// touches the eviction byte.
+    pub fn get_read(&mut self, db: usize, key: &Key, now_ms: u64) -> Option<&mut Entry> {
+        let clock = lru_clock(now_ms);
+        let mut hit = false;
+        let r = self.get(db, key, now_ms).map(|e| {
+            e.set_evict_byte(clock);
+            hit = true;
+            e as *mut Entry
+        });
+        if hit {
+            self.stats.hits += 1;
+        } else {
+            self.stats.misses += 1;
+        }
+        // SAFETY: the pointer comes from the borrow of self just above; only
+        // the stats counters were written since.
+        r.map(|p| unsafe { &mut *p })
+    }
+
+    /// Does the key exist (not expired)?
+    pub fn exists(&mut self, db: usize, key: &Key, now_ms: u64) -> bool {
+        self.get(db, key, now_ms).is_some()
+    }
+
+    /// Inserts or replaces a key; returns the replaced (live) entry.
+    pub fn insert(
+        &mut self,
+        db: usize,
+        key: &Key,
+        v: CompactValue,
+        ttl: Option<u64>,
+        now_ms: u64,
+    ) -> Option<Entry> {
+        let mut e = Entry::new(key, v);
+        e.set_evict_byte(lru_clock(now_ms));
+        if ttl.is_some() {
+            e.set_expire(ttl);
+        }
+        let d = self.db_mut(db);
+        if ttl.is_some() {
+            d.expires += 1;
+        }
+        let old = d.table.insert(key.hash, e, |e| e.matches(key));
+        if let Some(o) = &old {
+            if o.has_expire() {
+                d.expires -= 1;
+            }
+            if o.is_expired(now_ms) {
+                self.stats.expired_keys += 1;
+                return None;
+            }
+        }
+        old
+    }
+
+    /// Writes a value with TTL handling; returns the previous live entry's
+    /// value if the key existed (an Entry only if it was replaced whole).
+    pub fn set(
+        &mut self,
+        db: usize,
+        key: &Key,
+        v: CompactValue,
+        ttl: Ttl,
+        now_ms: u64,
+    ) -> Option<CompactValue> {
+        match ttl {
+            Ttl::Set(t) => self.insert(db, key, v, t, now_ms).map(Entry::into_value),
+            Ttl::Keep => match self.get(db, key, now_ms) {
+                Some(e) => {
+                    e.set_evict_byte(lru_clock(now_ms));
+                    Some(e.set_value(v))
+                }
+                None => {
+                    self.insert(db, key, v, None, now_ms);
+                    None
+                }
+            },
+        }
+    }
+
+    /// Removes a key; returns it if it was live (expired ones count as expired).
+    pub fn remove(&mut self, db: usize, key: &Key, now_ms: u64) -> Option<Entry> {
+        let d = self.dbs[db].as_deref_mut()?;
+        let old = d.table.remove(key.hash, |e| e.matches(key))?;
+        if old.has_expire() {
+            d.expires -= 1;
+        }
+        if old.is_expired(now_ms) {
+            self.stats.expired_keys += 1;
+            return None;
+        }
+        Some(old)
+    }
+
+    /// Sets or clears a live key's TTL; false if the key does not exist.
+    pub fn set_expire(&mut self, db: usize, key: &Key, t: Option<u64>, now_ms: u64) -> bool {
+        let Some(e) = self.get(db, key, now_ms) else {
+            return false;
+        };
+        let had = e.has_expire();
+        e.set_expire(t);
+        let has = e.has_expire();
+        let d = self.dbs[db].as_deref_mut().unwrap();
+        match (had, has) {
+            (false, true) => d.expires += 1,
+            (true, false) => d.expires -= 1,
+            _ => {}
+        }
+        true
+    }
+
+    /// Moves a live entry to another database of this partition under the
+    /// same key (MOVE). The caller checks that `dst` has no such key.
+    pub fn move_entry(&mut self, src: usize, dst: usize, key: &Key, now_ms: u64) -> bool {
+        let Some(e) = self.remove(src, key, now_ms) else {
+            return false;
+        };
+        let d = self.db_mut(dst);
+        if e.has_expire() {
+            d.expires += 1;
+        }
+        d.table.insert(key.hash, e, |x| x.matches(key));
+        true
+    }
+
+    /// Puts an existing entry under another key of this partition, keeping
+    /// value and TTL (RENAME within a partition, COPY). Replaces any entry.
+    pub fn insert_value_with_ttl(
+        &mut self,
+        db: usize,
+        key: &Key,
+        v: CompactValue,
+        ttl: Option<u64>,
+        now_ms: u64,
+    ) {
+        drop(self.insert(db, key, v, ttl, now_ms));
+    }
+
+    /// MEMORY USAGE: slot share plus heap bytes of a live key.
+    pub fn memory_usage(&mut self, db: usize, key: &Key, now_ms: u64) -> Option<usize> {
+        let heap = self.get(db, key, now_ms)?.heap_size();
+        Some(heap + self.dbs[db].as_deref().unwrap().slot_share())
+    }
+
+    /// Keys in `db` (expired ones included until collected).
+    pub fn len(&self, db: usize) -> usize {
+        self.dbs[db].as_ref().map_or(0, |d| d.len())
+    }
+
+    pub fn is_empty(&self, db: usize) -> bool {
+        self.len(db) == 0
+    }
+
+    /// Visits the entries of one hash slot in `db` (cluster slot migration,
+    /// CLUSTER GETKEYSINSLOT), expired ones skipped.
+    pub fn for_each_in_slot(&self, db: usize, slot: u16, now_ms: u64, mut f: impl FnMut(&Entry)) {
+        if let Some(d) = self.dbs[db].as_deref() {
+            d.table.for_each_with_prefix(slot as u64, SLOT_BITS, |e| {
+                if !e.is_expired(now_ms) {
+                    f(e)
+                }
+            });
+        }
+    }
+
+    /// Sweeps one step of active expiry on `db`: returns (visited, expired,
+    /// ttl_sum_ms of live volatile keys, live volatile count, pass complete).
+    fn expire_step(
+        &mut self,
+        db: usize,
+        now_ms: u64,
+        max_visit: usize,
+    ) -> (usize, usize, u64, usize, bool) {
+        let Some(d) = self.dbs[db].as_deref_mut() else {
+            return (0, 0, 0, 0, true);
+        };
+        let (mut visited, mut expired, mut ttl_sum, mut live) = (0usize, 0usize, 0u64, 0usize);
+        let mut complete = false;
+        while visited < max_visit {
+            d.expire_cursor = d.table.scan_retain(d.expire_cursor, |e| {
+                visited += 1;
+                if let Some(t) = e.expire_at() {
+                    if t <= now_ms {
+                        expired += 1;
+                        return false;
+                    }
+                    ttl_sum = ttl_sum.saturating_add(t - now_ms);
+                    live += 1;
+                }
+                true
+            });
+            if d.expire_cursor == 0 {
+                complete = true;
+                break;
+            }
+        }
+        d.expires -= expired;
+        self.stats.expired_keys += expired as u64;
+        if live > 0 {
+            let avg = (ttl_sum / live as u64) as f64;
+            d.avg_ttl = if d.avg_ttl == 0.0 {
+                avg
+            } else {
+                d.avg_ttl / 50.0 * 49.0 + avg / 50.0
+            };
+        }
+        if d.expires == 0 {
+            d.avg_ttl = 0.0;
+        }
+        (visited, expired, ttl_sum, live, complete)
+    }
+}
+
+/// Several partitions locked in ascending order.
+pub struct MultiGuard<'a> {
+    shift: u32,
+    guards: Vec<(usize, MutexGuard<'a, Partition>)>,
+}
+
+impl<'a> MultiGuard<'a> {
+    /// The locked partition owning `key`.
+    pub fn part(&mut self, key: &Key) -> &mut Partition {
+        let p = (key.slot() >> self.shift) as usize;
+        let i = self
+            .guards
+            .iter()
+            .position(|(i, _)| *i == p)
+            .expect("key not locked");
+        &mut self.guards[i].1
+    }
+
+    /// Two distinct keys' partitions at once (RENAME, COPY, SMOVE...); the
+    /// second is None when both keys share a partition.
+    pub fn pair(&mut self, a: &Key, b: &Key) -> (&mut Partition, Option<&mut Partition>) {
+        let pa = (a.slot() >> self.shift) as usize;
+        let pb = (b.slot() >> self.shift) as usize;
+        if pa == pb {
+            return (self.part(a), None);
+        }
+        let ia = self
+            .guards
+            .iter()
+            .position(|(i, _)| *i == pa)
+            .expect("key not locked");
+        let ib = self
+            .guards
+            .iter()
+            .position(|(i, _)| *i == pb)
+            .expect("key not locked");
+        if ia < ib {
+            let (l, r) = self.guards.split_at_mut(ib);
+            (&mut l[ia].1, Some(&mut r[0].1))
+        } else {
+            let (l, r) = self.guards.split_at_mut(ia);
+            (&mut r[0].1, Some(&mut l[ib].1))
+        }
+    }
+
+    pub fn partitions(&mut self) -> impl Iterator<Item = &mut Partition> + use<'_, 'a> {
+        self.guards.iter_mut().map(|(_, g)| &mut **g)
+    }
+}
+
+#[repr(align(128))]
+struct Padded(Mutex<Partition>);
+
+/// Active-expiry resume point.
+#[derive(Default)]
+struct ExpireState {
+    part: usize,
+    db: usize,
+}
+
+/// Result of one [`Keyspace::active_expire_cycle`] call.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ExpireReport {
+    pub visited: usize,
+    pub expired: usize,
+    pub elapsed: Duration,
+    /// Stopped on the time budget with work left (call again soon).
+    pub timed_out: bool,
+}
+
+/// The whole keyspace.
+pub struct Keyspace {
+    parts: Box<[Padded]>,
+    /// slot >> shift = partition index.
+    shift: u32,
+    pbits: u32,
+    ndb: usize,
+    expire_state: Mutex<ExpireState>,
+    active_expire: std::sync::atomic::AtomicBool,
+}
+
+impl Keyspace {
+    pub fn new(cfg: Config) -> Keyspace {
+        assert!(
+            cfg.partitions.is_power_of_two() && cfg.partitions <= SLOTS,
+            "partitions must be a power of two <= 16384"
+        );
+        assert!(cfg.databases >= 1);
+        let pbits = cfg.partitions.trailing_zeros();
+        let parts = (0..cfg.partitions)
+            .map(|index| {
+                Padded(Mutex::new(Partition {
+                    index,
+                    dbs: (0..cfg.databases).map(|_| None).collect(),
+                    stats: Stats::default(),
+                }))
+            })
+            .collect();
+        Keyspace {
+            parts,
+            shift: SLOT_BITS - pbits,
+            pbits,
+            ndb: cfg.databases,
+            expire_state: Mutex::new(ExpireState::default()),
+            active_expire: std::sync::atomic::AtomicBool::new(true),
+        }
+    }
+
+    pub fn partitions(&self) -> usize {
+        self.parts.len()
+    }
+
+    pub fn databases(&self) -> usize {
+        self.ndb
+    }
+
+    #[inline]
+    pub fn partition_of_slot(&self, slot: u16) -> usize {
+        (slot >> self.shift) as usize
+    }
+
+    /// Slot range [first, last] owned by a partition.
+    pub fn slot_range(&self, part: usize) -> (u16, u16) {
+        let n = 1usize << self.shift;
+        ((part * n) as u16, (part * n + n - 1) as u16)
+    }
+
+    /// Locks the partition owning `key`.
+    #[inline]
+    pub fn lock(&self, key: &Key) -> MutexGuard<'_, Partition> {
+        self.parts[self.partition_of_slot(key.slot())].0.lock()
+    }
+
+    pub fn lock_partition(&self, p: usize) -> MutexGuard<'_, Partition> {
+        self.parts[p].0.lock()
+    }
+
+    /// Locks the partitions of all `keys`, in ascending order.
+    pub fn lock_keys(&self, keys: &[Key]) -> MultiGuard<'_> {
+        let mut ps: Vec<usize> = keys
+            .iter()
+            .map(|k| self.partition_of_slot(k.slot()))
+            .collect();
+        ps.sort_unstable();
+        ps.dedup();
+        MultiGuard {
+            shift: self.shift,
+            guards: ps
+                .into_iter()
+                .map(|p| (p, self.parts[p].0.lock()))
+                .collect(),
+        }
+    }
+
+    /// Locks every partition, in ascending order.
+    pub fn lock_all(&self) -> MultiGuard<'_> {
+        MultiGuard {
+            shift: self.shift,
+            guards: (0..self.parts.len())
+                .map(|p| (p, self.parts[p].0.lock()))
+                .collect(),
+        }
+    }
+
+    /// Keys in a database (DBSIZE); expired-but-uncollected keys included, as Redis.
+    pub fn dbsize(&self, db: usize) -> usize {
+        (0..self.parts.len())
+            .map(|p| self.lock_partition(p).len(db))
+            .sum()
+    }
+
+    /// INFO keyspace line data.
+    pub fn db_info(&self, db: usize) -> DbInfo {
+        let (mut keys, mut expires, mut ttl_w) = (0usize, 0usize, 0f64);
+        for p in 0..self.parts.len() {
+            let g = self.lock_partition(p);
+            if let Some(d) = g.db(db) {
+                keys += d.len();
+                expires += d.expires;
+                ttl_w += d.avg_ttl * d.expires as f64;
+            }
+        }
+        let avg_ttl = if expires > 0 {
+            (ttl_w / expires as f64) as u64
+        } else {
+            0
+        };
+        DbInfo {
+            keys,
+            expires,
+            avg_ttl,
+        }
+    }
+
+    /// Summed counters.
+    pub fn stats(&self) -> Stats {
+        let mut s = Stats::default();
+        for p in 0..self.parts.len() {
+            s += self.lock_partition(p).stats;
+        }
+        s
+    }
+
+    pub fn reset_stats(&self) {
+        for p in 0..self.parts.len() {
+            self.lock_partition(p).stats = Stats::default();
+        }
+    }
+
+    /// Bytes of all tables (the keyspace's fixed overhead; values excluded).
+    pub fn table_bytes(&self) -> usize {
+        let mut n = 0;
+        for p in 0..self.parts.len() {
+            let g = self.lock_partition(p);
+            n += g
+                .dbs
+                .iter()
+                .flatten()
+                .map(|d| d.table.allocated_bytes())
+                .sum::<usize>();
+        }
+        n
+    }
+
+    /// Empties one database atomically; returns the old tables so the caller
+    /// can drop them where it likes (FLUSHDB ASYNC).
+    pub fn flush_db(&self, db: usize) -> Vec<Box<Db>> {
+        let mut all = self.lock_all();
+        all.partitions().filter_map(|p| p.dbs[db].take()).collect()
+    }
+
+    /// Empties every database atomically (FLUSHALL).
+    pub fn flush_all(&self) -> Vec<Box<Db>> {
+        let mut all = self.lock_all();
+        all.partitions()
+            .flat_map(|p| {
+                p.dbs
+                    .iter_mut()
+                    .filter_map(Option::take)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// SWAPDB.
+    pub fn swap_db(&self, a: usize, b: usize) {
+        let mut all = self.lock_all();
+        for p in all.partitions() {
+            p.dbs.swap(a, b);
+        }
+    }
+
+    /// One SCAN step over `db`: calls `f` for live entries, returns the next
+    /// cursor (0 = done). `count` is a hint of entries to return.
+    pub fn scan(
+        &self,
+        db: usize,
+        cursor: u64,
+        count: usize,
+        now_ms: u64,
+        mut f: impl FnMut(&Entry),
+    ) -> u64 {
+        let np = self.parts.len();
+        let pshift = 64 - self.pbits; // hash position >> pshift = partition
+        let part_of = |pos: u64| {
+            if self.pbits == 0 {
+                0
+            } else {
+                (pos >> pshift) as usize
+            }
+        };
+        let start_of = |p: usize| {
+            if self.pbits == 0 {
+                0u64
+            } else {
+                (p as u64) << pshift
+            }
+        };
+        let end_of = |p: usize| {
+            if self.pbits == 0 {
+                1u128 << 64
+            } else {
+                ((p as u128) + 1) << pshift
+            }
+        };
+        let mut c = cursor;
+        let mut emitted = 0usize;
+        let mut steps = 0usize;
+        let max_steps = count.saturating_mul(10).max(100);
+        loop {
+            let p = part_of(c << 8);
+            let (ps, pe) = (start_of(p), end_of(p));
+            {
+                let g = self.lock_partition(p);
+                if let Some(d) = g.db(db) {
+                    loop {
+                        let b = c >> 56;
+                        if b >= 128 {
+                            break;
+                        }
+                        if (c << 8) < ps {
+                            c = (b << 56) | (ps >> 8);
+                        }
+                        let next = d.table.scan(c, |e| {
+                            if !e.is_expired(now_ms) {
+                                f(e);
+                                emitted += 1;
+                            }
+                        });
+                        steps += 1;
+                        if next == 0 {
+                            break;
+                        }
+                        let (nb, npos) = (next >> 56, next << 8);
+                        c = if nb == b && (npos as u128) < pe {
+                            next
+                        } else if nb == b {
+                            ((b + 1) << 56) | (ps >> 8)
+                        } else {
+                            (nb << 56) | (ps >> 8)
+                        };
+                        if (c >> 56) >= 128 {
+                            break;
+                        }
+                        if emitted >= count || steps >= max_steps {
+                            return c;
+                        }
+                    }
+                }
+            }
+            // partition done
+            if p + 1 >= np {
+                return 0;
+            }
+            c = start_of(p + 1) >> 8;
+            if emitted >= count || steps >= max_steps {
+                return c;
+            }
+        }
+    }
+
+    /// Visits every live key of `db`, one partition at a time (KEYS).
+    pub fn for_each_key(&self, db: usize, now_ms: u64, mut f: impl FnMut(&Entry)) {
+        for p in 0..self.parts.len() {
+            let g = self.lock_partition(p);
+            if let Some(d) = g.db(db) {
+                for e in d.table.iter() {
+                    if !e.is_expired(now_ms) {
+                        f(e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// RANDOMKEY: a uniformly chosen live key.
+    pub fn random_key(&self, db: usize, now_ms: u64) -> Option<Vec<u8>> {
+        for _ in 0..1000 {
+            let sizes: Vec<usize> = (0..self.parts.len())
+                .map(|p| self.lock_partition(p).len(db))
+                .collect();
+            let total: usize = sizes.iter().sum();
+            if total == 0 {
+                return None;
+            }
+            let mut r = (rand::random::<u64>() % total as u64) as usize;
+            let p = sizes.iter().position(|&s| {
+                if r < s {
+                    true
+                } else {
+                    r -= s;
+                    false
+                }
+            })?;
+            let mut g = self.lock_partition(p);
+            let Some(d) = g.db(db) else { continue };
+            let Some(e) = d.table.random(rand::random()) else {
+                continue;
+            };
+            let k = e.key().to_vec();
+            if !e.is_expired(now_ms) {
+                return Some(k);
+            }
+            g.remove(db, &Key::new(&k), now_ms);
+        }
+        None
+    }
+
+    /// Keys of one slot in `db`.
+    pub fn keys_in_slot(&self, db: usize, slot: u16, now_ms: u64, max: usize) -> Vec<Vec<u8>> {
+        let g = self.lock_partition(self.partition_of_slot(slot));
+        let mut out = Vec::new();
+        g.for_each_in_slot(db, slot, now_ms, |e| {
+            if out.len() < max {
+                out.push(e.key().to_vec())
+            }
+        });
+        out
+    }
+
+    /// DEBUG POPULATE: adds `prefix:N` => `value:N` (zero-padded/truncated to
+    /// `size` if non-zero) for N in 0..count, skipping existing keys. Returns
+    /// the number of keys added.
+    pub fn populate(&self, db: usize, count: u64, prefix: &[u8], size: usize, now_ms: u64) -> u64 {
+        const BATCH: usize = 8192;
+        let np = self.parts.len();
+        let mut added = 0u64;
+        let mut buckets: Vec<Vec<(Vec<u8>, u64)>> = (0..np).map(|_| Vec::new()).collect();
+        let mut j = 0u64;
+        while j < count {
+            let end = (j + BATCH as u64).min(count);
+            for n in j..end {
+                let mut k = Vec::with_capacity(prefix.len() + 21);
+                k.extend_from_slice(prefix);
+                k.push(b':');
+                k.extend_from_slice(n.to_string().as_bytes());
+                let p = self.partition_of_slot(crate::slot::key_slot(&k));
+                buckets[p].push((k, n));
+            }
+            for (p, b) in buckets.iter_mut().enumerate() {
+                if b.is_empty() {
+                    continue;
+                }
+                let keys: Vec<Key> = b.iter().map(|(k, _)| Key::new(k)).collect();
+                let mut g = self.lock_partition(p);
+                for (key, (_, n)) in keys.iter().zip(b.iter()) {
+                    if g.exists(db, key, now_ms) {
+                        continue;
+                    }
+                    let mut val = format!("value:{n}").into_bytes();
+                    if size > 0 {
+                        val.resize(size, 0);
+                    }
+                    let v = CompactValue::from_bytes(&val);
+                    let d = g.db_mut(db);
+                    let mut e = Entry::new(key, v);
+                    e.set_evict_byte(lru_clock(now_ms));
+                    d.table.insert_unique(key.hash, e);
+                    added += 1;
+                }
+                drop(g);
+                b.clear();
+            }
+            j = end;
+        }
+        added
+    }
+
+    /// DEBUG SET-ACTIVE-EXPIRE.
+    pub fn set_active_expire(&self, on: bool) {
+        self.active_expire
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn active_expire_enabled(&self) -> bool {
+        self.active_expire
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// One active-expiry cycle, called periodically by the server (e.g. every
+    /// 100 ms with a budget of a few ms). Sweeps the tables with resumable
+    /// cursors, in chunks that hold a partition lock only briefly. Each
+    /// database gets a base effort (1/64 of its keys, at least 256) and keeps
+    /// being swept while more than 10% of the volatile keys seen in a chunk
+    /// were expired (Redis's adaptive rule), until the budget runs out.
+    pub fn active_expire_cycle(&self, budget: Duration, now_ms: u64) -> ExpireReport {
+        let mut rep = ExpireReport::default();
+        if !self.active_expire_enabled() {
+            return rep;
+        }
+        let start = Instant::now();
+        let Some(mut st) = self.expire_state.try_lock() else {
+            return rep;
+        };
+        let pairs = self.parts.len() * self.ndb;
+        const CHUNK: usize = 256;
+        'outer: for _ in 0..pairs {
+            let (p, db) = (st.part, st.db);
+            // advance the resume point for next time
+            st.db += 1;
+            if st.db == self.ndb {
+                st.db = 0;
+                st.part = (st.part + 1) % self.parts.len();
+            }
+            let quota = {
+                let g = self.lock_partition(p);
+                match g.db(db) {
+                    Some(d) if d.expires > 0 => (d.len() / 64).max(CHUNK),
+                    _ => continue,
+                }
+            };
+            let mut done = 0usize;
+            loop {
+                let (visited, expired, _, live, complete) =
+                    self.lock_partition(p).expire_step(db, now_ms, CHUNK);
+                rep.visited += visited;
+                rep.expired += expired;
+                done += visited;
+                let volatile = expired + live;
+                let hot = volatile > 0 && expired * 10 > volatile;
+                if start.elapsed() >= budget {
+                    rep.timed_out = hot || done < quota;
+                    if rep.timed_out {
+                        // resume this same database next time
+                        st.part = p;
+                        st.db = db;
+                    }
+                    break 'outer;
+                }
+                if complete && !hot {
+                    break;
+                }
+                if done >= quota && !hot {
+                    break;
+                }
+                if complete && done >= self.lock_partition(p).len(db) {
+                    break;
+                }
+            }
+        }
+        rep.elapsed = start.elapsed();
+        drop(st);
+        let mut g = self.lock_partition(0);
+        g.stats.expire_cycle_us += rep.elapsed.as_micros() as u64;
+        if rep.timed_out {
+            g.stats.expire_time_cap_reached += 1;
+        }
+        rep
+    }
+}
+
+impl Default for Keyspace {
+    fn default() -> Self {
+        Keyspace::new(Config::default())
+    }
+}

@@ -1,0 +1,414 @@
+//! Model-based and behavioural tests of the keyspace.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use proptest::prelude::*;
+
+use crate::keyspace::{Config, Keyspace, Ttl};
+use crate::object::{CompactValue, Key};
+
+const T0: u64 = 1_800_000_000_000;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Set(usize, Vec<u8>, Option<u64>),
+    SetKeep(usize, Vec<u8>),
+    Get(usize),
+    Del(usize),
+    Expire(usize, Option<u64>),
+    Append(usize, Vec<u8>),
+    Advance(u64),
+    ActiveExpire,
+    Move(usize),
+}
+
+fn keys() -> Vec<Vec<u8>> {
+    vec![
+        b"a".to_vec(),
+        b"key:1".to_vec(),
+        b"key:12345678".to_vec(),
+        b"user:1000:profile:name".to_vec(),
+        b"\x00\xff binary key".to_vec(),
+        b"{tag}x".to_vec(),
+        b"{tag}y".to_vec(),
+        vec![b'z'; 100],
+    ]
+}
+
+fn value() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        "[a-z]{0,20}".prop_map(|s| s.into_bytes()),
+        (-1000i64..1000).prop_map(|i| i.to_string().into_bytes()),
+        proptest::collection::vec(any::<u8>(), 0..80),
+    ]
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let k = 0usize..8;
+    let ttl = proptest::option::of(prop_oneof![0u64..50, Just(u64::MAX / 4)]);
+    prop_oneof![
+        (k.clone(), value(), ttl.clone()).prop_map(|(k, v, t)| Op::Set(k, v, t)),
+        (k.clone(), value()).prop_map(|(k, v)| Op::SetKeep(k, v)),
+        k.clone().prop_map(Op::Get),
+        k.clone().prop_map(Op::Del),
+        (k.clone(), ttl).prop_map(|(k, t)| Op::Expire(k, t)),
+        (k.clone(), value()).prop_map(|(k, v)| Op::Append(k, v)),
+        (0u64..30).prop_map(Op::Advance),
+        Just(Op::ActiveExpire),
+        k.prop_map(Op::Move),
+    ]
+}
+
+type Model = HashMap<(usize, Vec<u8>), (Vec<u8>, Option<u64>)>;
+
+fn live(m: &mut Model, db: usize, k: &[u8], now: u64) -> Option<(Vec<u8>, Option<u64>)> {
+    let key = (db, k.to_vec());
+    if let Some((_, Some(t))) = m.get(&key) {
+        if *t <= now {
+            m.remove(&key);
+        }
+    }
+    m.get(&key).cloned()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    #[test]
+    fn keyspace_matches_model(ops in proptest::collection::vec(op(), 1..120), parts in prop_oneof![Just(1usize), Just(4), Just(16)]) {
+        let ks = Keyspace::new(Config { partitions: parts, databases: 2 });
+        let ks_keys = keys();
+        let mut m: Model = HashMap::new();
+        let mut now = T0;
+        for op in ops {
+            match op {
+                Op::Set(k, v, t) => {
+                    let t = t.map(|d| if d == u64::MAX / 4 { d } else { now + d });
+                    let key = Key::new(&ks_keys[k]);
+                    let mut g = ks.lock(&key);
+                    let old = g.set(0, &key, CompactValue::from_bytes(&v), Ttl::Set(t), now);
+                    let mold = live(&mut m, 0, &ks_keys[k], now);
+                    prop_assert_eq!(old.map(|o| o.string().unwrap().to_vec()), mold.map(|x| x.0));
+                    // Redis deletes keys set with a past time; keep them in both (expired).
+                    m.insert((0, ks_keys[k].clone()), (v, t));
+                }
+                Op::SetKeep(k, v) => {
+                    let key = Key::new(&ks_keys[k]);
+                    let mut g = ks.lock(&key);
+                    g.set(0, &key, CompactValue::from_bytes(&v), Ttl::Keep, now);
+                    let t = live(&mut m, 0, &ks_keys[k], now).and_then(|x| x.1);
+                    m.insert((0, ks_keys[k].clone()), (v, t));
+                }
+                Op::Get(k) => {
+                    let key = Key::new(&ks_keys[k]);
+                    let mut g = ks.lock(&key);
+                    let got = g.get_read(0, &key, now).map(|e| (e.value().string().unwrap().to_vec(), e.expire_at()));
+                    let want = live(&mut m, 0, &ks_keys[k], now).map(|(v, t)| (v, t.map(|t| t.min(crate::object::MAX_EXPIRE_MS))));
+                    prop_assert_eq!(got, want);
+                }
+                Op::Del(k) => {
+                    let key = Key::new(&ks_keys[k]);
+                    let mut g = ks.lock(&key);
+                    let got = g.remove(0, &key, now).is_some();
+                    let want = live(&mut m, 0, &ks_keys[k], now).is_some();
+                    m.remove(&(0, ks_keys[k].clone()));
+                    prop_assert_eq!(got, want);
+                }
+                Op::Expire(k, t) => {
+                    let t = t.map(|d| if d == u64::MAX / 4 { d } else { now + d });
+                    let key = Key::new(&ks_keys[k]);
+                    let mut g = ks.lock(&key);
+                    let got = g.set_expire(0, &key, t, now);
+                    let want = live(&mut m, 0, &ks_keys[k], now).is_some();
+                    if want {
+                        m.get_mut(&(0, ks_keys[k].clone())).unwrap().1 = t;
+                    }
+                    prop_assert_eq!(got, want);
+                }
+                Op::Append(k, v) => {
+                    let key = Key::new(&ks_keys[k]);
+                    let mut g = ks.lock(&key);
+                    match g.get(0, &key, now) {
+                        Some(e) => { e.modify_string(|h| h.extend_from_slice(&v)).unwrap(); }
+                        None => { g.insert(0, &key, CompactValue::from_bytes(&v), None, now); }
+                    }
+                    match live(&mut m, 0, &ks_keys[k], now) {
+                        Some((mut old, t)) => { old.extend_from_slice(&v); m.insert((0, ks_keys[k].clone()), (old, t)); }
+                        None => { m.insert((0, ks_keys[k].clone()), (v, None)); }
+                    }
+                }
+                Op::Advance(d) => now += d,
+                Op::ActiveExpire => {
+                    ks.active_expire_cycle(Duration::from_millis(50), now);
+                }
+                Op::Move(k) => {
+                    let key = Key::new(&ks_keys[k]);
+                    let mut g = ks.lock(&key);
+                    let dst_has = g.exists(1, &key, now);
+                    let src = live(&mut m, 0, &ks_keys[k], now);
+                    let dst = live(&mut m, 1, &ks_keys[k], now);
+                    prop_assert_eq!(dst_has, dst.is_some());
+                    if !dst_has {
+                        let moved = g.move_entry(0, 1, &key, now);
+                        prop_assert_eq!(moved, src.is_some());
+                        if let Some(x) = src {
+                            m.remove(&(0, ks_keys[k].clone()));
+                            m.insert((1, ks_keys[k].clone()), x);
+                        }
+                    }
+                }
+            }
+        }
+        // Final comparison of both databases, and of the expires counters.
+        for db in 0..2 {
+            let mut got = Vec::new();
+            ks.for_each_key(db, now, |e| got.push((e.key().to_vec(), e.value().string().unwrap().to_vec())));
+            got.sort();
+            let mut want: Vec<_> = m.iter().filter(|((d, _), (_, t))| *d == db && t.is_none_or(|t| t > now)).map(|((_, k), (v, _))| (k.clone(), v.clone())).collect();
+            want.sort();
+            prop_assert_eq!(got, want);
+            // counters: expires equals entries with TTL (including not-yet-collected)
+            let mut with_ttl = 0;
+            ks.for_each_key(db, 0, |e| if e.has_expire() { with_ttl += 1 });
+            prop_assert_eq!(ks.db_info(db).expires, with_ttl);
+        }
+    }
+}
+
+#[test]
+fn scan_guarantee_with_concurrent_changes() {
+    let ks = Keyspace::new(Config {
+        partitions: 16,
+        databases: 1,
+    });
+    let now = T0;
+    let n = 20_000usize;
+    for i in 0..n {
+        let k = format!("stable:{i}");
+        let key = Key::new(k.as_bytes());
+        ks.lock(&key)
+            .insert(0, &key, CompactValue::from_bytes(b"v"), None, now);
+    }
+    let mut seen = HashSet::new();
+    let mut cursor = 0;
+    let mut round = 0;
+    loop {
+        cursor = ks.scan(0, cursor, 10, now, |e| {
+            seen.insert(e.key().to_vec());
+        });
+        // churn: add and remove other keys (forces splits/merges)
+        for j in 0..50 {
+            let k = format!("churn:{round}:{j}");
+            let key = Key::new(k.as_bytes());
+            ks.lock(&key)
+                .insert(0, &key, CompactValue::from_bytes(b"x"), None, now);
+            if round > 2 {
+                let k = format!("churn:{}:{j}", round - 2);
+                let key = Key::new(k.as_bytes());
+                ks.lock(&key).remove(0, &key, now);
+            }
+        }
+        round += 1;
+        if cursor == 0 {
+            break;
+        }
+        assert!(round < 1_000_000);
+    }
+    for i in 0..n {
+        assert!(
+            seen.contains(format!("stable:{i}").as_bytes()),
+            "stable:{i} missed"
+        );
+    }
+}
+
+#[test]
+fn scan_empty_and_count() {
+    let ks = Keyspace::default();
+    assert_eq!(ks.scan(0, 0, 10, T0, |_| panic!()), 0);
+    for i in 0..1000 {
+        let k = format!("k{i}");
+        let key = Key::new(k.as_bytes());
+        ks.lock(&key)
+            .insert(3, &key, CompactValue::from_bytes(b"v"), None, T0);
+    }
+    let mut all = Vec::new();
+    let mut c = 0;
+    let mut calls = 0;
+    loop {
+        c = ks.scan(3, c, 100, T0, |e| all.push(e.key().to_vec()));
+        calls += 1;
+        if c == 0 {
+            break;
+        }
+    }
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 1000);
+    assert!(calls > 3, "{calls}");
+}
+
+#[test]
+fn slot_enumeration() {
+    let ks = Keyspace::new(Config {
+        partitions: 8,
+        databases: 1,
+    });
+    let mut by_slot: HashMap<u16, Vec<Vec<u8>>> = HashMap::new();
+    for i in 0..5000 {
+        let k = if i % 10 == 0 {
+            format!("{{user7}}:{i}")
+        } else {
+            format!("key:{i}")
+        };
+        let key = Key::new(k.as_bytes());
+        by_slot
+            .entry(key.slot())
+            .or_default()
+            .push(k.clone().into_bytes());
+        ks.lock(&key)
+            .insert(0, &key, CompactValue::from_bytes(b"v"), None, T0);
+    }
+    let tag_slot = crate::slot::key_slot(b"user7");
+    for (slot, mut want) in by_slot {
+        let mut got = ks.keys_in_slot(0, slot, T0, usize::MAX);
+        got.sort();
+        want.sort();
+        assert_eq!(got, want, "slot {slot}");
+    }
+    assert_eq!(
+        ks.keys_in_slot(0, tag_slot, T0, usize::MAX).len(),
+        500 + usize::from(false)
+    );
+}
+
+#[test]
+fn active_expiry_reclaims_without_traffic() {
+    let ks = Keyspace::new(Config {
+        partitions: 16,
+        databases: 16,
+    });
+    let n = 200_000u64;
+    for i in 0..n {
+        let k = format!("key:{i}");
+        let key = Key::new(k.as_bytes());
+        let ttl = T0 + 1000 + (i % 2000);
+        ks.lock(&key).insert(
+            0,
+            &key,
+            CompactValue::from_bytes(format!("value:{i}").as_bytes()),
+            Some(ttl),
+            T0,
+        );
+    }
+    // a non-volatile population in another db
+    ks.populate(1, 10_000, b"key", 0, T0);
+    assert_eq!(ks.db_info(0).expires, n as usize);
+    assert!(ks.db_info(0).avg_ttl == 0);
+    // before expiry: cycles find nothing but estimate avg_ttl
+    for _ in 0..100 {
+        ks.active_expire_cycle(Duration::from_millis(2), T0);
+    }
+    let avg = ks.db_info(0).avg_ttl;
+    assert!((1000..3000).contains(&avg), "{avg}");
+    // simulate 10 s at 10 Hz with a small budget
+    let mut now = T0 + 3000;
+    let mut cycles = 0;
+    while ks.dbsize(0) > 0 && cycles < 100 {
+        ks.active_expire_cycle(Duration::from_millis(25), now);
+        now += 100;
+        cycles += 1;
+    }
+    assert_eq!(ks.dbsize(0), 0, "after {cycles} cycles");
+    assert_eq!(ks.db_info(0).expires, 0);
+    assert_eq!(ks.dbsize(1), 10_000);
+    assert_eq!(ks.stats().expired_keys, n);
+}
+
+#[test]
+fn populate_like_redis() {
+    let ks = Keyspace::default();
+    let key = Key::new(b"key:5");
+    ks.lock(&key)
+        .insert(0, &key, CompactValue::from_bytes(b"mine"), None, T0);
+    assert_eq!(ks.populate(0, 100, b"key", 0, T0), 99);
+    assert_eq!(ks.dbsize(0), 100);
+    let key = Key::new(b"key:42");
+    let v = ks
+        .lock(&key)
+        .get(0, &key, T0)
+        .unwrap()
+        .value()
+        .string()
+        .unwrap()
+        .to_vec();
+    assert_eq!(v, b"value:42");
+    ks.populate(0, 3, b"p", 10, T0);
+    let key = Key::new(b"p:1");
+    let v = ks
+        .lock(&key)
+        .get(0, &key, T0)
+        .unwrap()
+        .value()
+        .string()
+        .unwrap()
+        .to_vec();
+    assert_eq!(v, b"value:1\0\0\0");
+    ks.populate(0, 3, b"q", 3, T0);
+    let key = Key::new(b"q:2");
+    let v = ks
+        .lock(&key)
+        .get(0, &key, T0)
+        .unwrap()
+        .value()
+        .string()
+        .unwrap()
+        .to_vec();
+    assert_eq!(v, b"val");
+}
+
+#[test]
+fn multi_lock_and_swap_flush() {
+    let ks = Keyspace::new(Config {
+        partitions: 16,
+        databases: 4,
+    });
+    let a = Key::new(b"a");
+    let b = Key::new(b"b");
+    {
+        let mut g = ks.lock_keys(&[Key::new(b"b"), Key::new(b"a"), Key::new(b"a")]);
+        g.part(&a)
+            .insert(0, &a, CompactValue::from_bytes(b"1"), None, T0);
+        let (pa, pb) = g.pair(&a, &b);
+        let v = pa.remove(0, &a, T0).unwrap().into_value();
+        match pb {
+            Some(pb) => pb.insert(0, &b, v, None, T0),
+            None => pa.insert(0, &b, v, None, T0),
+        };
+    }
+    assert_eq!(ks.dbsize(0), 1);
+    ks.swap_db(0, 2);
+    assert_eq!(ks.dbsize(0), 0);
+    assert_eq!(ks.dbsize(2), 1);
+    assert!(ks.lock(&b).exists(2, &b, T0));
+    let dropped = ks.flush_all();
+    assert!(!dropped.is_empty());
+    assert_eq!(ks.dbsize(2), 0);
+    assert_eq!(ks.random_key(2, T0), None);
+    ks.populate(0, 10, b"key", 0, T0);
+    assert!(ks.random_key(0, T0).unwrap().starts_with(b"key:"));
+}
+
+#[test]
+fn memory_usage_is_slot_share_plus_heap() {
+    let ks = Keyspace::default();
+    ks.populate(0, 10_000, b"key", 0, T0);
+    let k = Key::new(b"key:77");
+    let u = ks.lock(&k).memory_usage(0, &k, T0).unwrap();
+    assert!((32..=64).contains(&u), "{u}");
+    let big = Key::new(b"big");
+    ks.lock(&big)
+        .insert(0, &big, CompactValue::from_bytes(&[7u8; 1000]), None, T0);
+    let u2 = ks.lock(&big).memory_usage(0, &big, T0).unwrap();
+    assert!((1024..1224).contains(&u2), "{u2}");
+}
