@@ -5,16 +5,21 @@
 //! * [`ListpackHash`], [`ListpackSet`], [`ListpackZset`]: small values, a
 //!   listpack plus a fingerprint side index so lookups do not compare every
 //!   entry (see [`small`]).
+//! * [`CompactMap`], [`CompactSet`]: large hashes and sets, open addressing
+//!   with 16-byte inline-or-boxed elements and a resize-proof SCAN cursor.
 //!
 //! Every structure reports `heap_bytes()`: the bytes it has allocated
 //! (capacities, not lengths), maintained incrementally and O(1) to read.
 
+pub mod elem;
 pub mod hash;
 pub mod intset;
 pub mod listpack;
 pub mod mem;
 pub mod small;
+pub mod table;
 
 pub use intset::IntSet;
 pub use listpack::{Listpack, LpValue};
 pub use small::{ListpackHash, ListpackSet, ListpackZset};
+pub use table::{CompactMap, CompactSet};
