@@ -205,6 +205,10 @@ pub struct Client {
     pub monitor: bool,
     /// Set when the connection arrived over a unix socket.
     pub is_unix: bool,
+    /// MULTI/WATCH state.
+    pub tx: crate::transactions::Transaction,
+    /// True while EXEC runs the queued commands (blocking commands don't block).
+    pub in_exec: bool,
     /// Pub/Sub subscriptions (SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE).
     pub pubsub: crate::pubsub::ClientPubSub,
     /// Peer is on a loopback address or the unix socket (DEBUG "local", protected-mode).
@@ -229,6 +233,8 @@ impl Client {
             is_unix,
             is_local,
             pubsub: Default::default(),
+            tx: Default::default(),
+            in_exec: false,
         }
     }
 

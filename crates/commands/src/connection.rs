@@ -174,6 +174,7 @@ fn reset(ctx: &mut Ctx, _args: &[&[u8]]) {
         false,
     );
     crate::pubsub::unsubscribe_all(ctx.srv, c);
+    crate::transactions::discard_transaction(ctx.srv, c);
     if c.monitor {
         c.monitor = false;
         crate::admin::stop_monitor(ctx.srv, c);

@@ -56,6 +56,15 @@ fn reject(srv: &Server, out: &mut ReplyBuf, msg: &str) {
     srv.stats.count_error(msg.as_bytes());
 }
 
+/// Rejects a command before execution; inside MULTI this also dooms the
+/// transaction (EXEC will answer EXECABORT), as in Redis.
+fn reject_cmd(srv: &Server, client: &mut Client, out: &mut ReplyBuf, msg: &str) {
+    if client.tx.in_multi() {
+        client.tx.dirty_exec = true;
+    }
+    reject(srv, out, msg);
+}
+
 fn execute_inner(
     srv: &Server,
     client: &mut Client,
@@ -75,18 +84,19 @@ fn execute_inner(
             }
             let _ = write!(msg, "'{}' ", sanitize(a, 128));
         }
-        reject(srv, out, &msg);
+        reject_cmd(srv, client, out, &msg);
         return Outcome::Done;
     };
     let top = table.get(idx);
     // A container with its own handler (COMMAND) also runs without a subcommand.
-    if !top.spec.subcommands.is_empty() && !(args.len() < 2 && top.spec.handler.is_some()) {
+    if !(top.spec.subcommands.is_empty() || args.len() < 2 && top.spec.handler.is_some()) {
         if args.len() < 2 {
             top.stats
                 .rejected_calls
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            reject(
+            reject_cmd(
                 srv,
+                client,
                 out,
                 &format!(
                     "ERR wrong number of arguments for '{}' command",
@@ -103,7 +113,7 @@ fn execute_inner(
                     sanitize(args[1], 128),
                     top.full_name.to_ascii_uppercase()
                 );
-                reject(srv, out, &msg);
+                reject_cmd(srv, client, out, &msg);
                 return Outcome::Done;
             }
         }
@@ -115,8 +125,9 @@ fn execute_inner(
             .stats
             .rejected_calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        reject(
+        reject_cmd(
             srv,
+            client,
             out,
             &format!(
                 "ERR wrong number of arguments for '{}' command",
@@ -131,7 +142,7 @@ fn execute_inner(
             .stats
             .rejected_calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        reject(srv, out, "NOAUTH Authentication required.");
+        reject_cmd(srv, client, out, "NOAUTH Authentication required.");
         return Outcome::Done;
     }
     if client.protocol == resp::Protocol::Resp2
@@ -146,12 +157,37 @@ fn execute_inner(
             "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
             entry.full_name
         );
-        reject(srv, out, &msg);
+        reject_cmd(srv, client, out, &msg);
+        return Outcome::Done;
+    }
+    if client.tx.in_multi() && !crate::transactions::is_transaction_control(&entry.full_name) {
+        if spec.flags & flag::NO_MULTI != 0 {
+            reject_cmd(
+                srv,
+                client,
+                out,
+                "ERR Command not allowed inside a transaction",
+            );
+            return Outcome::Done;
+        }
+        crate::transactions::queue_command(client, args);
+        out.simple("QUEUED");
         return Outcome::Done;
     }
     let now_ms = crate::util::unix_time_ms();
     if let Some(p) = srv.active_pause(now_ms) {
-        let blocked = p.all || spec.flags & (flag::WRITE | flag::MAY_REPLICATE) != 0;
+        let mut writes = spec.flags & (flag::WRITE | flag::MAY_REPLICATE) != 0;
+        if entry.full_name == "exec" {
+            writes = client.tx.queue.as_ref().is_some_and(|q| {
+                q.iter().any(|c| {
+                    let argv: Vec<&[u8]> = c.iter().map(|a| a.as_slice()).collect();
+                    resolve(srv, &argv).is_ok_and(|i| {
+                        srv.table.get(i).spec.flags & (flag::WRITE | flag::MAY_REPLICATE) != 0
+                    })
+                })
+            });
+        }
+        let blocked = p.all || writes;
         // Like Redis, PAUSE never holds up the commands needed to lift it.
         let exempt = entry.full_name == "client|unpause"
             || spec.flags & flag::NO_AUTH != 0 && spec.flags & flag::WRITE == 0;
@@ -160,13 +196,77 @@ fn execute_inner(
         }
     }
 
-    let Some(handler) = spec.handler else {
-        reject(
+    call(srv, client, settings, idx, args, out, now_ms);
+    Outcome::Done
+}
+
+/// Runs a command queued by MULTI (from EXEC): checks were done when it was queued.
+pub fn execute_queued(
+    srv: &Server,
+    client: &mut Client,
+    settings: &Settings,
+    args: &[&[u8]],
+    out: &mut ReplyBuf,
+) {
+    match resolve(srv, args) {
+        Ok(idx) => call(
             srv,
+            client,
+            settings,
+            idx,
+            args,
+            out,
+            crate::util::unix_time_ms(),
+        ),
+        Err(msg) => reject(srv, out, &msg),
+    }
+}
+
+/// Finds the command-table index for `args` (subcommand included).
+pub fn resolve(srv: &Server, args: &[&[u8]]) -> Result<usize, String> {
+    let table = &srv.table;
+    let idx = table
+        .lookup(args[0])
+        .ok_or_else(|| format!("ERR unknown command '{}'", sanitize(args[0], 128)))?;
+    let top = table.get(idx);
+    if top.spec.subcommands.is_empty() || (args.len() < 2 && top.spec.handler.is_some()) {
+        return Ok(idx);
+    }
+    if args.len() < 2 {
+        return Err(format!(
+            "ERR wrong number of arguments for '{}' command",
+            top.full_name
+        ));
+    }
+    table.lookup_sub(idx, args[1]).ok_or_else(|| {
+        format!(
+            "ERR unknown subcommand '{}'. Try {} HELP.",
+            sanitize(args[1], 128),
+            top.full_name.to_ascii_uppercase()
+        )
+    })
+}
+
+/// Runs the handler of command `idx` and records everything about the call.
+fn call(
+    srv: &Server,
+    client: &mut Client,
+    settings: &Settings,
+    idx: usize,
+    args: &[&[u8]],
+    out: &mut ReplyBuf,
+    now_ms: u64,
+) {
+    let entry = srv.table.get(idx);
+    let spec = entry.spec;
+    let Some(handler) = spec.handler else {
+        reject_cmd(
+            srv,
+            client,
             out,
             &format!("ERR unknown subcommand for '{}'", entry.full_name),
         );
-        return Outcome::Done;
+        return;
     };
     client
         .shared
@@ -232,12 +332,44 @@ fn execute_inner(
         };
         srv.latency.add(ev, ms);
     }
+    if !failed && spec.flags & flag::WRITE != 0 && srv.watches.any() {
+        touch_watched(srv, client, entry, args);
+    }
     if srv.has_monitors.load(std::sync::atomic::Ordering::Relaxed)
         && spec.flags & (flag::SKIP_MONITOR | flag::ADMIN) == 0
     {
         feed_monitors(srv, client, args);
     }
-    Outcome::Done
+}
+
+/// Invalidates WATCHes on the keys a successful write command named.
+fn touch_watched(
+    srv: &Server,
+    client: &Client,
+    entry: &crate::table::CommandEntry,
+    args: &[&[u8]],
+) {
+    match entry.full_name.as_str() {
+        "flushdb" => srv.watches.touch_db(Some(client.db)),
+        "flushall" => srv.watches.touch_db(None),
+        "swapdb" => {
+            for a in &args[1..3] {
+                if let Some(db) = crate::util::parse_i64(a) {
+                    srv.watches.touch_db(Some(db as usize));
+                }
+            }
+        }
+        name => {
+            // MOVE and COPY ... DB also write the key in another database.
+            let any_db = name == "move" || name == "copy";
+            for i in entry.spec.key_indexes(args).unwrap_or_default() {
+                if let Some(k) = args.get(i) {
+                    srv.watches
+                        .touch(if any_db { None } else { Some(client.db) }, k);
+                }
+            }
+        }
+    }
 }
 
 /// Sends the MONITOR line for this command to every monitoring client.

@@ -6,19 +6,26 @@
 
 pub mod admin;
 pub mod client;
+pub mod client_cmd;
 pub mod config;
 pub mod connection;
 pub mod cron;
 pub mod ctx;
+pub mod debug;
 pub mod dispatch;
 pub mod glob;
 pub mod hub;
+pub mod info;
+pub mod introspection;
+pub mod latency_cmd;
 pub mod pubsub;
 pub mod server;
 pub mod slowlog;
+pub mod slowlog_cmd;
 pub mod spec;
 pub mod stats;
 pub mod table;
+pub mod transactions;
 pub mod util;
 
 /// Redis version Petrel reports for compatibility (HELLO, INFO redis_version).

@@ -92,11 +92,13 @@ pub struct PubSub {
     shard_channels: RwLock<HashMap<Vec<u8>, Vec<Subscriber>>>,
 }
 
-fn add(map: &RwLock<HashMap<Vec<u8>, Vec<Subscriber>>>, key: &[u8], s: Subscriber) {
+type SubscriberMap = RwLock<HashMap<Vec<u8>, Vec<Subscriber>>>;
+
+fn add(map: &SubscriberMap, key: &[u8], s: Subscriber) {
     map.write().entry(key.to_vec()).or_default().push(s);
 }
 
-fn remove(map: &RwLock<HashMap<Vec<u8>, Vec<Subscriber>>>, key: &[u8], id: u64) {
+fn remove(map: &SubscriberMap, key: &[u8], id: u64) {
     let mut m = map.write();
     if let Some(v) = m.get_mut(key) {
         v.retain(|s| s.client_id != id);
@@ -294,7 +296,7 @@ enum Which {
 }
 
 fn unsubscribe_generic(ctx: &mut Ctx, args: &[&[u8]], which: Which) {
-    let (kind, map): (&[u8], &RwLock<HashMap<Vec<u8>, Vec<Subscriber>>>) = match which {
+    let (kind, map): (&[u8], &SubscriberMap) = match which {
         Which::Channels => (b"unsubscribe", &ctx.srv.pubsub.channels),
         Which::Patterns => (b"punsubscribe", &ctx.srv.pubsub.patterns),
         Which::Shard => (b"sunsubscribe", &ctx.srv.pubsub.shard_channels),

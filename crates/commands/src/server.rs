@@ -70,6 +70,12 @@ pub struct Server {
     pub latency: LatencyMonitor,
     pub hub: Hub,
     pub pubsub: crate::pubsub::PubSub,
+    pub watches: crate::transactions::Watches,
+    /// Runs a closure with the whole keyspace held (EXEC). Set by the
+    /// keyspace integration; without a keyspace it just runs the closure.
+    pub atomic_hook: fn(&Server, &mut dyn FnMut()),
+    /// TTL deadline (unix ms) of a key, for WATCH; None when it has none.
+    pub ttl_probe: fn(&Server, usize, &[u8], u64) -> Option<u64>,
     /// CLIENT PAUSE state; written through [`Server::set_pause`] only.
     pause: Mutex<Pause>,
     /// Copy of `pause.until_ms` so the per-command check is one atomic load.
@@ -96,6 +102,9 @@ impl Server {
             latency: LatencyMonitor::default(),
             hub: Hub::default(),
             pubsub: Default::default(),
+            watches: Default::default(),
+            atomic_hook: |_, f| f(),
+            ttl_probe: |_, _, _, _| None,
             pause: Mutex::new(Pause::default()),
             pause_until_ms: AtomicU64::new(0),
             monitors: Mutex::new(Vec::new()),
@@ -113,6 +122,11 @@ impl Server {
 
     pub fn settings(&self) -> Arc<Settings> {
         self.config.get()
+    }
+
+    /// Runs `f` so that no other client observes the keyspace in between its steps.
+    pub fn atomically(&self, f: &mut dyn FnMut()) {
+        (self.atomic_hook)(self, f)
     }
 
     /// Current pause, if still active.

@@ -214,8 +214,7 @@ impl KeySpec {
                 let last = if lastkey >= 0 {
                     begin + lastkey as i64
                 } else if limit > 1 {
-                    let span = argc - 1 - begin;
-                    begin + span / limit as i64
+                    begin + (argc - begin) / limit as i64 - 1
                 } else {
                     argc + lastkey as i64
                 };

@@ -24,6 +24,13 @@ pub struct Stats {
     pub blocked_clients: AtomicU64,
     pub pubsub_clients: AtomicU64,
     pub watching_clients: AtomicU64,
+    /// Keyspace changes since the last save (INFO `rdb_changes_since_last_save`);
+    /// the keyspace increments it for every modified key.
+    pub dirty: AtomicU64,
+    pub expired_keys: AtomicU64,
+    pub evicted_keys: AtomicU64,
+    pub keyspace_hits: AtomicU64,
+    pub keyspace_misses: AtomicU64,
     /// Errors by prefix ("ERR", "WRONGTYPE", ...).
     pub errors: Mutex<BTreeMap<String, u64>>,
 }
@@ -62,6 +69,10 @@ impl Stats {
             &self.client_output_buffer_limit_disconnections,
             &self.total_reads_processed,
             &self.total_writes_processed,
+            &self.expired_keys,
+            &self.evicted_keys,
+            &self.keyspace_hits,
+            &self.keyspace_misses,
         ] {
             c.store(0, Relaxed);
         }

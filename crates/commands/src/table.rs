@@ -13,7 +13,14 @@ use crate::stats::CommandStats;
 pub const FAMILIES: &[&[CommandSpec]] = &[
     crate::connection::COMMANDS,
     crate::admin::COMMANDS,
+    crate::client_cmd::COMMANDS,
+    crate::introspection::COMMANDS,
+    crate::info::COMMANDS,
+    crate::slowlog_cmd::COMMANDS,
+    crate::latency_cmd::COMMANDS,
+    crate::debug::COMMANDS,
     crate::pubsub::COMMANDS,
+    crate::transactions::COMMANDS,
 ];
 
 /// A command or subcommand with its statistics.

@@ -332,6 +332,7 @@ impl Worker {
                 commands::admin::stop_monitor(&self.srv, &conn.client);
             }
             commands::pubsub::unsubscribe_all(&self.srv, &mut conn.client);
+            commands::transactions::discard_transaction(&self.srv, &mut conn.client);
             self.by_id.remove(&conn.client.id);
             self.srv.clients.remove(conn.client.id);
             self.srv.stats.connected_clients.fetch_sub(1, Relaxed);
