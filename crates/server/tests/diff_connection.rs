@@ -1,0 +1,310 @@
+//! Differential tests: connection and server commands against redis-server.
+//! Syntax of the scripts: see tests/common/script.rs.
+
+mod common;
+use common::*;
+
+#[test]
+fn ping_echo() {
+    diff_text(
+        "ping_echo",
+        r#"
+PING
+PING hello
+PING "a b"
+PING a b
+ping
+PiNg ""
+ECHO hello
+ECHO ""
+ECHO "\x00\xff\r\n binary"
+ECHO
+ECHO a b
+"#,
+    );
+}
+
+#[test]
+fn select() {
+    diff_text(
+        "select",
+        r#"
+SELECT 0
+SELECT 15
+SELECT 16
+SELECT -1
+SELECT abc
+SELECT 1.5
+SELECT " 1"
+SELECT 9999999999999999999999
+SELECT
+SELECT 1 2
+"#,
+    );
+}
+
+#[test]
+fn hello() {
+    diff_text(
+        "hello",
+        r#"
+HELLO 4
+HELLO 1
+HELLO abc
+HELLO 3 FOO
+HELLO 2 SETNAME
+HELLO 2 AUTH default
+HELLO 2 AUTH default wrong          # type
+HELLO 2 AUTH nosuchuser wrong
+HELLO 2 SETNAME "bad name"
+HELLO 3 SETNAME myname              # type
+HELLO                               # type
+HELLO 2                             # type
+PING
+HELLO 3                             # type
+PING
+ECHO x
+@reconnect
+"#,
+    );
+}
+
+#[test]
+fn auth_without_password() {
+    diff_text(
+        "auth_without_password",
+        r#"
+AUTH
+AUTH foo
+AUTH default foo
+AUTH someone foo
+AUTH a b c
+"#,
+    );
+}
+
+#[test]
+fn auth_with_password() {
+    diff_text_with(
+        "auth_with_password",
+        r#"
+PING
+ECHO x
+SELECT 1
+CONFIG GET port
+HELLO 2 AUTH default wrong
+AUTH wrong
+AUTH default wrong
+AUTH nosuchuser secret
+PING
+AUTH secret
+PING
+AUTH default secret
+@reconnect
+HELLO 2 AUTH default secret          # type
+PING
+@reconnect
+RESET
+PING
+QUIT
+"#,
+        &DiffOpts::new(&[("requirepass", "secret")]),
+    );
+}
+
+#[test]
+fn quit_and_reset() {
+    diff_text(
+        "quit_and_reset",
+        r#"
+QUIT
+PING
+QUIT extra args
+PING
+SELECT 3
+RESET
+RESET now
+@resp3 HELLO 3                      # type
+RESET
+ECHO after-reset
+"#,
+    );
+}
+
+#[test]
+fn unknown_and_arity() {
+    diff_text(
+        "unknown_and_arity",
+        r#"
+NOSUCHCOMMAND
+NOSUCHCOMMAND a b "c d"
+"" x
+CONFIG
+CONFIG NOSUCH
+CONFIG nosuch a b
+CONFIG GET
+CONFIG SET port
+CONFIG SET maxclients
+CONFIG RESETSTAT x
+CONFIG REWRITE x
+TIME x
+MONITOR x
+"#,
+    );
+}
+
+#[test]
+fn time_shape() {
+    diff(
+        &Script::new("time")
+            .cmd_mode(&["TIME"], Mode::SameType)
+            .check(&["TIME"], |p, r| {
+                // Both are [seconds, microseconds] as decimal bulk strings,
+                // and the two clocks agree within a few seconds.
+                let parse = |x: &Reply| -> Result<(i64, i64), String> {
+                    match x {
+                        Reply::Value(Value::Array(a)) if a.len() == 2 => {
+                            let n = |v: &Value| -> Result<i64, String> {
+                                let b = v.as_bytes().ok_or("not a string")?;
+                                std::str::from_utf8(b)
+                                    .ok()
+                                    .and_then(|s| s.parse().ok())
+                                    .ok_or_else(|| format!("not a number: {v}"))
+                            };
+                            Ok((n(&a[0])?, n(&a[1])?))
+                        }
+                        other => Err(format!("not a 2-array: {other}")),
+                    }
+                };
+                let (ps, pu) = parse(p)?;
+                let (rs, _) = parse(r)?;
+                if (ps - rs).abs() > 5 || !(0..1_000_000).contains(&pu) {
+                    return Err(format!("implausible TIME {ps}.{pu} vs {rs}"));
+                }
+                Ok(())
+            }),
+    );
+}
+
+#[test]
+fn config_get_common() {
+    diff_text(
+        "config_get_common",
+        r#"
+CONFIG GET maxclients
+CONFIG GET timeout
+CONFIG GET databases
+CONFIG GET proto-max-bulk-len
+CONFIG GET client-query-buffer-limit
+CONFIG GET client-output-buffer-limit
+CONFIG GET tcp-keepalive
+CONFIG GET protected-mode
+CONFIG GET requirepass
+CONFIG GET slowlog-log-slower-than
+CONFIG GET slowlog-max-len
+CONFIG GET latency-monitor-threshold
+CONFIG GET latency-tracking
+CONFIG GET latency-tracking-info-percentiles
+CONFIG GET loglevel
+CONFIG GET appendonly
+CONFIG GET save
+CONFIG GET hz
+CONFIG GET unixsocket
+CONFIG GET unixsocketperm
+CONFIG GET enable-debug-command
+CONFIG GET daemonize
+CONFIG GET tcp-backlog
+CONFIG GET nosuchparam
+CONFIG GET maxclients timeout                # pairs
+CONFIG GET maxclients maxclients
+CONFIG GET slowlog-*                          # pairs
+CONFIG GET latency-track*                     # pairs
+CONFIG GET proto-max-bulk-le?                 # pairs
+CONFIG GET tcp-[kb]*                          # pairs
+"#,
+    );
+}
+
+#[test]
+fn config_set_common() {
+    diff_text(
+        "config_set_common",
+        r#"
+CONFIG SET maxclients 100
+CONFIG GET maxclients
+CONFIG SET timeout 30 slowlog-max-len 64
+CONFIG GET timeout
+CONFIG GET slowlog-max-len
+CONFIG SET timeout abc
+CONFIG SET timeout -1
+CONFIG SET nosuchparam 1
+CONFIG SET databases 4
+CONFIG SET timeout 1 timeout 2
+CONFIG SET timeout 5 nosuchparam 1
+CONFIG GET timeout
+CONFIG SET timeout 5 maxclients abc
+CONFIG GET timeout
+CONFIG SET proto-max-bulk-len 2mb
+CONFIG GET proto-max-bulk-len
+CONFIG SET proto-max-bulk-len 1
+CONFIG SET client-query-buffer-limit 10mb
+CONFIG GET client-query-buffer-limit
+CONFIG SET client-output-buffer-limit "normal 1mb 512kb 10"
+CONFIG GET client-output-buffer-limit
+CONFIG SET client-output-buffer-limit "normal 1mb 512kb"
+CONFIG SET client-output-buffer-limit "nosuch 1 1 1"
+CONFIG SET loglevel warning
+CONFIG GET loglevel
+CONFIG SET protected-mode maybe
+CONFIG SET latency-tracking-info-percentiles "50 99.9"
+CONFIG GET latency-tracking-info-percentiles
+CONFIG SET hz 1000
+CONFIG GET hz
+CONFIG SET hz 10
+CONFIG SET slowlog-log-slower-than -2
+CONFIG SET maxclients 10000
+"#,
+    );
+}
+
+#[test]
+#[ignore = "petrel bug: CONFIG GET of an exact name echoes the canonical name, Redis 7.0 echoes the name as given"]
+fn config_get_name_case() {
+    diff_text(
+        "config_get_name_case",
+        r#"
+CONFIG GET MAXCLIENTS
+CONFIG GET Timeout
+"#,
+    );
+}
+
+#[test]
+#[ignore = "petrel bug: CONFIG SET error texts differ (maxclients range, loglevel choices, percentiles)"]
+fn config_set_error_texts() {
+    diff_text(
+        "config_set_error_texts",
+        r#"
+CONFIG SET maxclients 0
+CONFIG SET loglevel loud
+CONFIG SET latency-tracking-info-percentiles "50 101"
+"#,
+    );
+}
+
+#[test]
+#[ignore = "petrel bug: CONFIG SET port is refused as immutable; Redis 7.0 rebinds the listener"]
+fn config_set_port() {
+    let port = free_port().to_string();
+    diff(&Script::new("config_set_port").cmd(&["CONFIG", "SET", "port", &port]));
+}
+
+#[test]
+#[ignore = "petrel bug: NOAUTH text of HELLO says 'HELLO <proto> AUTH', Redis 7.0.15 says 'HELLO AUTH'"]
+fn hello_noauth_text() {
+    diff_text_with(
+        "hello_noauth_text",
+        "HELLO 3\nHELLO 2\nHELLO\n",
+        &DiffOpts::new(&[("requirepass", "secret")]),
+    );
+}
