@@ -10,10 +10,9 @@
 //! Representation: sign, a 64-bit significand with an explicit leading bit
 //! and a binary exponent, value = `mant * 2^exp`. Results are rounded to 64
 //! significant bits, ties to even, as the x87 unit does in its default mode.
-//! The exponent range is the x87 one; results below the smallest normal
-//! (about 3.4e-4932) are flushed to zero instead of going subnormal (they
-//! print as `0` either way), and results above the largest finite value
-//! (about 1.19e4932) become infinite, which Redis then rejects.
+//! The exponent range is the x87 one, with gradual underflow (subnormals
+//! down to about 3.6e-4951); results above the largest finite value (about
+//! 1.19e4932) become infinite, which Redis then rejects.
 
 use std::cmp::Ordering;
 
@@ -183,13 +182,10 @@ impl Big {
         self.trim();
         rem as u32
     }
-    /// The top `n` (<= 64) bits as an integer.
-    fn top_bits(&self, n: u64) -> u64 {
-        let b = self.bits();
+    /// Bits `from..from + 64` as an integer.
+    fn low_bits_from(&self, from: u64) -> u64 {
         let mut c = self.clone();
-        if b > n {
-            c.shr(b - n);
-        }
+        c.shr(from);
         c.0.iter()
             .take(2)
             .enumerate()
@@ -212,9 +208,12 @@ impl Big {
     }
 }
 
-/// Rounds the big integer `n` (times `2^exp`) to a 64-bit significand, ties
-/// to even, with `sticky` telling whether nonzero bits were already dropped
-/// below `n`. Returns a finite or infinite `LongDouble`.
+/// Exponent of the lowest significand bit of the smallest subnormal.
+const MIN_LSB: i64 = MIN_EXP2 - 63;
+
+/// Rounds the big integer `n` (times `2^exp`) to a 64-bit significand (fewer
+/// bits for subnormal results, as the x87 unit does), ties to even, with
+/// `sticky` telling whether nonzero bits were already dropped below `n`.
 fn round_big(neg: bool, n: &Big, exp: i64, sticky: bool) -> LongDouble {
     let bits = n.bits();
     if bits == 0 {
@@ -224,44 +223,45 @@ fn round_big(neg: bool, n: &Big, exp: i64, sticky: bool) -> LongDouble {
             exp: 0,
         };
     }
-    if bits <= 64 {
+    let mut drop = bits as i64 - 64;
+    if exp + drop < MIN_LSB {
+        drop = MIN_LSB - exp;
+    }
+    let (mut mant, mut e) = if drop <= 0 {
         debug_assert!(!sticky, "sticky bits need headroom");
-        let m = n.top_bits(64);
-        let shift = 64 - bits;
-        return finish(neg, m << shift, exp - shift as i64);
-    }
-    let drop = bits - 64;
-    let mut mant = n.top_bits(64);
-    let half = n.bit(drop - 1);
-    let rest = sticky || n.any_below(drop - 1);
-    let mut e = exp + drop as i64;
-    if half && (rest || mant & 1 == 1) {
-        mant = mant.wrapping_add(1);
-        if mant == 0 {
-            mant = 1 << 63;
-            e += 1;
+        (n.low_bits_from(0), exp)
+    } else {
+        let d = drop as u64;
+        let mut mant = n.low_bits_from(d);
+        let half = n.bit(d - 1);
+        let rest = sticky || n.any_below(d - 1);
+        let mut e = exp + drop;
+        if half && (rest || mant & 1 == 1) {
+            mant = mant.wrapping_add(1);
+            if mant == 0 {
+                mant = 1 << 63;
+                e += 1;
+            }
         }
-    }
-    finish(neg, mant, e)
-}
-
-/// Range checks a normalized significand / exponent pair.
-fn finish(neg: bool, mant: u64, exp: i64) -> LongDouble {
-    debug_assert!(mant >> 63 == 1);
-    let lead = exp + 63;
-    if lead > MAX_EXP2 {
-        LongDouble::Inf { neg }
-    } else if lead < MIN_EXP2 {
-        LongDouble::Finite {
+        (mant, e)
+    };
+    if mant == 0 {
+        return LongDouble::Finite {
             neg,
             mant: 0,
             exp: 0,
-        }
+        };
+    }
+    let lz = mant.leading_zeros();
+    mant <<= lz;
+    e -= i64::from(lz);
+    if e + 63 > MAX_EXP2 {
+        LongDouble::Inf { neg }
     } else {
         LongDouble::Finite {
             neg,
             mant,
-            exp: exp as i32,
+            exp: e as i32,
         }
     }
 }
