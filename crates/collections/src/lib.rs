@@ -7,6 +7,8 @@
 //!   entry (see [`small`]).
 //! * [`CompactMap`], [`CompactSet`]: large hashes and sets, open addressing
 //!   with 16-byte inline-or-boxed elements and a resize-proof SCAN cursor.
+//! * [`SortedSet`]: order-statistic B+tree of (score, member) plus a
+//!   member -> score table.
 //!
 //! Every structure reports `heap_bytes()`: the bytes it has allocated
 //! (capacities, not lengths), maintained incrementally and O(1) to read.
@@ -18,8 +20,10 @@ pub mod listpack;
 pub mod mem;
 pub mod small;
 pub mod table;
+pub mod zset;
 
 pub use intset::IntSet;
 pub use listpack::{Listpack, LpValue};
 pub use small::{ListpackHash, ListpackSet, ListpackZset};
 pub use table::{CompactMap, CompactSet};
+pub use zset::{ScoreTree, SortedSet};

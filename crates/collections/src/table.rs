@@ -231,12 +231,10 @@ impl<const MAP: bool, V: Copy + Default> RawTable<MAP, V> {
     }
 
     #[inline]
-    #[allow(dead_code)]
     pub(crate) fn val(&self, i: usize) -> V {
         self.vals[i]
     }
 
-    #[allow(dead_code)]
     pub(crate) fn set_val(&mut self, i: usize, v: V) {
         self.vals[i] = v;
     }
