@@ -20,7 +20,9 @@
 use std::time::{Duration, Instant};
 
 use dash::DashTable;
-use parking_lot::{Mutex, MutexGuard};
+use parking_lot::Mutex;
+
+use crate::partlock::{Hold, PartitionGuard, PartitionLock};
 
 use crate::object::{CompactValue, Entry, Key};
 use crate::slot::{SLOTS, SLOT_BITS};
@@ -397,7 +399,7 @@ impl Partition {
 /// Several partitions locked in ascending order.
 pub struct MultiGuard<'a> {
     shift: u32,
-    guards: Vec<(usize, MutexGuard<'a, Partition>)>,
+    guards: Vec<(usize, PartitionGuard<'a, Partition>)>,
 }
 
 impl<'a> MultiGuard<'a> {
@@ -445,7 +447,7 @@ impl<'a> MultiGuard<'a> {
 }
 
 #[repr(align(128))]
-struct Padded(Mutex<Partition>);
+struct Padded(PartitionLock<Partition>);
 
 /// Active-expiry resume point.
 #[derive(Default)]
@@ -485,7 +487,7 @@ impl Keyspace {
         let pbits = cfg.partitions.trailing_zeros();
         let parts = (0..cfg.partitions)
             .map(|index| {
-                Padded(Mutex::new(Partition {
+                Padded(PartitionLock::new(Partition {
                     index,
                     dbs: (0..cfg.databases).map(|_| None).collect(),
                     stats: Stats::default(),
@@ -523,12 +525,18 @@ impl Keyspace {
 
     /// Locks the partition owning `key`.
     #[inline]
-    pub fn lock(&self, key: &Key) -> MutexGuard<'_, Partition> {
+    pub fn lock(&self, key: &Key) -> PartitionGuard<'_, Partition> {
         self.parts[self.partition_of_slot(key.slot())].0.lock()
     }
 
-    pub fn lock_partition(&self, p: usize) -> MutexGuard<'_, Partition> {
+    pub fn lock_partition(&self, p: usize) -> PartitionGuard<'_, Partition> {
         self.parts[p].0.lock()
+    }
+
+    /// Holds every partition, in ascending order, without borrowing them: for
+    /// EXEC, whose queued commands then lock partitions as usual (re-entering).
+    pub fn hold_all(&self) -> Vec<Hold<'_, Partition>> {
+        self.parts.iter().map(|p| p.0.hold()).collect()
     }
 
     /// Locks the partitions of all `keys`, in ascending order.

@@ -4,6 +4,7 @@
 
 pub mod heap;
 pub mod keyspace;
+pub mod partlock;
 pub mod object;
 pub mod pack;
 pub mod slot;
