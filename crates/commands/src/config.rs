@@ -106,6 +106,8 @@ pub struct Settings {
     /// Extension values registered by other modules (collections thresholds etc.)
     /// are plain fields added here as features land.
     pub active_expire_enabled: bool,
+    /// `notify-keyspace-events` as flag bits (see `notify`).
+    pub notify_keyspace_events: u32,
 }
 
 impl Default for Settings {
@@ -155,6 +157,7 @@ impl Default for Settings {
             enable_debug_command: Enablement::No,
             hz: 10,
             active_expire_enabled: true,
+            notify_keyspace_events: 0,
         };
         for p in PARAMS {
             let d = (p.default)();
@@ -619,6 +622,17 @@ pub static PARAMS: &[Param] = &[
         s.hz = int_in(v, 0, i32::MAX as i64)?.clamp(1, 500) as u64;
         Ok(())
     }),
+    p!(
+        "notify-keyspace-events",
+        true,
+        "",
+        |s| crate::notify::format_flags(s.notify_keyspace_events),
+        |s, v| {
+            s.notify_keyspace_events = crate::notify::parse_flags(v)
+                .ok_or("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")?;
+            Ok(())
+        }
+    ),
 ];
 
 /// Looks a parameter up by name or alias (case-insensitive).

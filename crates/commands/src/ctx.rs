@@ -48,6 +48,25 @@ impl<'a> Ctx<'a> {
         ));
     }
 
+    /// Fires a keyspace notification (`notify-keyspace-events`) for `key` in
+    /// the client's database. `class` is one of the `notify::*` class bits.
+    pub fn notify(&mut self, class: u32, event: &str, key: &[u8]) {
+        let flags = self.settings.notify_keyspace_events;
+        if flags == 0 {
+            return;
+        }
+        crate::notify::notify(
+            self.srv,
+            flags,
+            class,
+            event,
+            key,
+            self.client.db,
+            self.client.id,
+            self.out,
+        );
+    }
+
     pub fn resp3(&self) -> bool {
         self.client.protocol == Protocol::Resp3
     }

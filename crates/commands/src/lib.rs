@@ -18,6 +18,7 @@ pub mod hub;
 pub mod info;
 pub mod introspection;
 pub mod latency_cmd;
+pub mod notify;
 pub mod pubsub;
 pub mod server;
 pub mod slowlog;

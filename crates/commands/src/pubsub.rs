@@ -137,7 +137,7 @@ impl PubSub {
 
     /// Publishes and returns the number of receivers. Messages for `me` are
     /// encoded into `my_out` directly.
-    fn publish(
+    pub fn publish(
         &self,
         srv: &Server,
         channel: &[u8],
