@@ -41,10 +41,12 @@ pub struct BucketId {
 
 /// A segmented extendible hash table. See the crate docs.
 pub struct DashTable<T, H: Fn(&T) -> u64> {
-    /// Directory: `2^gd` segment indices, indexed by the top `gd` hash bits.
-    dir: Vec<u32>,
+    /// Directory: `2^gd` segment pointers, indexed by the top `gd` hash bits.
+    /// Each points into `segs` (invariant I4).
+    dir: Vec<*mut Segment<T>>,
     gd: u32,
-    segs: Vec<Option<Box<Segment<T>>>>,
+    /// Owned segments (from `Box::into_raw`); null = free index.
+    segs: Vec<*mut Segment<T>>,
     free: Vec<u32>,
     len: usize,
     /// Bytes of all segments (headers + rows).
@@ -66,7 +68,6 @@ pub enum Entry<'a, T, H: Fn(&T) -> u64> {
 pub struct OccupiedEntry<'a, T, H: Fn(&T) -> u64> {
     table: &'a mut DashTable<T, H>,
     pos: Pos,
-    hash: u64,
 }
 
 /// A place for an entry that is absent.
@@ -74,6 +75,24 @@ pub struct VacantEntry<'a, T, H: Fn(&T) -> u64> {
     table: &'a mut DashTable<T, H>,
     hash: u64,
 }
+
+impl<T, H: Fn(&T) -> u64> Drop for DashTable<T, H> {
+    fn drop(&mut self) {
+        for p in self.segs.drain(..) {
+            if !p.is_null() {
+                // SAFETY: live boxes owned by the table, each freed once.
+                drop(unsafe { Box::from_raw(p) });
+            }
+        }
+    }
+}
+
+// SAFETY: the table owns its segments and entries exclusively (the raw
+// pointers are never shared outside it), so it is Send/Sync when its
+// contents are.
+unsafe impl<T: Send, H: Fn(&T) -> u64 + Send> Send for DashTable<T, H> {}
+// SAFETY: see above; `&DashTable` only hands out `&T` and calls `&H`.
+unsafe impl<T: Sync, H: Fn(&T) -> u64 + Sync> Sync for DashTable<T, H> {}
 
 impl<'a, T, H: Fn(&T) -> u64> Entry<'a, T, H> {
     /// Returns the existing entry or inserts `f()`.
@@ -96,7 +115,7 @@ impl<'a, T, H: Fn(&T) -> u64> OccupiedEntry<'a, T, H> {
         self.table.at_mut(self.pos)
     }
     pub fn remove(self) -> T {
-        self.table.remove_at(self.pos, self.hash)
+        self.table.remove_at(self.pos)
     }
 }
 
@@ -108,7 +127,7 @@ impl<'a, T, H: Fn(&T) -> u64> VacantEntry<'a, T, H> {
 
 /// Iterator over all entries.
 pub struct Iter<'a, T> {
-    segs: std::slice::Iter<'a, Option<Box<Segment<T>>>>,
+    segs: std::slice::Iter<'a, *mut Segment<T>>,
     cur: Option<&'a Segment<T>>,
     b: usize,
     j: usize,
@@ -131,7 +150,7 @@ impl<'a, T> Iterator for Iter<'a, T> {
                 self.b += 1;
                 self.j = 0;
             }
-            self.cur = self.segs.by_ref().find_map(|s| s.as_deref());
+            self.cur = next_live(&mut self.segs);
             self.b = 0;
             self.j = 0;
         }
@@ -142,6 +161,12 @@ impl<'a, T> Iterator for Iter<'a, T> {
 }
 
 impl<T> ExactSizeIterator for Iter<'_, T> {}
+
+fn next_live<'a, T>(it: &mut std::slice::Iter<'a, *mut Segment<T>>) -> Option<&'a Segment<T>> {
+    // SAFETY: non-null entries of the segment list are live segments owned by
+    // the table, which the iterator borrows for 'a.
+    it.find(|p| !p.is_null()).map(|&p| unsafe { &*p })
+}
 
 fn splitmix(x: &mut u64) -> u64 {
     *x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -171,14 +196,19 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
     }
 
     fn reset(&mut self) {
-        self.segs = Vec::new();
+        for p in std::mem::take(&mut self.segs) {
+            if !p.is_null() {
+                // SAFETY: live boxes owned by the table, each freed once.
+                drop(unsafe { Box::from_raw(p) });
+            }
+        }
         self.free = Vec::new();
         self.seg_bytes = 0;
         self.depth_count = [0; MAX_DEPTH as usize + 1];
         self.gd = 1;
         self.len = 0;
-        let s = self.alloc_seg(Segment::new(0));
-        self.dir = vec![s as u32; 2];
+        let s = self.alloc_seg(Segment::new(0, 0));
+        self.dir = vec![self.segs[s]; 2];
         self.depth_count[0] = 1;
     }
 
@@ -215,7 +245,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
 
     /// Entry slots currently allocated.
     pub fn capacity(&self) -> usize {
-        self.segs.iter().flatten().map(|s| s.capacity()).sum()
+        self.segs_iter().map(|s| s.capacity()).sum()
     }
 
     /// `len / capacity`.
@@ -240,18 +270,26 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
 
     #[inline]
     fn seg(&self, si: usize) -> &Segment<T> {
-        match &self.segs[si] {
-            Some(s) => s,
-            None => unreachable!("directory points to a freed segment"),
-        }
+        let p = self.segs[si];
+        debug_assert!(!p.is_null());
+        // SAFETY: non-null entries of `segs` are live boxes owned by the table
+        // (invariant I4); the borrow is tied to `&self`.
+        unsafe { &*p }
     }
 
     #[inline]
     fn seg_mut(&mut self, si: usize) -> &mut Segment<T> {
-        match &mut self.segs[si] {
-            Some(s) => s,
-            None => unreachable!("directory points to a freed segment"),
-        }
+        let p = self.segs[si];
+        debug_assert!(!p.is_null());
+        // SAFETY: as in `seg`; `&mut self` makes the access exclusive.
+        unsafe { &mut *p }
+    }
+
+    /// Segment index of directory entry `i`.
+    #[inline]
+    fn si_at(&self, i: usize) -> usize {
+        // SAFETY: directory entries point to live segments (invariant I4).
+        unsafe { (*self.dir[i]).idx as usize }
     }
 
     #[inline]
@@ -272,7 +310,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
 
     #[inline]
     fn find(&self, hash: u64, eq: impl FnMut(&T) -> bool) -> Option<Pos> {
-        let si = self.dir[self.dir_index(hash)] as usize;
+        let si = self.si_at(self.dir_index(hash));
         self.seg(si)
             .find(home_of(hash), fp_of(hash), eq)
             .map(|(b, j)| Pos {
@@ -283,8 +321,11 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
     }
 
     pub fn get(&self, hash: u64, eq: impl FnMut(&T) -> bool) -> Option<&T> {
-        let p = self.find(hash, eq)?;
-        Some(self.at(p))
+        // SAFETY: directory entries point to live segments (I4).
+        let seg = unsafe { &*self.dir[self.dir_index(hash)] };
+        let (b, j) = seg.find(home_of(hash), fp_of(hash), eq)?;
+        // SAFETY: `find` returns occupied slots.
+        Some(unsafe { seg.get(b, j) })
     }
 
     pub fn get_mut(&mut self, hash: u64, eq: impl FnMut(&T) -> bool) -> Option<&mut T> {
@@ -313,11 +354,11 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         let home = home_of(hash);
         let fp = fp_of(hash);
         loop {
-            let si = self.dir[self.dir_index(hash)] as usize;
-            let seg = match &mut self.segs[si] {
-                Some(s) => s,
-                None => unreachable!(),
-            };
+            let sp = self.dir[self.dir_index(hash)];
+            // SAFETY: directory entries point to live segments (I4) and
+            // `&mut self` gives exclusive access.
+            let seg = unsafe { &mut *sp };
+            let si = seg.idx as usize;
             if let Some((b, j)) = seg.place(home, fp, true) {
                 // SAFETY: `place` reserved slot (b, j): it is in a live row and
                 // marked occupied; we initialise it now.
@@ -334,16 +375,16 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
                 self.seg_bytes += row_bytes::<T>();
                 continue;
             }
-            self.split(si, hash);
+            self.split(si);
         }
     }
 
     pub fn remove(&mut self, hash: u64, eq: impl FnMut(&T) -> bool) -> Option<T> {
         let p = self.find(hash, eq)?;
-        Some(self.remove_at(p, hash))
+        Some(self.remove_at(p))
     }
 
-    fn remove_at(&mut self, p: Pos, hash: u64) -> T {
+    fn remove_at(&mut self, p: Pos) -> T {
         let si = p.seg as usize;
         let seg = self.seg_mut(si);
         // SAFETY: p is an occupied slot; `unlink` marks it free without
@@ -352,17 +393,13 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         seg.unlink(p.b as usize, p.j as usize);
         seg.len -= 1;
         self.len -= 1;
-        self.maintain(si, hash);
+        self.maintain(si);
         v
     }
 
     pub fn entry(&mut self, hash: u64, eq: impl FnMut(&T) -> bool) -> Entry<'_, T, H> {
         match self.find(hash, eq) {
-            Some(pos) => Entry::Occupied(OccupiedEntry {
-                table: self,
-                pos,
-                hash,
-            }),
+            Some(pos) => Entry::Occupied(OccupiedEntry { table: self, pos }),
             None => Entry::Vacant(VacantEntry { table: self, hash }),
         }
     }
@@ -374,7 +411,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
 
     pub fn iter(&self) -> Iter<'_, T> {
         let mut segs = self.segs.iter();
-        let cur = segs.by_ref().find_map(|s| s.as_deref());
+        let cur = next_live(&mut segs);
         Iter {
             segs,
             cur,
@@ -386,21 +423,44 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
 
     // ---------------------------------------------------------------- growth
 
-    fn alloc_seg(&mut self, seg: Box<Segment<T>>) -> usize {
+    fn alloc_seg(&mut self, mut seg: Box<Segment<T>>) -> usize {
         self.seg_bytes += seg.bytes();
-        if let Some(i) = self.free.pop() {
-            self.segs[i as usize] = Some(seg);
-            i as usize
-        } else {
-            self.segs.push(Some(seg));
-            self.segs.len() - 1
-        }
+        let i = match self.free.pop() {
+            Some(i) => i as usize,
+            None => {
+                self.segs.push(ptr::null_mut());
+                self.segs.len() - 1
+            }
+        };
+        seg.idx = i as u32;
+        self.segs[i] = Box::into_raw(seg);
+        i
     }
 
+    /// Removes segment `si` from the table (the caller fixes the directory).
     fn take_seg(&mut self, si: usize) -> Box<Segment<T>> {
-        let s = self.segs[si].take().unwrap_or_else(|| unreachable!());
+        let p = std::mem::replace(&mut self.segs[si], ptr::null_mut());
+        assert!(!p.is_null());
+        // SAFETY: `p` came from `Box::into_raw` in `alloc_seg` and is removed
+        // from `segs` above, so ownership returns to this box.
+        let s = unsafe { Box::from_raw(p) };
         self.seg_bytes -= s.bytes();
+        self.free.push(si as u32);
         s
+    }
+
+    fn segs_iter(&self) -> impl Iterator<Item = &Segment<T>> {
+        // SAFETY: non-null entries are live segments owned by the table.
+        self.segs
+            .iter()
+            .filter(|p| !p.is_null())
+            .map(|&p| unsafe { &*p })
+    }
+
+    /// Points directory entries `r` at segment `si`.
+    fn set_dir(&mut self, r: std::ops::Range<usize>, si: usize) {
+        let p = self.segs[si];
+        self.dir[r].iter_mut().for_each(|x| *x = p);
     }
 
     fn double_dir(&mut self) {
@@ -415,16 +475,23 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
 
     fn maybe_halve_dir(&mut self) {
         while self.gd > 1 && self.depth_count[self.gd as usize] == 0 {
-            let d: Vec<u32> = self.dir.iter().step_by(2).copied().collect();
+            let d: Vec<*mut Segment<T>> = self.dir.iter().step_by(2).copied().collect();
             self.dir = d;
             self.gd -= 1;
         }
     }
 
-    /// Splits segment `si` (which holds `hash`'s range) into two of depth + 1.
+    /// Directory range of a segment.
+    fn dir_range(&self, seg: &Segment<T>) -> std::ops::Range<usize> {
+        let shift = self.gd - seg.depth as u32;
+        let first = (seg.prefix as usize) << shift;
+        first..first + (1 << shift)
+    }
+
+    /// Splits segment `si` into two of depth + 1.
     #[cold]
     #[inline(never)]
-    fn split(&mut self, si: usize, hash: u64) {
+    fn split(&mut self, si: usize) {
         let d = self.seg(si).depth as u32;
         assert!(
             d < MAX_DEPTH,
@@ -451,64 +518,85 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         if d == self.gd {
             self.double_dir();
         }
-        let gd = self.gd;
-        let span = 1usize << (gd - d);
-        let first = self.dir_index(hash) & !(span - 1);
-        let half = span / 2;
         let n = self.seg(si).len as usize;
         let n0 = n - n1;
+        let prefix = self.seg(si).prefix;
         self.depth_count[d as usize] -= 1;
         self.depth_count[d as usize + 1] += 2;
         if n0 == 0 || n1 == 0 {
             // Everything goes one way: keep the segment, add an empty sibling.
             let v = self.seg(si).max_version();
-            self.seg_mut(si).depth = d as u8 + 1;
-            let mut e = Segment::new(d as u8 + 1);
+            let (keep, empty) = if n1 == 0 { (0, 1) } else { (1, 0) };
+            let seg = self.seg_mut(si);
+            seg.depth = d as u8 + 1;
+            seg.prefix = prefix * 2 + keep;
+            let mut e = Segment::new(d as u8 + 1, prefix * 2 + empty);
             e.set_all_versions(v);
-            let ei = self.alloc_seg(e) as u32;
-            let r = if n1 == 0 {
-                first + half..first + span
-            } else {
-                first..first + half
-            };
-            self.dir[r].iter_mut().for_each(|x| *x = ei);
+            let ei = self.alloc_seg(e);
+            let r = self.dir_range(self.seg(ei));
+            self.set_dir(r, ei);
             return;
         }
-        let mut parent = self.take_seg(si);
-        self.free.push(si as u32);
+        let parent = self.seg(si);
         let v = parent.max_version();
-        let mut kids = Vec::with_capacity(2);
-        for (k, want) in [(0u64, n0), (1u64, n1)] {
-            let sel = |_: usize, b: usize, j: usize| {
-                let i = b * C_MAX + j;
-                (side[i / 64] >> (i % 64)) & 1 == k
-            };
-            let kid = match build(&[&parent], d as u8 + 1, want, sel) {
-                Some(kid) => kid,
-                None => build_positional(&parent, d as u8 + 1, sel),
-            };
-            kids.push(kid);
+        let mut kids = [
+            Segment::<T>::new(d as u8 + 1, prefix * 2),
+            Segment::<T>::new(d as u8 + 1, prefix * 2 + 1),
+        ];
+        for (kid, want) in kids.iter_mut().zip([n0, n1]) {
+            while (kid.nrows as usize) < rows_for(want) {
+                kid.add_row();
+            }
         }
+        // One pass distributes the entries (bit copies; the parent keeps
+        // ownership until it forgets them below).
+        let mut ok = [true, true];
+        for b in 0..NB {
+            for j in 0..parent.meta[b].len as usize {
+                let i = b * C_MAX + j;
+                let k = ((side[i / 64] >> (i % 64)) & 1) as usize;
+                if !ok[k] {
+                    continue;
+                }
+                let home = parent.home_of_slot(b, j);
+                let kid = &mut kids[k];
+                match kid.place_growing(home, parent.meta[b].fp[j], false) {
+                    Some((db, dj)) => {
+                        // SAFETY: source occupied, destination reserved, distinct
+                        // allocations; ownership settles when the parent forgets.
+                        unsafe {
+                            ptr::copy_nonoverlapping(parent.slot_ptr(b, j), kid.slot_ptr(db, dj), 1)
+                        };
+                        kid.len += 1;
+                    }
+                    None => ok[k] = false,
+                }
+            }
+        }
+        for k in 0..2 {
+            if !ok[k] {
+                kids[k].forget_entries();
+                let sel = |_: usize, b: usize, j: usize| {
+                    let i = b * C_MAX + j;
+                    (side[i / 64] >> (i % 64)) & 1 == k as u64
+                };
+                kids[k] = build_positional(parent, d as u8 + 1, prefix * 2 + k as u64, sel);
+            }
+            kids[k].set_all_versions(v);
+        }
+        let mut parent = self.take_seg(si);
         parent.forget_entries();
         drop(parent);
-        let mut kids = kids.into_iter();
-        let mut k0 = kids.next().unwrap_or_else(|| unreachable!());
-        let mut k1 = kids.next().unwrap_or_else(|| unreachable!());
-        k0.set_all_versions(v);
-        k1.set_all_versions(v);
-        let i0 = self.alloc_seg(k0) as u32;
-        let i1 = self.alloc_seg(k1) as u32;
-        self.dir[first..first + half]
-            .iter_mut()
-            .for_each(|x| *x = i0);
-        self.dir[first + half..first + span]
-            .iter_mut()
-            .for_each(|x| *x = i1);
+        for kid in kids {
+            let ki = self.alloc_seg(kid);
+            let r = self.dir_range(self.seg(ki));
+            self.set_dir(r, ki);
+        }
     }
 
-    /// After removals from segment `si` (holding `hash`'s range): merge with
-    /// its buddy or drop rows when sparse.
-    fn maintain(&mut self, si: usize, hash: u64) {
+    /// After removals from segment `si`: merge with its buddy or drop rows
+    /// when sparse.
+    fn maintain(&mut self, si: usize) {
         let mut si = si;
         loop {
             let seg = self.seg(si);
@@ -518,13 +606,13 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
                 break;
             }
             if d > 0 {
-                let span = 1usize << (self.gd - d);
-                let first = self.dir_index(hash) & !(span - 1);
-                let bfirst = first ^ span;
-                let bi = self.dir[bfirst] as usize;
+                let r = self.dir_range(seg);
+                let span = r.len();
+                let bfirst = r.start ^ span;
+                let bi = self.si_at(bfirst);
                 let buddy = self.seg(bi);
                 if buddy.depth as u32 == d && n + buddy.len as usize <= MERGE_MAX {
-                    if let Some(mi) = self.merge(si, bi, first.min(bfirst), span, d) {
+                    if let Some(mi) = self.merge(si, bi) {
                         si = mi;
                         continue;
                     }
@@ -539,26 +627,24 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         self.barrier == 0 || self.seg(si).min_version() >= self.barrier
     }
 
-    fn merge(&mut self, a: usize, b: usize, first: usize, span: usize, d: u32) -> Option<usize> {
+    fn merge(&mut self, a: usize, b: usize) -> Option<usize> {
         if !self.barrier_ok(a) || !self.barrier_ok(b) {
             return None;
         }
         let (sa, sb) = (self.seg(a), self.seg(b));
+        let d = sa.depth as u32;
         let n = (sa.len + sb.len) as usize;
         let v = sa.max_version().max(sb.max_version());
-        let mut m = build(&[sa, sb], d as u8 - 1, n, |_, _, _| true)?;
+        let mut m = build(&[sa, sb], d as u8 - 1, sa.prefix / 2, n, |_, _, _| true)?;
         m.set_all_versions(v);
         let mut x = self.take_seg(a);
         let mut y = self.take_seg(b);
         x.forget_entries();
         y.forget_entries();
         drop((x, y));
-        self.free.push(b as u32);
-        self.free.push(a as u32);
         let mi = self.alloc_seg(m);
-        self.dir[first..first + 2 * span]
-            .iter_mut()
-            .for_each(|x| *x = mi as u32);
+        let r = self.dir_range(self.seg(mi));
+        self.set_dir(r, mi);
         self.depth_count[d as usize] -= 2;
         self.depth_count[d as usize - 1] += 1;
         self.maybe_halve_dir();
@@ -582,7 +668,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
             return;
         }
         let v = seg.max_version();
-        let Some(mut m) = build(&[seg], seg.depth, n, |_, _, _| true) else {
+        let Some(mut m) = build(&[seg], seg.depth, seg.prefix, n, |_, _, _| true) else {
             return;
         };
         if m.nrows as usize >= c {
@@ -593,8 +679,9 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         let mut old = self.take_seg(si);
         old.forget_entries();
         drop(old);
-        self.seg_bytes += m.bytes();
-        self.segs[si] = Some(m);
+        let mi = self.alloc_seg(m);
+        let r = self.dir_range(self.seg(mi));
+        self.set_dir(r, mi);
     }
 
     // ------------------------------------------------------------ scanning
@@ -602,7 +689,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
     /// Visits logical bucket `b` (entries whose home is `b`) of the segment
     /// holding hash position `p`; returns (segment index, end of its range).
     fn scan_one(&self, p: u64, b: usize, f: &mut impl FnMut(&T)) -> (usize, u128) {
-        let si = self.dir[self.dir_index(p)] as usize;
+        let si = self.si_at(self.dir_index(p));
         let seg = self.seg(si);
         let m = &seg.meta[b];
         for j in 0..m.len as usize {
@@ -666,7 +753,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         if b >= B {
             return 0;
         }
-        let si = self.dir[self.dir_index(p)] as usize;
+        let si = self.si_at(self.dir_index(p));
         let seg = self.seg_mut(si);
         let mut removed = 0usize;
         let nb = next(b);
@@ -700,7 +787,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         let end = seg_end(p, seg.depth as u32);
         if removed > 0 {
             self.len -= removed;
-            self.maintain(si, p);
+            self.maintain(si);
         }
         advance_cursor(b, end, B)
     }
@@ -713,7 +800,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         let mut x = seed;
         for _ in 0..64 {
             let r = splitmix(&mut x);
-            let si = self.dir[(r as usize) & (self.dir.len() - 1)] as usize;
+            let si = self.si_at((r as usize) & (self.dir.len() - 1));
             let seg = self.seg(si);
             if seg.nrows == 0 {
                 continue;
@@ -729,7 +816,10 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         // Very sparse table: walk from a random segment.
         let start = (splitmix(&mut x) as usize) % self.segs.len();
         (0..self.segs.len())
-            .filter_map(|k| self.segs[(start + k) % self.segs.len()].as_deref())
+            .map(|k| self.segs[(start + k) % self.segs.len()])
+            .filter(|p| !p.is_null())
+            // SAFETY: live segment owned by the table.
+            .map(|p| unsafe { &*p })
             .find_map(|seg| {
                 (0..NB).find_map(|b| {
                     // SAFETY: slot 0 is occupied when len > 0.
@@ -759,13 +849,13 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
             let first = (prefix as usize) << (self.gd - bits);
             let mut i = first;
             while i < first + span {
-                let si = self.dir[i] as usize;
+                let si = self.si_at(i);
                 let seg = self.seg(si);
                 visit(seg, (seg.depth as u32) < bits, &mut f);
                 i = (i | ((1usize << (self.gd - seg.depth as u32)) - 1)) + 1;
             }
         } else {
-            let si = self.dir[(prefix >> (bits - self.gd)) as usize] as usize;
+            let si = self.si_at((prefix >> (bits - self.gd)) as usize);
             visit(self.seg(si), true, &mut f);
         }
     }
@@ -797,7 +887,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
     /// entries out of. Merges and shrinks are governed by
     /// [`set_restructure_barrier`](Self::set_restructure_barrier) instead.
     pub fn buckets_for_write(&self, hash: u64, mut f: impl FnMut(BucketId)) {
-        let si = self.dir[self.dir_index(hash)] as usize;
+        let si = self.si_at(self.dir_index(hash));
         let seg = self.seg(si);
         let home = home_of(hash);
         let nb = next(home);
@@ -838,7 +928,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         if b >= NB {
             return 0;
         }
-        let si = self.dir[self.dir_index(p)] as usize;
+        let si = self.si_at(self.dir_index(p));
         let id = BucketId {
             seg: si as u32,
             bucket: b as u8,
@@ -872,15 +962,17 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         if i >= self.segs.len() {
             return 0;
         }
-        if let Some(mut seg) = self.segs[i].take() {
-            if should_move(
-                &*seg as *const Segment<T> as *const u8,
-                segment::segment_bytes::<T>(),
-            ) {
-                seg = relocate_header(seg);
+        let p = self.segs[i];
+        if !p.is_null() {
+            if should_move(p as *const u8, segment::segment_bytes::<T>()) {
+                let r = self.dir_range(self.seg(i));
+                // SAFETY: `p` is the live box of segment i; it is replaced in
+                // `segs` and in its whole directory range right away.
+                let new = Box::into_raw(relocate_header(unsafe { Box::from_raw(p) }));
+                self.segs[i] = new;
+                self.set_dir(r, i);
             }
-            seg.relocate_rows(&mut should_move);
-            self.segs[i] = Some(seg);
+            self.seg_mut(i).relocate_rows(&mut should_move);
         }
         if i + 1 < self.segs.len() {
             i as u64 + 1
@@ -897,14 +989,14 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         let mut counts = [0u32; MAX_DEPTH as usize + 1];
         let mut seen = std::collections::HashSet::new();
         while i < self.dir.len() {
-            let si = self.dir[i] as usize;
+            let si = self.si_at(i);
             let seg = self.seg(si);
             let d = seg.depth as u32;
             assert!(d <= self.gd);
             let span = 1usize << (self.gd - d);
             assert_eq!(i % span, 0, "segment range misaligned");
             for k in i..i + span {
-                assert_eq!(self.dir[k] as usize, si, "directory range not uniform");
+                assert_eq!(self.si_at(k), si, "directory range not uniform");
             }
             assert!(seen.insert(si), "segment referenced by two ranges");
             counts[d as usize] += 1;
@@ -913,12 +1005,12 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         }
         assert_eq!(counts, self.depth_count);
         assert_eq!(seen.len(), self.segment_count());
-        let total: usize = self.segs.iter().flatten().map(|s| s.len as usize).sum();
+        let total: usize = self.segs_iter().map(|s| s.len as usize).sum();
         assert_eq!(total, self.len);
-        let bytes: usize = self.segs.iter().flatten().map(|s| s.bytes()).sum();
+        let bytes: usize = self.segs_iter().map(|s| s.bytes()).sum();
         assert_eq!(bytes, self.seg_bytes);
         // Every entry is reachable through its hash.
-        for seg in self.segs.iter().flatten() {
+        for seg in self.segs_iter() {
             for b in 0..NB {
                 for j in 0..seg.meta[b].len as usize {
                     // SAFETY: j < len.
@@ -927,8 +1019,8 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
                     let home = seg.home_of_slot(b, j);
                     assert_eq!(home, home_of(h), "entry in wrong bucket");
                     assert_eq!(seg.meta[b].fp[j], fp_of(h), "fingerprint");
-                    let si = self.dir[self.dir_index(h)] as usize;
-                    assert!(std::ptr::eq(self.seg(si), &**seg), "entry in wrong segment");
+                    let si = self.si_at(self.dir_index(h));
+                    assert!(std::ptr::eq(self.seg(si), seg), "entry in wrong segment");
                 }
             }
         }
@@ -964,10 +1056,11 @@ fn advance_cursor(b: usize, end: u128, nbuckets: usize) -> u64 {
 fn build<T>(
     srcs: &[&Segment<T>],
     depth: u8,
+    prefix: u64,
     n: usize,
     select: impl Fn(usize, usize, usize) -> bool,
 ) -> Option<Box<Segment<T>>> {
-    let mut dst = Segment::new(depth);
+    let mut dst = Segment::new(depth, prefix);
     while (dst.nrows as usize) < rows_for(n) {
         dst.add_row();
     }
@@ -1004,9 +1097,10 @@ fn build<T>(
 fn build_positional<T>(
     src: &Segment<T>,
     depth: u8,
+    prefix: u64,
     select: impl Fn(usize, usize, usize) -> bool,
 ) -> Box<Segment<T>> {
-    let mut dst = Segment::new(depth);
+    let mut dst = Segment::new(depth, prefix);
     while dst.nrows < src.nrows {
         dst.add_row();
     }

@@ -30,7 +30,7 @@ pub(crate) use geometry::{C_MAX, NB, S};
 /// Regular (home) buckets per segment.
 pub(crate) const B: usize = NB - S;
 
-const _: () = assert!(C_MAX <= 16 && B <= 256 && S >= 1 && B >= 3);
+const _: () = assert!(C_MAX <= 16 && B <= 256 && S >= 1 && S <= 8 && B >= 3);
 
 /// Metadata of one physical bucket. Slots `0..len` are occupied (packed).
 #[derive(Clone, Copy, Default)]
@@ -43,7 +43,8 @@ pub(crate) struct Meta {
     pub disp: u16,
     /// Number of occupied slots.
     pub len: u8,
-    /// Regular bucket: how many entries with this home live in the stash.
+    /// Regular bucket: bit s set = stash bucket `B + s` holds at least one
+    /// entry whose home is this bucket.
     pub stash: u8,
     /// Snapshot version (see the crate docs).
     pub version: u32,
@@ -57,6 +58,10 @@ pub(crate) struct Segment<T> {
     pub len: u32,
     pub nrows: u8,
     pub depth: u8,
+    /// Index in the table's segment list.
+    pub idx: u32,
+    /// The top `depth` hash bits shared by all entries (right-aligned).
+    pub prefix: u64,
     pub meta: [Meta; NB],
     /// Home bucket of each stash slot.
     pub stash_home: [[u8; C_MAX]; S],
@@ -102,6 +107,26 @@ pub(crate) fn len_mask(len: u8) -> u32 {
     (1u32 << len) - 1
 }
 
+/// Bit i set = `fps[i] == fp`.
+#[cfg(all(target_arch = "x86_64", not(miri)))]
+#[inline]
+pub(crate) fn match_fp(fps: &[u8; 16], fp: u8) -> u32 {
+    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_movemask_epi8, _mm_set1_epi8, _mm_set_epi64x};
+    let lo = u64::from_le_bytes([
+        fps[0], fps[1], fps[2], fps[3], fps[4], fps[5], fps[6], fps[7],
+    ]);
+    let hi = u64::from_le_bytes([
+        fps[8], fps[9], fps[10], fps[11], fps[12], fps[13], fps[14], fps[15],
+    ]);
+    // SAFETY: SSE2 is part of the x86_64 baseline, so these are always available.
+    unsafe {
+        let v = _mm_set_epi64x(hi as i64, lo as i64);
+        _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(fp as i8))) as u32
+    }
+}
+
+/// Bit i set = `fps[i] == fp`.
+#[cfg(any(not(target_arch = "x86_64"), miri))]
 #[inline]
 pub(crate) fn match_fp(fps: &[u8; 16], fp: u8) -> u32 {
     let mut m = 0u32;
@@ -119,6 +144,19 @@ pub(crate) fn segment_bytes<T>() -> usize {
     std::mem::size_of::<Segment<T>>()
 }
 
+/// Starts loading the row-pointer line while the bucket metadata loads.
+#[inline(always)]
+fn prefetch<P>(p: *const P) {
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: prefetching is a hint and never faults, whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p as *const i8) };
+    }
+    #[cfg(any(not(target_arch = "x86_64"), miri))]
+    let _ = p;
+}
+
 fn alloc_row<T>() -> *mut MaybeUninit<T> {
     let b: Box<MaybeUninit<Row<T>>> = Box::new_uninit();
     Box::into_raw(b).cast::<MaybeUninit<T>>()
@@ -133,12 +171,14 @@ unsafe fn free_row<T>(p: *mut MaybeUninit<T>) {
 }
 
 impl<T> Segment<T> {
-    pub fn new(depth: u8) -> Box<Self> {
+    pub fn new(depth: u8, prefix: u64) -> Box<Self> {
         Box::new(Segment {
             rows: [ptr::null_mut(); C_MAX],
             len: 0,
             nrows: 0,
             depth,
+            idx: u32::MAX,
+            prefix,
             meta: [Meta::default(); NB],
             stash_home: [[0; C_MAX]; S],
         })
@@ -209,24 +249,21 @@ impl<T> Segment<T> {
         fp: u8,
         mut eq: impl FnMut(&T) -> bool,
     ) -> Option<(usize, usize)> {
-        let m = &self.meta[home];
-        let mut bits = match_fp(&m.fp, fp) & len_mask(m.len) & !(m.disp as u32);
-        while bits != 0 {
-            let j = bits.trailing_zeros() as usize;
-            // SAFETY: j < len by the mask.
-            if eq(unsafe { self.get(home, j) }) {
-                return Some((home, j));
-            }
-            bits &= bits - 1;
-        }
+        prefetch(self.rows.as_ptr());
         let nb = next(home);
+        let m = &self.meta[home];
         let m2 = &self.meta[nb];
-        let mut bits = match_fp(&m2.fp, fp) & len_mask(m2.len) & (m2.disp as u32);
+        // Candidates of home (bits 0..16) and of the neighbour (bits 16..32)
+        // in one mask, so a hit costs one predictable loop.
+        let own = match_fp(&m.fp, fp) & len_mask(m.len) & !(m.disp as u32);
+        let moved = match_fp(&m2.fp, fp) & len_mask(m2.len) & (m2.disp as u32);
+        let mut bits = own | (moved << 16);
         while bits != 0 {
-            let j = bits.trailing_zeros() as usize;
-            // SAFETY: j < len by the mask.
-            if eq(unsafe { self.get(nb, j) }) {
-                return Some((nb, j));
+            let k = bits.trailing_zeros() as usize;
+            let (b, j) = if k < 16 { (home, k) } else { (nb, k - 16) };
+            // SAFETY: j < len of bucket b by the masks.
+            if eq(unsafe { self.get(b, j) }) {
+                return Some((b, j));
             }
             bits &= bits - 1;
         }
@@ -236,14 +273,17 @@ impl<T> Segment<T> {
         None
     }
 
-    #[cold]
+    #[inline(never)]
     fn find_in_stash(
         &self,
         home: usize,
         fp: u8,
         mut eq: impl FnMut(&T) -> bool,
     ) -> Option<(usize, usize)> {
-        for s in B..NB {
+        let mut mask = self.meta[home].stash;
+        while mask != 0 {
+            let s = B + mask.trailing_zeros() as usize;
+            mask &= mask - 1;
             let m = &self.meta[s];
             let mut bits = match_fp(&m.fp, fp) & len_mask(m.len);
             while bits != 0 {
@@ -279,8 +319,11 @@ impl<T> Segment<T> {
     pub fn unlink(&mut self, b: usize, j: usize) {
         let last = self.meta[b].len as usize - 1;
         if b >= B {
-            let home = self.stash_home[b - B][j] as usize;
-            self.meta[home].stash -= 1;
+            let home = self.stash_home[b - B][j];
+            let others = (0..=last).any(|k| k != j && self.stash_home[b - B][k] == home);
+            if !others {
+                self.meta[home as usize].stash &= !(1 << (b - B));
+            }
         }
         if j != last {
             // SAFETY: both slots are in bounds and distinct; `last` is occupied,
@@ -356,7 +399,7 @@ impl<T> Segment<T> {
         if (self.meta[best].len as usize) < c {
             let (b, j) = self.push(best, fp, false);
             self.stash_home[best - B][j] = home as u8;
-            self.meta[home].stash += 1;
+            self.meta[home].stash |= 1 << (best - B);
             return Some((b, j));
         }
         None
@@ -379,7 +422,7 @@ impl<T> Segment<T> {
         let p = self.push(b, fp, disp);
         if b >= B {
             self.stash_home[b - B][p.1] = home as u8;
-            self.meta[home].stash += 1;
+            self.meta[home].stash |= 1 << (b - B);
         }
         p
     }
@@ -450,19 +493,19 @@ impl<T> Segment<T> {
     pub fn check(&self) {
         let c = self.nrows as usize;
         let mut total = 0usize;
-        let mut stash_counts = [0usize; B];
+        let mut stash_masks = [0u8; B];
         for b in 0..NB {
             let m = &self.meta[b];
             assert!(m.len as usize <= c, "bucket over capacity");
             total += m.len as usize;
             if b >= B {
                 for j in 0..m.len as usize {
-                    stash_counts[self.stash_home[b - B][j] as usize] += 1;
+                    stash_masks[self.stash_home[b - B][j] as usize] |= 1 << (b - B);
                 }
             }
         }
-        for (b, &n) in stash_counts.iter().enumerate() {
-            assert_eq!(self.meta[b].stash as usize, n, "stash counter");
+        for (b, &m) in stash_masks.iter().enumerate() {
+            assert_eq!(self.meta[b].stash, m, "stash mask");
         }
         assert_eq!(total, self.len as usize, "segment len");
         for j in 0..c {

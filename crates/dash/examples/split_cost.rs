@@ -1,0 +1,44 @@
+//! Measures the distribution of slow inserts (splits) in dash alone.
+//! cargo run --release -p dash --example split_cost [-- MILLIONS]
+mod common;
+use common::*;
+use std::time::Instant;
+
+fn main() {
+    let n: u64 = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5)
+        * 1_000_000;
+    let mut t = new_dash();
+    let mut slow: Vec<(u32, u64, usize)> = Vec::new();
+    let start = Instant::now();
+    for i in 0..n {
+        let k = key(i);
+        let h = hash_key(&k);
+        let segs = t.segment_count();
+        let t0 = Instant::now();
+        t.insert(h, (k, [i, i]), |e| e.0 == k);
+        let dt = t0.elapsed().as_nanos() as u32;
+        if t.segment_count() != segs || dt > 20_000 {
+            slow.push((dt, i, t.segment_count() - segs));
+        }
+    }
+    println!("total {:.2}s", start.elapsed().as_secs_f64());
+    let mut splits: Vec<u32> = slow.iter().filter(|s| s.2 > 0).map(|s| s.0).collect();
+    splits.sort_unstable();
+    let nsp = splits.len();
+    println!(
+        "splits={} p50={}ns p90={}ns p99={}ns max={}ns",
+        nsp,
+        splits[nsp / 2],
+        splits[nsp * 9 / 10],
+        splits[nsp * 99 / 100],
+        splits[nsp - 1]
+    );
+    let other: Vec<_> = slow.iter().filter(|s| s.2 == 0).collect();
+    println!("non-split inserts >20us: {}", other.len());
+    for s in other.iter().take(10) {
+        println!("  {:?}", s);
+    }
+}
