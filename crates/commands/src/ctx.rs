@@ -55,16 +55,13 @@ impl<'a> Ctx<'a> {
         if flags == 0 {
             return;
         }
-        crate::notify::notify(
-            self.srv,
-            flags,
+        let ev = crate::notify::Event {
             class,
-            event,
+            name: event,
             key,
-            self.client.db,
-            self.client.id,
-            self.out,
-        );
+            db: self.client.db,
+        };
+        crate::notify::notify(self.srv, flags, ev, self.client.id, self.out);
     }
 
     pub fn resp3(&self) -> bool {

@@ -78,32 +78,32 @@ pub fn format_flags(f: u32) -> String {
     s
 }
 
-/// Fires a keyspace notification of `class` for `key` in `db`. A message for
+/// One keyspace event.
+#[derive(Clone, Copy, Debug)]
+pub struct Event<'a> {
+    pub class: u32,
+    pub name: &'a str,
+    pub key: &'a [u8],
+    pub db: usize,
+}
+
+/// Fires a keyspace notification if `flags` enable its class. A message for
 /// the client that caused it (`me`, if subscribed) lands in `my_out` ahead of
 /// the command's reply, as in Redis.
-pub fn notify(
-    srv: &Server,
-    flags: u32,
-    class: u32,
-    event: &str,
-    key: &[u8],
-    db: usize,
-    me: u64,
-    my_out: &mut resp::ReplyBuf,
-) {
-    if flags & class == 0 || flags & (KEYSPACE | KEYEVENT) == 0 {
+pub fn notify(srv: &Server, flags: u32, ev: Event<'_>, me: u64, my_out: &mut resp::ReplyBuf) {
+    if flags & ev.class == 0 || flags & (KEYSPACE | KEYEVENT) == 0 {
         return;
     }
     if flags & KEYSPACE != 0 {
-        let mut ch = format!("__keyspace@{db}__:").into_bytes();
-        ch.extend_from_slice(key);
+        let mut ch = format!("__keyspace@{}__:", ev.db).into_bytes();
+        ch.extend_from_slice(ev.key);
         srv.pubsub
-            .publish(srv, &ch, event.as_bytes(), false, me, my_out);
+            .publish(srv, &ch, ev.name.as_bytes(), false, me, my_out);
     }
     if flags & KEYEVENT != 0 {
-        let ch = format!("__keyevent@{db}__:{event}");
+        let ch = format!("__keyevent@{}__:{}", ev.db, ev.name);
         srv.pubsub
-            .publish(srv, ch.as_bytes(), key, false, me, my_out);
+            .publish(srv, ch.as_bytes(), ev.key, false, me, my_out);
     }
 }
 
