@@ -161,6 +161,24 @@ fn run_pass(
         }
         let pr = p.run(step, proto, opts);
         let rr = r.as_mut().map(|r| r.run(step, proto, opts));
+        let closed = |side: &mut Side, reply: &Reply| {
+            *reply == Reply::Closed || side.conn.closed_within(Duration::from_secs(2))
+        };
+        if step.closes {
+            let pc = closed(&mut p, &pr);
+            let rc = match (r.as_mut(), &rr) {
+                (Some(side), Some(reply)) => closed(side, reply),
+                _ => true,
+            };
+            if !pc || !rc {
+                report.push(format!(
+                    "[RESP{proto}] {}: connection should be closed after the reply: petrel closed={pc}, redis closed={rc}",
+                    step.origin
+                ));
+            }
+            p = Side::open(petrel.port(), proto, opts);
+            r = redis.map(|s| Side::open(s.port(), proto, opts));
+        }
         // A closed connection is reopened for the next step, as a client would.
         if pr == Reply::Closed {
             p = Side::open(petrel.port(), proto, opts);

@@ -607,3 +607,19 @@ pub fn rcmd(args: &[&str]) -> redis::Cmd {
     }
     c
 }
+
+/// `assert_eq!` for replies, printing both redis-cli style on failure.
+#[macro_export]
+macro_rules! assert_reply {
+    ($got:expr, $want:expr) => {{
+        let (got, want) = (&$got, &$want);
+        if got != want {
+            panic!("reply mismatch\n  got:  {}\n  want: {}", got, want);
+        }
+    }};
+}
+
+/// An error reply value.
+pub fn err(text: &str) -> Value {
+    Value::Error(text.as_bytes().to_vec())
+}

@@ -11,6 +11,8 @@
 //! ECHO "\x00\xff" 'it''s'
 //! @reconnect               # drop the connection and open a new one
 //! @resp3 HELLO 3           # only in the RESP3 run (also @resp2)
+//! @raw "*1\r\n$abc\r\n"    # close   (exact bytes, e.g. malformed input)
+//! @sleep 1100              # pause (both servers are idle meanwhile)
 //! ```
 //!
 //! Trailing markers (after ` # `, several allowed: `# unordered resp2`):
@@ -22,6 +24,8 @@
 //! * `errcode`: both errors with the same first word, or otherwise exact.
 //! * `any`: not compared (the command only sets up state).
 //! * `noreply`: sent without reading a reply (CLIENT REPLY OFF...).
+//! * `close`: after the reply the server must close the connection (protocol
+//!   errors, QUIT); the runner then reconnects.
 //! * `resp2` / `resp3`: only run in that protocol's pass.
 //!
 //! Custom comparisons are added from Rust with [`Script::check`].
@@ -87,6 +91,8 @@ pub struct Step {
     pub mode: Mode,
     pub only: Only,
     pub noreply: bool,
+    /// The server must close the connection after the reply.
+    pub closes: bool,
     /// Where it came from, for reports ("line 12: SET k v").
     pub origin: String,
 }
@@ -100,6 +106,7 @@ impl Step {
             mode,
             only: Only::Both,
             noreply: false,
+            closes: false,
             origin,
         }
     }
@@ -128,11 +135,16 @@ impl Script {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let origin = format!("{name}:{}: {line}", i + 1);
+            let shown = match line.char_indices().nth(160) {
+                Some((cut, _)) => format!("{}... ({} bytes)", &line[..cut], line.len()),
+                None => line.to_string(),
+            };
+            let origin = format!("{name}:{}: {shown}", i + 1);
             let (body, marks) = split_markers(line);
             let mut mode = Mode::Exact;
             let mut only = Only::Both;
             let mut noreply = false;
+            let mut closes = false;
             for m in marks.split_whitespace() {
                 match m {
                     "exact" => mode = Mode::Exact,
@@ -142,6 +154,7 @@ impl Script {
                     "errcode" => mode = Mode::ErrCode,
                     "any" => mode = Mode::Any,
                     "noreply" => noreply = true,
+                    "close" => closes = true,
                     "resp2" => only = Only::Resp2,
                     "resp3" => only = Only::Resp3,
                     other => panic!("{origin}: unknown marker '{other}'"),
@@ -178,6 +191,7 @@ impl Script {
                 mode,
                 only,
                 noreply,
+                closes,
                 origin,
             });
         }
@@ -260,6 +274,7 @@ fn is_marker(w: &str) -> bool {
             | "errcode"
             | "any"
             | "noreply"
+            | "close"
             | "resp2"
             | "resp3"
     )

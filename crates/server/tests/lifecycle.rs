@@ -1,0 +1,136 @@
+//! Process lifecycle: startup log line, SHUTDOWN, SIGTERM/SIGINT, and panic
+//! isolation (a panic while serving one connection closes only that one).
+
+mod common;
+use common::*;
+
+use std::time::Duration;
+
+#[test]
+fn startup_line() {
+    let s = TestServer::start(&[("threads", "3")]);
+    let log = s.log();
+    let line = log
+        .lines()
+        .find(|l| l.contains("started"))
+        .unwrap_or_else(|| panic!("no startup line:\n{log}"));
+    assert!(line.contains(&format!("port={}", s.port())), "{line}");
+    assert!(line.contains("threads=3"), "{line}");
+    assert!(line.contains(&format!("pid={}", s.pid())), "{line}");
+    assert!(line.contains(env!("CARGO_PKG_VERSION")), "{line}");
+    assert!(
+        log.contains("Ready to accept connections"),
+        "startup log:\n{log}"
+    );
+}
+
+#[test]
+fn shutdown_command_exits_zero() {
+    let mut s = TestServer::start(&[]);
+    let mut other = s.raw();
+    assert_eq!(other.cmd(&["PING"]), Value::simple("PONG"));
+    let mut c = s.raw();
+    // Errors first: unknown flag, SAVE without persistence, ABORT with nothing to abort.
+    assert_eq!(
+        c.cmd(&["SHUTDOWN", "PLEASE"]),
+        Value::Error(b"ERR syntax error".to_vec())
+    );
+    assert!(matches!(c.cmd(&["SHUTDOWN", "ABORT"]), Value::Error(_)));
+    assert!(s.is_alive());
+    c.send_cmd(&["SHUTDOWN", "NOSAVE"]);
+    // Like Redis: no reply, the connection just closes.
+    assert!(c.closed_within(Duration::from_secs(5)));
+    assert!(c.pending().is_empty(), "{:?}", c.pending());
+    let st = s.wait_exit(Duration::from_secs(10)).expect("process exits");
+    assert_eq!(st.code(), Some(0), "{}", s.log());
+    let log = s.log();
+    assert!(log.contains("shutdown"), "{log}");
+    assert!(log.contains("ready to exit"), "{log}");
+    assert!(other.closed_within(Duration::from_secs(2)));
+}
+
+#[test]
+fn shutdown_plain() {
+    let mut s = TestServer::start(&[]);
+    let mut c = s.client();
+    let _ = redis::cmd("SHUTDOWN").query::<()>(&mut c);
+    let st = s.wait_exit(Duration::from_secs(10)).expect("process exits");
+    assert_eq!(st.code(), Some(0), "{}", s.log());
+}
+
+fn graceful_signal(sig: i32, name: &str) {
+    let mut s = TestServer::start(&[]);
+    let mut c = s.raw();
+    assert_eq!(c.cmd(&["PING"]), Value::simple("PONG"));
+    s.signal(sig);
+    let st = s
+        .wait_exit(Duration::from_secs(10))
+        .unwrap_or_else(|| panic!("no exit after {name}:\n{}", s.log()));
+    assert_eq!(st.code(), Some(0), "{name}: {st}\n{}", s.log());
+    let log = s.log();
+    assert!(log.contains(&format!("Received {name}")), "{log}");
+    assert!(log.contains("ready to exit"), "{log}");
+    assert!(c.closed_within(Duration::from_secs(2)));
+}
+
+#[test]
+fn sigterm_graceful() {
+    graceful_signal(libc::SIGTERM, "SIGTERM");
+}
+
+#[test]
+fn sigint_graceful() {
+    graceful_signal(libc::SIGINT, "SIGINT");
+}
+
+#[test]
+fn unix_socket_removed_on_sigterm() {
+    let dir = TempDir::new("sigsock");
+    let path = dir.join("s.sock").display().to_string();
+    let mut s = TestServer::start(&[("unixsocket", &path)]);
+    assert!(std::path::Path::new(&path).exists());
+    s.signal(libc::SIGTERM);
+    assert!(s.wait_exit(Duration::from_secs(10)).is_some());
+    assert!(!std::path::Path::new(&path).exists());
+}
+
+#[test]
+fn debug_command_disabled_by_default() {
+    let s = TestServer::start(&[]);
+    let mut c = s.raw();
+    match c.cmd(&["DEBUG", "PANIC-CONNECTION"]) {
+        Value::Error(e) => {
+            let e = String::from_utf8_lossy(&e).into_owned();
+            assert!(
+                e.starts_with("ERR DEBUG command not allowed")
+                    || e.starts_with("ERR unknown command"),
+                "{e}"
+            );
+        }
+        other => panic!("{other}"),
+    }
+    assert_eq!(c.cmd(&["PING"]), Value::simple("PONG"));
+}
+
+#[test]
+fn panic_closes_only_that_connection() {
+    let mut s = TestServer::start(&[("enable-debug-command", "yes")]);
+    let mut bystander = s.raw();
+    assert_eq!(bystander.cmd(&["PING"]), Value::simple("PONG"));
+    let mut victim = s.raw();
+    victim.send_cmd(&["DEBUG", "PANIC-CONNECTION"]);
+    assert!(
+        victim.closed_within(Duration::from_secs(5)),
+        "the panicking connection must be closed"
+    );
+    assert!(s.wait_log("Panic", Duration::from_secs(2)), "{}", s.log());
+    assert_eq!(bystander.cmd(&["ECHO", "alive"]), Value::bulk("alive"));
+    // Several panics in a row on the same worker threads.
+    for _ in 0..4 {
+        let mut v = s.raw();
+        v.send_cmd(&["DEBUG", "PANIC-CONNECTION"]);
+        assert!(v.closed_within(Duration::from_secs(5)));
+    }
+    assert_eq!(bystander.cmd(&["PING"]), Value::simple("PONG"));
+    s.assert_alive();
+}
