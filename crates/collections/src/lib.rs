@@ -9,6 +9,7 @@
 //!   with 16-byte inline-or-boxed elements and a resize-proof SCAN cursor.
 //! * [`SortedSet`]: order-statistic B+tree of (score, member) plus a
 //!   member -> score table.
+//! * [`Quicklist`]: lists as listpack nodes (`list-max-listpack-size`).
 //!
 //! Every structure reports `heap_bytes()`: the bytes it has allocated
 //! (capacities, not lengths), maintained incrementally and O(1) to read.
@@ -18,12 +19,14 @@ pub mod hash;
 pub mod intset;
 pub mod listpack;
 pub mod mem;
+pub mod quicklist;
 pub mod small;
 pub mod table;
 pub mod zset;
 
 pub use intset::IntSet;
 pub use listpack::{Listpack, LpValue};
+pub use quicklist::Quicklist;
 pub use small::{ListpackHash, ListpackSet, ListpackZset};
 pub use table::{CompactMap, CompactSet};
 pub use zset::{ScoreTree, SortedSet};

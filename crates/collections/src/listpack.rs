@@ -730,6 +730,36 @@ impl Listpack {
         Some(v)
     }
 
+    /// The raw entry bytes between two entry offsets.
+    pub(crate) fn raw_entries(&self, from: usize, to: usize) -> &[u8] {
+        &self.buf[from..to]
+    }
+
+    /// A listpack made of `count` already-encoded entries.
+    pub(crate) fn from_entries(entries: &[u8], count: usize) -> Listpack {
+        let n = HEADER_SIZE + entries.len() + 1;
+        let mut buf = Vec::with_capacity(grow_capacity(n));
+        buf.extend_from_slice(&[0; HEADER_SIZE]);
+        buf.extend_from_slice(entries);
+        buf.push(EOF);
+        let mut lp = Listpack { buf, count };
+        lp.set_header();
+        debug_assert!(lp.validate().is_ok());
+        lp
+    }
+
+    /// Append every entry of `other` (byte copy).
+    pub(crate) fn append_listpack(&mut self, other: &Listpack) {
+        let end = self.end_offset();
+        self.splice(
+            end,
+            0,
+            &[other.raw_entries(HEADER_SIZE, other.end_offset())],
+        );
+        self.count += other.count;
+        self.set_header();
+    }
+
     /// Release spare capacity beyond the size class of the current length.
     pub fn shrink_to_fit(&mut self) {
         self.buf.shrink_to(grow_capacity(self.buf.len()));
