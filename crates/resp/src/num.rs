@@ -24,10 +24,9 @@ const DIGIT_PAIRS: &[u8; 200] = b"\
 6061626364656667686970717273747576777879\
 8081828384858687888990919293949596979899";
 
-/// Appends the decimal digits of `v` to `out`.
+/// Writes the digits of `v` at the end of `buf`; returns where they start.
 #[inline]
-pub fn write_u64(out: &mut Vec<u8>, mut v: u64) {
-    let mut buf = [0u8; 20];
+fn u64_digits(mut v: u64, buf: &mut [u8; 20]) -> usize {
     let mut i = buf.len();
     while v >= 100 {
         let r = (v % 100) as usize * 2;
@@ -43,6 +42,14 @@ pub fn write_u64(out: &mut Vec<u8>, mut v: u64) {
         i -= 1;
         buf[i] = b'0' + v as u8;
     }
+    i
+}
+
+/// Appends the decimal digits of `v` to `out`.
+#[inline]
+pub fn write_u64(out: &mut Vec<u8>, v: u64) {
+    let mut buf = [0u8; 20];
+    let i = u64_digits(v, &mut buf);
     out.extend_from_slice(&buf[i..]);
 }
 
@@ -167,6 +174,17 @@ impl<const N: usize> StackBuf<N> {
 }
 
 fn g17(out: &mut StackBuf<32>, x: f64) {
+    // Fast path: integral values below 1e15 print as plain integers under
+    // %.17g (decimal exponent < 17, no fraction). -0.0 goes the long way.
+    if x.fract() == 0.0 && x.abs() < 1e15 && (x != 0.0 || x.is_sign_positive()) {
+        if x < 0.0 {
+            out.push(b'-');
+        }
+        let mut buf = [0u8; 20];
+        let i = u64_digits(x.abs() as u64, &mut buf);
+        out.extend_from_slice(&buf[i..]);
+        return;
+    }
     if x.is_nan() {
         out.extend_from_slice(if x.is_sign_negative() {
             b"-nan"
@@ -377,6 +395,10 @@ mod tests {
             (1e21, "1e+21"),
             (12345.678, "12345.678"),
             (f64::NAN, "nan"),
+            (-5.0, "-5"),
+            (999999999999999.0, "999999999999999"),
+            (1e15, "1000000000000000"),
+            (-123456.0, "-123456"),
         ];
         for &(x, want) in cases {
             assert_eq!(g(x), want, "{x:e}");

@@ -240,6 +240,33 @@ enum Scan {
     Blocked,
 }
 
+/// Fast path for the usual `*<n>\r\n` / `$<n>\r\n` line at `pos` (the type
+/// byte is not checked): a plain number of at most 18 digits with no sign
+/// or leading zero, directly followed by `\r` and one more byte. Returns the
+/// number and the offset of the `\r`; `None` sends the caller to the general
+/// path, which gives the same answer for these lines.
+#[inline]
+fn fast_number_line(buf: &[u8], pos: usize) -> Option<(i64, Option<usize>)> {
+    let s = buf.get(pos + 1..)?;
+    let first = *s.first()?;
+    let mut v = i64::from(first.wrapping_sub(b'0'));
+    let mut i = 1;
+    if first != b'0' {
+        if !(b'1'..=b'9').contains(&first) {
+            return None;
+        }
+        while i < s.len() && i < 18 && s[i].is_ascii_digit() {
+            v = v * 10 + i64::from(s[i] - b'0');
+            i += 1;
+        }
+    }
+    if s.get(i) == Some(&b'\r') && i + 1 < s.len() {
+        Some((v, Some(pos + 1 + i)))
+    } else {
+        None
+    }
+}
+
 /// Parses requests one command at a time; see the module documentation.
 #[derive(Debug)]
 pub struct RequestParser {
@@ -358,6 +385,11 @@ impl RequestParser {
                     let Some(&first) = buf.get(self.pos) else {
                         return Ok(None);
                     };
+                    if first == b'*' && self.pos == 0 {
+                        if let Some(parsed) = self.parse_whole_multibulk(buf, limits, args) {
+                            return Ok(Some(parsed));
+                        }
+                    }
                     self.scanned = self.pos;
                     self.blocked = false;
                     self.state = if first == b'*' {
@@ -368,15 +400,17 @@ impl RequestParser {
                 }
                 State::Inline => return self.parse_inline(buf, limits, args),
                 State::Count => {
-                    let Some(nl) =
-                        self.find_line(buf, b'\r', limits, ProtocolError::TooBigMbulkCountString)?
-                    else {
+                    let (count, nl) = if let Some(fast) = fast_number_line(buf, self.pos) {
+                        fast
+                    } else {
+                        self.slow_count(buf, limits)?
+                    };
+                    let Some(nl) = nl else {
                         return Ok(None);
                     };
-                    let count = match parse_redis_i64(&buf[self.pos + 1..nl]) {
-                        Some(n) if n <= limits.max_multibulk_len.min(i64::MAX as usize) as i64 => n,
-                        _ => return Err(ProtocolError::InvalidMultibulkLength),
-                    };
+                    if count > limits.max_multibulk_len.min(i64::MAX as usize) as i64 {
+                        return Err(ProtocolError::InvalidMultibulkLength);
+                    }
                     if limits.unauthenticated && count > UNAUTHENTICATED_MAX_MULTIBULK_LEN as i64 {
                         return Err(ProtocolError::UnauthenticatedMultibulkLength);
                     }
@@ -392,16 +426,18 @@ impl RequestParser {
                     self.state = State::BulkHeader;
                 }
                 State::BulkHeader => {
-                    let Some(nl) =
-                        self.find_line(buf, b'\r', limits, ProtocolError::TooBigBulkCountString)?
-                    else {
+                    let (len, nl) = if let Some(fast) =
+                        fast_number_line(buf, self.pos).filter(|_| buf[self.pos] == b'$')
+                    {
+                        fast
+                    } else {
+                        self.slow_bulk_len(buf, limits)?
+                    };
+                    let Some(nl) = nl else {
                         return Ok(None);
                     };
-                    if buf[self.pos] != b'$' {
-                        return Err(ProtocolError::ExpectedDollar(buf[self.pos]));
-                    }
-                    let len = match parse_redis_i64(&buf[self.pos + 1..nl]) {
-                        Some(n) if n >= 0 && n as u64 <= limits.max_bulk_len as u64 => n as usize,
+                    let len = match usize::try_from(len) {
+                        Ok(n) if n <= limits.max_bulk_len => n,
                         _ => return Err(ProtocolError::InvalidBulkLength),
                     };
                     if limits.unauthenticated && len > UNAUTHENTICATED_MAX_BULK_LEN {
@@ -425,6 +461,94 @@ impl RequestParser {
                     self.state = State::BulkHeader;
                 }
             }
+        }
+    }
+
+    /// Fast path for a complete, well-formed multibulk command at the start
+    /// of `buf`: one straight pass, no state kept. Returns `None` for
+    /// anything else (incomplete, unusual or erroneous input), which the
+    /// state machine then parses from the start, so the outcome is the same.
+    #[inline]
+    fn parse_whole_multibulk(
+        &mut self,
+        buf: &[u8],
+        limits: &Limits,
+        args: &mut Vec<(usize, usize)>,
+    ) -> Option<Parsed> {
+        let (count, Some(nl)) = fast_number_line(buf, 0)? else {
+            return None;
+        };
+        let max_count = if limits.unauthenticated {
+            UNAUTHENTICATED_MAX_MULTIBULK_LEN.min(limits.max_multibulk_len)
+        } else {
+            limits.max_multibulk_len
+        };
+        let max_len = if limits.unauthenticated {
+            UNAUTHENTICATED_MAX_BULK_LEN.min(limits.max_bulk_len)
+        } else {
+            limits.max_bulk_len
+        };
+        if count <= 0 || count as u64 > max_count as u64 {
+            return None;
+        }
+        let mut pos = nl + 2;
+        self.partial.clear();
+        for _ in 0..count {
+            if buf.get(pos) != Some(&b'$') {
+                return None;
+            }
+            let (len, Some(nl)) = fast_number_line(buf, pos)? else {
+                return None;
+            };
+            if len as u64 > max_len as u64 {
+                return None;
+            }
+            let start = nl + 2;
+            let end = start + len as usize;
+            if end + 2 > buf.len() {
+                return None;
+            }
+            self.partial.push((start, end));
+            pos = end + 2;
+        }
+        self.pos = pos;
+        Some(self.finish(args, ArgsIn::Input))
+    }
+
+    /// The `*<count>` line the general way (any terminator position, NUL
+    /// blocking, string2ll rules). `Ok((count, None))` = incomplete.
+    fn slow_count(
+        &mut self,
+        buf: &[u8],
+        limits: &Limits,
+    ) -> Result<(i64, Option<usize>), ProtocolError> {
+        let Some(nl) = self.find_line(buf, b'\r', limits, ProtocolError::TooBigMbulkCountString)?
+        else {
+            return Ok((0, None));
+        };
+        match parse_redis_i64(&buf[self.pos + 1..nl]) {
+            Some(n) => Ok((n, Some(nl))),
+            None => Err(ProtocolError::InvalidMultibulkLength),
+        }
+    }
+
+    /// The `$<len>` line the general way. `Ok((len, None))` = incomplete;
+    /// negative lengths are returned for the caller to reject.
+    fn slow_bulk_len(
+        &mut self,
+        buf: &[u8],
+        limits: &Limits,
+    ) -> Result<(i64, Option<usize>), ProtocolError> {
+        let Some(nl) = self.find_line(buf, b'\r', limits, ProtocolError::TooBigBulkCountString)?
+        else {
+            return Ok((0, None));
+        };
+        if buf[self.pos] != b'$' {
+            return Err(ProtocolError::ExpectedDollar(buf[self.pos]));
+        }
+        match parse_redis_i64(&buf[self.pos + 1..nl]) {
+            Some(n) => Ok((n, Some(nl))),
+            None => Err(ProtocolError::InvalidBulkLength),
         }
     }
 
