@@ -50,6 +50,8 @@ pub struct Worker {
     settings_gen: u64,
     limits: Limits,
     touched: Vec<usize>,
+    /// Connections holding a command back during CLIENT PAUSE.
+    paused: Vec<usize>,
     last_cron: Instant,
 }
 
@@ -85,6 +87,7 @@ impl Worker {
             settings,
             settings_gen: gen,
             touched: Vec::new(),
+            paused: Vec::new(),
             last_cron: Instant::now(),
         }
     }
@@ -96,7 +99,7 @@ impl Worker {
     pub fn run(mut self) {
         let mut events = Events::with_capacity(1024);
         loop {
-            let any_paused = self.conns.iter().flatten().any(|c| c.paused);
+            let any_paused = !self.paused.is_empty();
             let timeout = if any_paused {
                 Duration::from_millis(10)
             } else {
@@ -127,13 +130,17 @@ impl Worker {
                 }
             }
             if any_paused {
-                let paused: Vec<usize> = (0..self.conns.len())
-                    .filter(|&i| self.conns[i].as_ref().is_some_and(|c| c.paused))
-                    .collect();
-                for slot in paused {
-                    self.run_commands(slot);
+                for slot in std::mem::take(&mut self.paused) {
+                    if self
+                        .conns
+                        .get(slot)
+                        .is_some_and(|c| c.as_ref().is_some_and(|c| c.paused))
+                    {
+                        self.run_commands(slot);
+                    }
                 }
             }
+
             self.flush_touched();
             if self.srv.shutdown_requested.load(Relaxed) {
                 self.close_all();
@@ -259,6 +266,9 @@ impl Worker {
             conn.limits_unauth(&mut self.limits, &self.settings);
             conn.process(&self.srv, &self.settings, &self.limits);
             self.limits.unauthenticated = false;
+        }
+        if conn.paused && !self.paused.contains(&slot) {
+            self.paused.push(slot);
         }
         if conn.client.shutdown_requested {
             self.srv.shutdown_requested.store(true, Relaxed);
