@@ -4,9 +4,9 @@
 
 pub mod heap;
 pub mod keyspace;
-pub mod partlock;
 pub mod object;
 pub mod pack;
+pub mod partlock;
 pub mod slot;
 
 pub use keyspace::{Config, Db, DbInfo, Keyspace, MultiGuard, Partition, Stats, Ttl};

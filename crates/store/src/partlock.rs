@@ -44,11 +44,18 @@ pub struct PartitionGuard<'a, T> {
 
 impl<T> PartitionLock<T> {
     pub fn new(v: T) -> Self {
-        PartitionLock { inner: ReentrantMutex::new(Cellar { borrowed: Cell::new(false), data: UnsafeCell::new(v) }) }
+        PartitionLock {
+            inner: ReentrantMutex::new(Cellar {
+                borrowed: Cell::new(false),
+                data: UnsafeCell::new(v),
+            }),
+        }
     }
 
     pub fn hold(&self) -> Hold<'_, T> {
-        Hold { _guard: self.inner.lock() }
+        Hold {
+            _guard: self.inner.lock(),
+        }
     }
 
     pub fn lock(&self) -> PartitionGuard<'_, T> {
