@@ -308,3 +308,60 @@ fn hello_noauth_text() {
         &DiffOpts::new(&[("requirepass", "secret")]),
     );
 }
+
+#[test]
+fn misc_server_commands() {
+    diff_text(
+        "misc_server_commands",
+        r#"
+CONFIG GET nosuch1 nosuch2
+CONFIG SET save ""
+CONFIG SET appendonly no
+CONFIG SET timeout 0 TIMEOUT 1
+CONFIG SET TIMEOUT 3
+CONFIG GET timeout
+SHUTDOWN PLEASE
+SHUTDOWN ABORT
+SHUTDOWN NOW ABORT
+SELECT 1e3
+SELECT +1
+SELECT 01
+ECHO "\r\n"
+PING "\x00"
+QUIT                                     # close
+CONFIG SET requirepass pw
+PING
+AUTH pw
+PING
+@reconnect
+PING
+AUTH pw
+CONFIG SET requirepass ""
+@reconnect
+PING
+"#,
+    );
+}
+
+#[test]
+fn config_help() {
+    diff_text("config_help", "CONFIG HELP\nCONFIG help\n");
+}
+
+#[test]
+#[ignore = "petrel bug: CONFIG SET with an odd number of name/value args answers wrong-arity; Redis 7.0 says 'ERR syntax error'"]
+fn config_set_odd_args() {
+    diff_text(
+        "config_set_odd_args",
+        "CONFIG SET maxclients 10 timeout\nCONFIG SET maxclients 10 timeout 5 slowlog-max-len\n",
+    );
+}
+
+#[test]
+#[ignore = "petrel bug: SHUTDOWN NOSAVE SAVE answers 'Errors trying to SHUTDOWN'; Redis 7.0 says 'ERR syntax error'"]
+fn shutdown_conflicting_flags() {
+    diff_text(
+        "shutdown_conflicting_flags",
+        "SHUTDOWN NOSAVE SAVE\nSHUTDOWN SAVE NOSAVE\n",
+    );
+}

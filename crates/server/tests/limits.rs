@@ -314,3 +314,33 @@ fn unauthenticated_request_limits() {
     assert_eq!(c.cmd(&[b"ECHO".as_slice(), &big]), Value::Bulk(big));
     s.assert_alive();
 }
+
+/// Announcing a huge bulk must not make the server commit that memory up
+/// front (Redis reserves lazily too); otherwise a few clients could exhaust RAM.
+#[test]
+fn big_bulk_announcement_does_not_commit_memory() {
+    let mut s = TestServer::start(&[]);
+    let rss_kb = |pid: u32| -> u64 {
+        let st = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        st.lines()
+            .find(|l| l.starts_with("VmRSS:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    let before = rss_kb(s.pid());
+    let mut conns = Vec::new();
+    for _ in 0..3 {
+        let mut c = s.raw();
+        c.send(b"*2\r\n$4\r\nECHO\r\n$400000000\r\nabc");
+        conns.push(c);
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let after = rss_kb(s.pid());
+    assert!(
+        after < before + 100 * 1024,
+        "RSS grew from {before} kB to {after} kB after 3 x 400MB bulk headers"
+    );
+    drop(conns);
+    s.assert_alive();
+}

@@ -301,3 +301,42 @@ fn quit_closes_after_reply() {
     c.assert_closed();
     assert!(c.pending().is_empty(), "nothing after QUIT's reply");
 }
+
+#[test]
+fn many_clients_in_parallel_get_their_own_replies() {
+    let s = TestServer::start(&[("threads", "2")]);
+    let port = s.port();
+    std::thread::scope(|sc| {
+        for t in 0..16 {
+            sc.spawn(move || {
+                let mut c = RawConn::tcp(port);
+                for round in 0..20 {
+                    let mut buf = Vec::new();
+                    for i in 0..50 {
+                        resp::write_command(&mut buf, &["ECHO", &format!("{t}-{round}-{i}")]);
+                    }
+                    c.send(&buf);
+                    for i in 0..50 {
+                        assert_eq!(c.read_reply(), Value::bulk(format!("{t}-{round}-{i}")));
+                    }
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn ipv6_loopback_when_available() {
+    // The default bind is "127.0.0.1 -::1": ::1 is optional.
+    let s = TestServer::start(&[]);
+    if std::net::TcpListener::bind("[::1]:0").is_err() {
+        eprintln!("no IPv6 loopback here; skipped");
+        return;
+    }
+    let mut c = std::net::TcpStream::connect(("::1", s.port())).expect("connect [::1]");
+    use std::io::{Read, Write};
+    c.write_all(b"PING\r\n").unwrap();
+    let mut b = [0u8; 7];
+    c.read_exact(&mut b).unwrap();
+    assert_eq!(&b, b"+PONG\r\n");
+}

@@ -22,6 +22,7 @@ pub use diff::{diff, diff_text, diff_text_with, diff_with, DiffOpts};
 pub use raw::{RawConn, Reply};
 pub use resp::Value;
 pub use script::{Mode, Script, Step};
+pub use std::time::Duration;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -29,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Path of the petrel binary cargo built for these tests.
 pub const PETREL_BIN: &str = env!("CARGO_BIN_EXE_petrel");
