@@ -11,9 +11,9 @@ use std::ptr;
 #[cfg(not(test))]
 mod geometry {
     /// Physical buckets per segment (regular + stash).
-    pub const NB: usize = 128;
+    pub const NB: usize = 64;
     /// Stash buckets per segment (the last `S` physical buckets).
-    pub const S: usize = 8;
+    pub const S: usize = 4;
     /// Most rows (slots per bucket) a segment may have before it must split.
     pub const C_MAX: usize = 16;
 }
@@ -157,17 +157,35 @@ fn prefetch<P>(p: *const P) {
     let _ = p;
 }
 
+/// Rows are cache-line aligned so that no entry of a power-of-two size
+/// straddles two cache lines.
+fn row_layout<T>() -> std::alloc::Layout {
+    std::alloc::Layout::new::<Row<T>>()
+        .align_to(64)
+        .unwrap_or_else(|_| unreachable!())
+}
+
 fn alloc_row<T>() -> *mut MaybeUninit<T> {
-    let b: Box<MaybeUninit<Row<T>>> = Box::new_uninit();
-    Box::into_raw(b).cast::<MaybeUninit<T>>()
+    let layout = row_layout::<T>();
+    if layout.size() == 0 {
+        return ptr::NonNull::<MaybeUninit<T>>::dangling().as_ptr();
+    }
+    // SAFETY: the layout has a non-zero size.
+    let p = unsafe { std::alloc::alloc(layout) };
+    if p.is_null() {
+        std::alloc::handle_alloc_error(layout);
+    }
+    p.cast::<MaybeUninit<T>>()
 }
 
 /// # Safety
 /// `p` came from `alloc_row::<T>()` and is not used afterwards.
 unsafe fn free_row<T>(p: *mut MaybeUninit<T>) {
-    // SAFETY: per the contract `p` is the pointer of a `Box<MaybeUninit<Row<T>>>`;
-    // dropping a MaybeUninit box frees the memory without dropping contents.
-    drop(unsafe { Box::from_raw(p.cast::<MaybeUninit<Row<T>>>()) });
+    let layout = row_layout::<T>();
+    if layout.size() != 0 {
+        // SAFETY: per the contract `p` was allocated with this layout.
+        unsafe { std::alloc::dealloc(p.cast::<u8>(), layout) };
+    }
 }
 
 impl<T> Segment<T> {
