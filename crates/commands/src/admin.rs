@@ -44,7 +44,6 @@ const CONFIG_SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["admin", "slow", "dangerous"],
-        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
         docs: Docs::new("server", "2.0.0", "O(1)", "Resets the server's statistics."),
         ..CommandSpec::new(
             "resetstat",
@@ -55,7 +54,6 @@ const CONFIG_SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["admin", "slow", "dangerous"],
-        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
         docs: Docs::new(
             "server",
             "2.8.0",
@@ -168,6 +166,7 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
 
 fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.srv.stats.reset();
+    ctx.srv.keyspace.reset_stats();
     for e in &ctx.srv.table.entries {
         e.stats.reset();
     }

@@ -393,6 +393,15 @@ fn unknown_type(ctx: &mut Ctx, name: &[u8]) {
     ));
 }
 
+/// The local address as Redis shows it: `ip:port`, or `path:0` for a unix socket.
+pub fn laddr_of(c: &ClientShared) -> std::borrow::Cow<'_, str> {
+    if c.has_flag(cflag::UNIX) && !c.laddr.ends_with(":0") {
+        format!("{}:0", c.laddr).into()
+    } else {
+        c.laddr.as_str().into()
+    }
+}
+
 /// One `CLIENT LIST` line (without the trailing newline), fields as Redis
 /// 7.0.15 prints them, followed by 7.2's `lib-name` and `lib-ver`.
 pub fn client_line(srv: &Server, c: &ClientShared, now_ms: u64) -> String {
@@ -419,7 +428,7 @@ pub fn client_line(srv: &Server, c: &ClientShared, now_ms: u64) -> String {
         "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs={} rbp={} obl={} oll=0 omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={}",
         c.id,
         c.addr,
-        c.laddr,
+        laddr_of(c),
         c.fd,
         String::from_utf8_lossy(&strings.name),
         now_ms.saturating_sub(c.created_ms) / 1000,
@@ -506,13 +515,17 @@ struct KillFilter {
 
 impl KillFilter {
     fn matches(&self, c: &ClientShared, me: u64, now_ms: u64) -> bool {
-        if self.skipme && c.id == me {
+        if self.skipme && c.id == me || c.killed.load(Relaxed) {
             return false;
         }
         if self.addr.as_ref().is_some_and(|a| a != c.addr.as_bytes()) {
             return false;
         }
-        if self.laddr.as_ref().is_some_and(|a| a != c.laddr.as_bytes()) {
+        if self
+            .laddr
+            .as_ref()
+            .is_some_and(|a| a.as_slice() != laddr_of(c).as_bytes())
+        {
             return false;
         }
         if self.id.is_some_and(|id| id != c.id) {
@@ -561,7 +574,7 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) {
             .clients
             .all()
             .into_iter()
-            .find(|c| c.addr.as_bytes() == args[2]);
+            .find(|c| c.addr.as_bytes() == args[2] && !c.killed.load(Relaxed));
         return match found {
             Some(c) => {
                 kill_client(ctx, &c);

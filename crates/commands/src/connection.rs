@@ -26,7 +26,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["fast", "connection"],
         docs: Docs::new("connection", "1.0.0", "O(1)", "Returns the given string."),
-        ..CommandSpec::new("echo", 2, flag::FAST, echo)
+        ..CommandSpec::new("echo", 2, flag::LOADING | flag::STALE | flag::FAST, echo)
     },
     CommandSpec {
         acl: &["fast", "connection"],
@@ -76,7 +76,8 @@ pub const COMMANDS: &[CommandSpec] = &[
                 | flag::STALE
                 | flag::FAST
                 | flag::NO_AUTH
-                | flag::SENTINEL_OK,
+                | flag::SENTINEL_OK
+                | flag::ALLOW_BUSY,
             hello,
         )
     },
@@ -96,12 +97,13 @@ pub const COMMANDS: &[CommandSpec] = &[
                 | flag::STALE
                 | flag::FAST
                 | flag::NO_AUTH
-                | flag::SENTINEL_OK,
+                | flag::SENTINEL_OK
+                | flag::ALLOW_BUSY,
             auth,
         )
     },
     CommandSpec {
-        acl: &["keyspace", "fast"],
+        acl: &["fast", "connection"],
         docs: Docs::new(
             "connection",
             "1.0.0",

@@ -82,9 +82,10 @@ fn slowlog_help(ctx: &mut Ctx, _args: &[&[u8]]) {
 
 fn slowlog_get(ctx: &mut Ctx, args: &[&[u8]]) {
     if args.len() > 3 {
-        return ctx.error(
-            "ERR unknown subcommand or wrong number of arguments for 'get'. Try SLOWLOG HELP.",
-        );
+        return ctx.error(&format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try SLOWLOG HELP.",
+            String::from_utf8_lossy(args[1])
+        ));
     }
     let count = match args.get(2) {
         None => 10,
