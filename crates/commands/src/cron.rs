@@ -106,6 +106,20 @@ pub fn tick(srv: &Server) {
         srv.set_pause(crate::server::Pause::default());
     }
     sample_metrics(srv, now);
+    active_expire(srv);
+}
+
+/// Redis's slow cycle spends at most 25% of each `1/hz` period on expiry.
+const ACTIVE_EXPIRE_CPU_PERCENT: u64 = 25;
+
+/// Reclaims expired keys no client touches. The keyspace works in chunks
+/// that hold one partition lock for a few microseconds, so clients never wait
+/// for the whole cycle.
+fn active_expire(srv: &Server) {
+    let hz = srv.settings().hz.max(1);
+    let budget = std::time::Duration::from_micros(1_000_000 / hz * ACTIVE_EXPIRE_CPU_PERCENT / 100);
+    srv.keyspace
+        .active_expire_cycle(budget, crate::util::unix_time_ms());
 }
 
 #[cfg(test)]

@@ -205,10 +205,20 @@ fn select(args: &[&[u8]]) -> Selection {
     Selection { sections }
 }
 
-/// Per-database key counts: `db0:keys=1,expires=0,avg_ttl=0` lines. Empty
-/// until the keyspace is attached to the server.
-pub fn keyspace_info(_srv: &Server) -> String {
-    String::new()
+/// Per-database key counts: `db0:keys=1,expires=0,avg_ttl=0` lines, for
+/// databases holding at least one key.
+pub fn keyspace_info(srv: &Server) -> String {
+    let mut t = String::new();
+    for db in 0..srv.keyspace.databases() {
+        let i = srv.keyspace.db_info(db);
+        if i.keys > 0 {
+            t.push_str(&format!(
+                "db{db}:keys={},expires={},avg_ttl={}\r\n",
+                i.keys, i.expires, i.avg_ttl
+            ));
+        }
+    }
+    t
 }
 
 /// The whole INFO text for `args` (section names, possibly none).
@@ -533,16 +543,27 @@ fn stats_section(srv: &Server, t: &mut String) {
     field!(t, "sync_full", "0");
     field!(t, "sync_partial_ok", "0");
     field!(t, "sync_partial_err", "0");
-    field!(t, "expired_keys", "{}", g(&st.expired_keys));
+    let ks = srv.keyspace.stats();
+    field!(t, "expired_keys", "{}", ks.expired_keys);
     field!(t, "expired_stale_perc", "0.00");
-    field!(t, "expired_time_cap_reached_count", "0");
-    field!(t, "expire_cycle_cpu_milliseconds", "0");
+    field!(
+        t,
+        "expired_time_cap_reached_count",
+        "{}",
+        ks.expire_time_cap_reached
+    );
+    field!(
+        t,
+        "expire_cycle_cpu_milliseconds",
+        "{}",
+        ks.expire_cycle_us / 1000
+    );
     field!(t, "evicted_keys", "{}", g(&st.evicted_keys));
     field!(t, "evicted_clients", "0");
     field!(t, "total_eviction_exceeded_time", "0");
     field!(t, "current_eviction_exceeded_time", "0");
-    field!(t, "keyspace_hits", "{}", g(&st.keyspace_hits));
-    field!(t, "keyspace_misses", "{}", g(&st.keyspace_misses));
+    field!(t, "keyspace_hits", "{}", ks.hits);
+    field!(t, "keyspace_misses", "{}", ks.misses);
     field!(
         t,
         "pubsub_channels",

@@ -60,8 +60,15 @@ impl ClientRegistry {
     }
 }
 
+/// Number of keyspace partitions (contiguous slot ranges, one lock each).
+/// More partitions mean less lock contention between threads; each costs
+/// one small table per database in use.
+pub const KEYSPACE_PARTITIONS: usize = 16;
+
 /// Everything shared between worker threads.
 pub struct Server {
+    /// Every database's keys and values, split into slot-range partitions.
+    pub keyspace: store::keyspace::Keyspace,
     pub config: ConfigStore,
     pub table: CommandTable,
     pub stats: Stats,
@@ -93,7 +100,12 @@ pub struct Server {
 
 impl Server {
     pub fn new(settings: Settings, config_file: Option<std::path::PathBuf>) -> Server {
+        let keyspace = store::keyspace::Keyspace::new(store::keyspace::Config {
+            partitions: KEYSPACE_PARTITIONS,
+            databases: settings.databases,
+        });
         Server {
+            keyspace,
             config: ConfigStore::new(settings, config_file),
             table: CommandTable::build(),
             stats: Stats::default(),
@@ -103,8 +115,15 @@ impl Server {
             hub: Hub::default(),
             pubsub: Default::default(),
             watches: Default::default(),
-            atomic_hook: |_, f| f(),
-            ttl_probe: |_, _, _, _| None,
+            atomic_hook: |srv, f| {
+                let _held = srv.keyspace.hold_all();
+                f()
+            },
+            ttl_probe: |srv, db, key, now_ms| {
+                let k = store::object::Key::new(key);
+                let mut part = srv.keyspace.lock(&k);
+                part.get(db, &k, now_ms).and_then(|e| e.expire_at())
+            },
             pause: Mutex::new(Pause::default()),
             pause_until_ms: AtomicU64::new(0),
             monitors: Mutex::new(Vec::new()),
