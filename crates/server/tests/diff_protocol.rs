@@ -23,7 +23,7 @@ fn inline_commands() {
 @raw "ECHO a\tb\r\n"
 @raw "ECHO\r\n"
 @raw "NOSUCH a 'b c'\r\n"
-@raw "PING\r\nPING\r\n"
+@raw "PING\r\nPING\r\n"   # replies=2
 PING
 @raw "SELECT 2\r\n"
 @raw "SELECT \"2\"\r\n"
@@ -46,7 +46,19 @@ fn multibulk_edge_cases() {
 @raw "*1\r\n$4\r\nPING\r\n"
 @raw "*2\r\n$4\r\nECHO\r\n$0\r\n\r\n"
 @raw "*2\r\n$4\r\nECHO\r\n$3\r\n\x00\r\n\r\n"
-@raw "*1\r\n$4\r\nping\r\n*1\r\n$4\r\nPING\r\n"
+@raw "*1\r\n$4\r\nping\r\n*1\r\n$4\r\nPING\r\n"   # replies=2
+@raw "*1\r\n$0\r\n\r\n"
+@raw "*1\r\n$4\r\nPINGxx"
+PING
+@raw "*2\r\n$4\r\nECHO\r\n$2\r\nab\r\n*1\r\n$4\r\nPING\r\n"   # replies=2
+@raw "+PING\r\n"
+@raw "$4\r\n"
+@raw ":1\r\n"
+@raw "   \r\nPING\r\n"
+@raw "*01\r\n$04\r\nPING\r\n"   # close
+@raw "*+1\r\n$4\r\nPING\r\n"   # close
+@raw "*1\r\n$+4\r\nPING\r\n"   # close
+@raw "*1 \r\n$4\r\nPING\r\n"                # close
 "#,
     );
 }

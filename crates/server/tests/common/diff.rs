@@ -111,9 +111,9 @@ impl Side {
         match &step.action {
             Action::Cmd(args) => {
                 let b = resp::encode_command(args);
-                self.exchange(&b, step.noreply)
+                self.exchange(&b, step.noreply, step.replies)
             }
-            Action::Bytes(b) => self.exchange(b, step.noreply),
+            Action::Bytes(b) => self.exchange(b, step.noreply, step.replies),
             Action::Reconnect => {
                 *self = Side::open(self.port, proto, opts);
                 Reply::NotRead
@@ -122,7 +122,32 @@ impl Side {
         }
     }
 
-    fn exchange(&mut self, bytes: &[u8], noreply: bool) -> Reply {
+    fn exchange(&mut self, bytes: &[u8], noreply: bool, replies: usize) -> Reply {
+        let first = self.exchange_one(bytes, noreply);
+        if replies <= 1 {
+            return first;
+        }
+        // Several replies: compared as one array of them.
+        let mut all = vec![first];
+        for _ in 1..replies {
+            all.push(self.conn.try_read_reply());
+        }
+        if all.iter().all(|r| matches!(r, Reply::Value(_))) {
+            let vals = all
+                .into_iter()
+                .map(|r| match r {
+                    Reply::Value(v) => v,
+                    _ => unreachable!(),
+                })
+                .collect();
+            return Reply::Value(Value::Array(vals));
+        }
+        all.into_iter()
+            .find(|r| !matches!(r, Reply::Value(_)))
+            .unwrap()
+    }
+
+    fn exchange_one(&mut self, bytes: &[u8], noreply: bool) -> Reply {
         let sent = self.conn.try_send(bytes);
         if noreply {
             return match sent {
@@ -148,6 +173,7 @@ fn run_pass(
     redis: Option<&Server>,
     report: &mut Vec<String>,
 ) {
+    let trace = std::env::var("PETREL_DIFF_TRACE").is_ok_and(|v| v == "1");
     let mut p = Side::open(petrel.port(), proto, opts);
     let mut r = redis.map(|s| Side::open(s.port(), proto, opts));
     for step in &script.steps {
@@ -159,8 +185,17 @@ fn run_pass(
             std::thread::sleep(Duration::from_millis(ms));
             continue;
         }
+        let t0 = std::time::Instant::now();
         let pr = p.run(step, proto, opts);
         let rr = r.as_mut().map(|r| r.run(step, proto, opts));
+        if trace {
+            eprintln!(
+                "[RESP{proto}] {} -> petrel {pr} | redis {} ({:?})",
+                step.origin,
+                rr.as_ref().map(|r| r.to_string()).unwrap_or_default(),
+                t0.elapsed()
+            );
+        }
         let closed = |side: &mut Side, reply: &Reply| {
             *reply == Reply::Closed || side.conn.closed_within(Duration::from_secs(2))
         };

@@ -24,6 +24,8 @@
 //! * `errcode`: both errors with the same first word, or otherwise exact.
 //! * `any`: not compared (the command only sets up state).
 //! * `noreply`: sent without reading a reply (CLIENT REPLY OFF...).
+//! * `replies=N`: the step produces N replies (e.g. `@raw "PING\r\nPING\r\n"`),
+//!   all read and compared.
 //! * `close`: after the reply the server must close the connection (protocol
 //!   errors, QUIT); the runner then reconnects.
 //! * `resp2` / `resp3`: only run in that protocol's pass.
@@ -93,6 +95,8 @@ pub struct Step {
     pub noreply: bool,
     /// The server must close the connection after the reply.
     pub closes: bool,
+    /// How many replies the step produces (1 unless `replies=N`).
+    pub replies: usize,
     /// Where it came from, for reports ("line 12: SET k v").
     pub origin: String,
 }
@@ -107,6 +111,7 @@ impl Step {
             only: Only::Both,
             noreply: false,
             closes: false,
+            replies: 1,
             origin,
         }
     }
@@ -145,7 +150,12 @@ impl Script {
             let mut only = Only::Both;
             let mut noreply = false;
             let mut closes = false;
+            let mut replies = 1;
             for m in marks.split_whitespace() {
+                if let Some(n) = m.strip_prefix("replies=") {
+                    replies = n.parse().expect("replies=N");
+                    continue;
+                }
                 match m {
                     "exact" => mode = Mode::Exact,
                     "unordered" => mode = Mode::Unordered,
@@ -192,6 +202,7 @@ impl Script {
                 only,
                 noreply,
                 closes,
+                replies,
                 origin,
             });
         }
@@ -265,19 +276,21 @@ fn split_markers(line: &str) -> (&str, &str) {
 }
 
 fn is_marker(w: &str) -> bool {
-    matches!(
-        w,
-        "exact"
-            | "unordered"
-            | "pairs"
-            | "type"
-            | "errcode"
-            | "any"
-            | "noreply"
-            | "close"
-            | "resp2"
-            | "resp3"
-    )
+    w.strip_prefix("replies=")
+        .is_some_and(|n| n.parse::<usize>().is_ok())
+        || matches!(
+            w,
+            "exact"
+                | "unordered"
+                | "pairs"
+                | "type"
+                | "errcode"
+                | "any"
+                | "noreply"
+                | "close"
+                | "resp2"
+                | "resp3"
+        )
 }
 
 /// Splits a line into arguments like redis-cli (`sdssplitargs`): double
