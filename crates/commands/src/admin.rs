@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use crate::client::{cflag, Client};
 use crate::ctx::Ctx;
 use crate::server::Server;
-use crate::spec::{flag, CommandSpec, Docs};
+use crate::spec::{flag, Arg, ArgType, CommandSpec, Docs};
 use crate::util::eq_ic;
 
 const CONFIG_SUBS: &[CommandSpec] = &[
@@ -17,8 +17,15 @@ const CONFIG_SUBS: &[CommandSpec] = &[
             "server",
             "2.0.0",
             "O(N) when N is the number of configuration parameters provided",
-            "Returns the effective values of configuration parameters.",
-        ),
+            "Get the values of configuration parameters",
+        )
+        .history(&[(
+            "7.0.0",
+            "Added the ability to pass multiple pattern parameters in one call",
+        )])
+        .args(&[Arg::new("parameter", ArgType::Block)
+            .multiple()
+            .of(&[Arg::new("parameter", ArgType::String)])]),
         ..CommandSpec::new(
             "get",
             -3,
@@ -33,7 +40,17 @@ const CONFIG_SUBS: &[CommandSpec] = &[
             "server",
             "2.0.0",
             "O(N) when N is the number of configuration parameters provided",
-            "Sets configuration parameters in-flight.",
+            "Set configuration parameters to the given values",
+        )
+        .history(&[(
+            "7.0.0",
+            "Added the ability to set multiple parameters in one call.",
+        )])
+        .args(
+            &[Arg::new("parameter_value", ArgType::Block).multiple().of(&[
+                Arg::new("parameter", ArgType::String),
+                Arg::new("value", ArgType::String),
+            ])],
         ),
         ..CommandSpec::new(
             "set",
@@ -44,7 +61,12 @@ const CONFIG_SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["admin", "slow", "dangerous"],
-        docs: Docs::new("server", "2.0.0", "O(1)", "Resets the server's statistics."),
+        docs: Docs::new(
+            "server",
+            "2.0.0",
+            "O(1)",
+            "Reset the stats returned by INFO",
+        ),
         ..CommandSpec::new(
             "resetstat",
             2,
@@ -58,7 +80,7 @@ const CONFIG_SUBS: &[CommandSpec] = &[
             "server",
             "2.8.0",
             "O(1)",
-            "Persists the effective configuration to file.",
+            "Rewrite the configuration file with the in memory configuration",
         ),
         ..CommandSpec::new(
             "rewrite",
@@ -73,7 +95,7 @@ const CONFIG_SUBS: &[CommandSpec] = &[
             "server",
             "5.0.0",
             "O(1)",
-            "Returns helpful text about the different subcommands.",
+            "Show helpful text about the different subcommands",
         ),
         ..CommandSpec::new("help", 2, flag::LOADING | flag::STALE, config_help)
     },
@@ -81,7 +103,7 @@ const CONFIG_SUBS: &[CommandSpec] = &[
 
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
-        docs: Docs::new("server", "2.0.0", "Depends on subcommand.", "A container for server configuration commands."),
+        docs: Docs::new("server", "2.0.0", "Depends on subcommand.", "A container for server configuration commands"),
         handler: None,
         subcommands: CONFIG_SUBS,
         ..CommandSpec::new("config", -2, 0, config_help)
@@ -89,12 +111,12 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["fast"],
         tips: &["nondeterministic_output"],
-        docs: Docs::new("server", "2.6.0", "O(1)", "Returns the server time."),
+        docs: Docs::new("server", "2.6.0", "O(1)", "Return the current server time"),
         ..CommandSpec::new("time", 1, flag::LOADING | flag::STALE | flag::FAST, time)
     },
     CommandSpec {
         acl: &["admin", "slow", "dangerous"],
-        docs: Docs::new("server", "1.0.0", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)", "Synchronously saves the database(s) to disk and shuts down the Redis server."),
+        docs: Docs::new("server", "1.0.0", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)", "Synchronously save the dataset to disk and then shut down the server").history(&[("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers.")]).args(&[Arg::new("nosave_save", ArgType::OneOf).optional().of(&[Arg::pure("nosave", "NOSAVE"), Arg::pure("save", "SAVE")]), Arg::pure("now", "NOW").since("7.0.0").optional(), Arg::pure("force", "FORCE").since("7.0.0").optional(), Arg::pure("abort", "ABORT").since("7.0.0").optional()]),
         ..CommandSpec::new(
             "shutdown",
             -1,
@@ -104,7 +126,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["admin", "slow", "dangerous"],
-        docs: Docs::new("server", "1.0.0", "O(1)", "Listens for all requests received by the server in real-time."),
+        docs: Docs::new("server", "1.0.0", "", "Listen for all requests received by the server in real time"),
         ..CommandSpec::new("monitor", 1, flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE, monitor)
     },
 ];

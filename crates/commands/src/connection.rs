@@ -8,7 +8,7 @@
 use resp::Protocol;
 
 use crate::ctx::Ctx;
-use crate::spec::{flag, CommandSpec, Docs};
+use crate::spec::{flag, Arg, ArgType, CommandSpec, Docs};
 use crate::util::eq_ic;
 
 pub const COMMANDS: &[CommandSpec] = &[
@@ -19,18 +19,18 @@ pub const COMMANDS: &[CommandSpec] = &[
             "connection",
             "1.0.0",
             "O(1)",
-            "Returns the server's liveliness response.",
-        ),
+            "Ping the server",
+        ).args(&[Arg::new("message", ArgType::String).optional()]),
         ..CommandSpec::new("ping", -1, flag::FAST | flag::SUBSCRIBED_OK, ping)
     },
     CommandSpec {
         acl: &["fast", "connection"],
-        docs: Docs::new("connection", "1.0.0", "O(1)", "Returns the given string."),
+        docs: Docs::new("connection", "1.0.0", "O(1)", "Echo the given string").args(&[Arg::new("message", ArgType::String)]),
         ..CommandSpec::new("echo", 2, flag::LOADING | flag::STALE | flag::FAST, echo)
     },
     CommandSpec {
         acl: &["fast", "connection"],
-        docs: Docs::new("connection", "1.0.0", "O(1)", "Closes the connection."),
+        docs: Docs::new("connection", "1.0.0", "O(1)", "Close the connection"),
         ..CommandSpec::new(
             "quit",
             -1,
@@ -46,7 +46,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["fast", "connection"],
-        docs: Docs::new("connection", "6.2.0", "O(1)", "Resets the connection."),
+        docs: Docs::new("connection", "6.2.0", "O(1)", "Reset the connection"),
         ..CommandSpec::new(
             "reset",
             1,
@@ -66,8 +66,8 @@ pub const COMMANDS: &[CommandSpec] = &[
             "connection",
             "6.0.0",
             "O(1)",
-            "Handshakes with the Redis server.",
-        ),
+            "Handshake with Redis",
+        ).history(&[("6.2.0", "`protover` made optional; when called without arguments the command reports the current connection's context.")]).args(&[Arg::new("arguments", ArgType::Block).optional().of(&[Arg::new("protover", ArgType::Integer), Arg::new("username_password", ArgType::Block).token("AUTH").optional().of(&[Arg::new("username", ArgType::String), Arg::new("password", ArgType::String)]), Arg::new("clientname", ArgType::String).token("SETNAME").optional()])]),
         ..CommandSpec::new(
             "hello",
             -1,
@@ -87,8 +87,8 @@ pub const COMMANDS: &[CommandSpec] = &[
             "connection",
             "1.0.0",
             "O(N) where N is the number of passwords defined for the user",
-            "Authenticates the connection.",
-        ),
+            "Authenticate to the server",
+        ).history(&[("6.0.0", "Added ACL style (username and password).")]).args(&[Arg::new("username", ArgType::String).since("6.0.0").optional(), Arg::new("password", ArgType::String)]),
         ..CommandSpec::new(
             "auth",
             -2,
@@ -108,8 +108,8 @@ pub const COMMANDS: &[CommandSpec] = &[
             "connection",
             "1.0.0",
             "O(1)",
-            "Changes the selected database.",
-        ),
+            "Change the selected database for the current connection",
+        ).args(&[Arg::new("index", ArgType::Integer)]),
         ..CommandSpec::new(
             "select",
             2,

@@ -20,7 +20,7 @@ pub struct DebugSub {
 }
 
 /// Every module's DEBUG subcommands, in DEBUG HELP order.
-pub const DEBUG_FAMILIES: &[&[DebugSub]] = &[CORE];
+pub const DEBUG_FAMILIES: &[&[DebugSub]] = &[CORE, crate::keys::DEBUG];
 
 /// DEBUG subcommands of the server core.
 pub const CORE: &[DebugSub] = &[
@@ -52,7 +52,8 @@ pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
         "1.0.0",
         "Depends on subcommand.",
         "A container for debugging commands",
-    ),
+    )
+    .doc_flags(&["syscmd"]),
     ..CommandSpec::new(
         "debug",
         -2,

@@ -8,7 +8,7 @@
 //! subcommands]`; `COMMAND DOCS` a map of name to doc map.
 
 use crate::ctx::Ctx;
-use crate::spec::{flag, BeginSearch, CommandSpec, Docs, FindKeys, KeySpec};
+use crate::spec::{flag, Arg, ArgType, BeginSearch, CommandSpec, Docs, FindKeys, KeySpec};
 use crate::table::CommandEntry;
 use crate::util::eq_ic;
 
@@ -19,15 +19,24 @@ const fn docs(since: &'static str, complexity: &'static str, summary: &'static s
     Docs::new("server", since, complexity, summary)
 }
 
+const COMMAND_NAMES: &[Arg] = &[Arg::new("command-name", ArgType::String)
+    .optional()
+    .multiple()];
+
 const SUBS: &[CommandSpec] = &[
     CommandSpec {
         acl: ACL_CONN,
         tips: &["nondeterministic_output_order"],
         docs: docs(
-            "7.0.0",
+            "2.8.13",
             "O(N) where N is the number of commands to look up",
             "Get array of specific Redis command details, or all when no argument is given.",
-        ),
+        )
+        .history(&[(
+            "7.0.0",
+            "Allowed to be called with no argument to get info on all commands.",
+        )])
+        .args(COMMAND_NAMES),
         ..CommandSpec::new("info", -2, F_INTRO, command_info)
     },
     CommandSpec {
@@ -37,7 +46,8 @@ const SUBS: &[CommandSpec] = &[
             "7.0.0",
             "O(N) where N is the number of commands to look up",
             "Get array of specific Redis command documentation",
-        ),
+        )
+        .args(COMMAND_NAMES),
         ..CommandSpec::new("docs", -2, F_INTRO, command_docs)
     },
     CommandSpec {
@@ -79,7 +89,15 @@ const SUBS: &[CommandSpec] = &[
             "7.0.0",
             "O(N) where N is the total number of Redis commands",
             "Get an array of Redis command names",
-        ),
+        )
+        .args(&[Arg::new("filterby", ArgType::OneOf)
+            .token("FILTERBY")
+            .optional()
+            .of(&[
+                Arg::new("module-name", ArgType::String).token("MODULE"),
+                Arg::new("category", ArgType::String).token("ACLCAT"),
+                Arg::new("pattern", ArgType::Pattern).token("PATTERN"),
+            ])]),
         ..CommandSpec::new("list", -2, F_INTRO, command_list)
     },
 ];
@@ -376,13 +394,70 @@ fn command_info(ctx: &mut Ctx, args: &[&[u8]]) {
     }
 }
 
+fn reply_arg(ctx: &mut Ctx, a: &crate::spec::Arg) {
+    use crate::spec::argflag;
+    let mut n = 2;
+    n += (a.key_spec_index >= 0) as usize;
+    n += !a.token.is_empty() as usize;
+    n += !a.summary.is_empty() as usize;
+    n += !a.since.is_empty() as usize;
+    n += !a.deprecated_since.is_empty() as usize;
+    n += (a.flags != 0) as usize;
+    n += !a.args.is_empty() as usize;
+    ctx.out.map_len(n);
+    ctx.out.bulk(b"name");
+    ctx.out.bulk(a.name.as_bytes());
+    ctx.out.bulk(b"type");
+    ctx.out.bulk(a.typ.name().as_bytes());
+    if a.key_spec_index >= 0 {
+        ctx.out.bulk(b"key_spec_index");
+        ctx.out.int(a.key_spec_index as i64);
+    }
+    for (field, v) in [
+        ("token", a.token),
+        ("summary", a.summary),
+        ("since", a.since),
+        ("deprecated_since", a.deprecated_since),
+    ] {
+        if !v.is_empty() {
+            ctx.out.bulk(field.as_bytes());
+            ctx.out.bulk(v.as_bytes());
+        }
+    }
+    if a.flags != 0 {
+        let names: Vec<&str> = [
+            (argflag::OPTIONAL, "optional"),
+            (argflag::MULTIPLE, "multiple"),
+            (argflag::MULTIPLE_TOKEN, "multiple_token"),
+        ]
+        .iter()
+        .filter(|(f, _)| a.flags & f != 0)
+        .map(|&(_, n)| n)
+        .collect();
+        ctx.out.bulk(b"flags");
+        ctx.out.set_len(names.len());
+        for n in names {
+            ctx.out.simple(n);
+        }
+    }
+    if !a.args.is_empty() {
+        ctx.out.bulk(b"arguments");
+        ctx.out.array_len(a.args.len());
+        for sub in a.args {
+            reply_arg(ctx, sub);
+        }
+    }
+}
+
 fn reply_docs(ctx: &mut Ctx, e: &CommandEntry) {
     let d = &e.spec.docs;
     let subs = sub_indexes(ctx, e);
-    let mut n = 4;
-    if !subs.is_empty() {
-        n += 1;
-    }
+    let n = 3
+        + !d.complexity.is_empty() as usize
+        + !d.doc_flags.is_empty() as usize
+        + !d.history.is_empty() as usize
+        + !d.args.is_empty() as usize
+        + !subs.is_empty() as usize;
     ctx.out.map_len(n);
     ctx.out.bulk(b"summary");
     ctx.out.bulk(d.summary.as_bytes());
@@ -390,8 +465,34 @@ fn reply_docs(ctx: &mut Ctx, e: &CommandEntry) {
     ctx.out.bulk(d.since.as_bytes());
     ctx.out.bulk(b"group");
     ctx.out.bulk(d.group.as_bytes());
-    ctx.out.bulk(b"complexity");
-    ctx.out.bulk(d.complexity.as_bytes());
+    if !d.complexity.is_empty() {
+        ctx.out.bulk(b"complexity");
+        ctx.out.bulk(d.complexity.as_bytes());
+    }
+    if !d.doc_flags.is_empty() {
+        ctx.out.bulk(b"doc_flags");
+        ctx.out.set_len(d.doc_flags.len());
+        for f in d.doc_flags {
+            ctx.out.simple(f);
+        }
+    }
+    if !d.history.is_empty() {
+        ctx.out.bulk(b"history");
+        // Redis 7.0 replies the history as a set (RESP3 `~`).
+        ctx.out.set_len(d.history.len());
+        for (v, what) in d.history {
+            ctx.out.array_len(2);
+            ctx.out.bulk(v.as_bytes());
+            ctx.out.bulk(what.as_bytes());
+        }
+    }
+    if !d.args.is_empty() {
+        ctx.out.bulk(b"arguments");
+        ctx.out.array_len(d.args.len());
+        for a in d.args {
+            reply_arg(ctx, a);
+        }
+    }
     if !subs.is_empty() {
         ctx.out.bulk(b"subcommands");
         ctx.out.map_len(subs.len());

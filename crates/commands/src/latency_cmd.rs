@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use crate::ctx::Ctx;
 use crate::slowlog::LatencyEvent;
-use crate::spec::{flag, CommandSpec, Docs};
+use crate::spec::{flag, Arg, ArgType, CommandSpec, Docs};
 use crate::stats::CommandStats;
 use crate::table::CommandEntry;
 
@@ -31,7 +31,8 @@ const SUBS: &[CommandSpec] = &[
             "7.0.0",
             "O(N) where N is the number of commands with latency information being retrieved.",
             "Return the cumulative distribution of latencies of a subset of commands or all.",
-        ),
+        )
+        .args(&[Arg::new("command", ArgType::String).optional().multiple()]),
         ..CommandSpec::new("histogram", -2, F, latency_histogram)
     },
     CommandSpec {
@@ -58,12 +59,14 @@ const SUBS: &[CommandSpec] = &[
             "2.8.13",
             "O(1)",
             "Return timestamp-latency samples for the event.",
-        ),
+        )
+        .args(&[Arg::new("event", ArgType::String)]),
         ..CommandSpec::new("history", 3, F, latency_history)
     },
     CommandSpec {
         tips: TIPS_SPECIAL,
-        docs: docs("2.8.13", "O(1)", "Return a latency graph for the event."),
+        docs: docs("2.8.13", "O(1)", "Return a latency graph for the event.")
+            .args(&[Arg::new("event", ArgType::String)]),
         ..CommandSpec::new("graph", 3, F, latency_graph)
     },
     CommandSpec {
@@ -72,7 +75,8 @@ const SUBS: &[CommandSpec] = &[
             "2.8.13",
             "O(1)",
             "Reset latency data for one or more events.",
-        ),
+        )
+        .args(&[Arg::new("event", ArgType::String).optional().multiple()]),
         ..CommandSpec::new("reset", -2, F, latency_reset)
     },
     CommandSpec {

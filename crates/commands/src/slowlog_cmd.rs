@@ -3,7 +3,7 @@
 //! `slowlog-log-slower-than` microseconds.
 
 use crate::ctx::Ctx;
-use crate::spec::{flag, CommandSpec, Docs};
+use crate::spec::{flag, Arg, ArgType, CommandSpec, Docs};
 
 const F: u32 = flag::ADMIN | flag::LOADING | flag::STALE;
 const TIPS_ALL: &[&str] = &["request_policy:all_nodes", "response_policy:all_succeeded"];
@@ -16,7 +16,12 @@ const SUBS: &[CommandSpec] = &[
             "2.2.12",
             "O(N) where N is the number of entries returned",
             "Get the slow log's entries",
-        ),
+        )
+        .history(&[(
+            "4.0.0",
+            "Added client IP address, port and name to the reply.",
+        )])
+        .args(&[Arg::new("count", ArgType::Integer).optional()]),
         ..CommandSpec::new("get", -2, F, slowlog_get)
     },
     CommandSpec {

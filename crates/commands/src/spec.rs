@@ -254,13 +254,132 @@ impl KeySpec {
     }
 }
 
+/// Type of a documented argument (`COMMAND DOCS` "type").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgType {
+    String,
+    Integer,
+    Double,
+    Key,
+    Pattern,
+    UnixTime,
+    PureToken,
+    OneOf,
+    Block,
+}
+
+impl ArgType {
+    pub fn name(self) -> &'static str {
+        match self {
+            ArgType::String => "string",
+            ArgType::Integer => "integer",
+            ArgType::Double => "double",
+            ArgType::Key => "key",
+            ArgType::Pattern => "pattern",
+            ArgType::UnixTime => "unix-time",
+            ArgType::PureToken => "pure-token",
+            ArgType::OneOf => "oneof",
+            ArgType::Block => "block",
+        }
+    }
+}
+
+/// Flags of a documented argument.
+pub mod argflag {
+    pub const OPTIONAL: u8 = 1;
+    pub const MULTIPLE: u8 = 2;
+    pub const MULTIPLE_TOKEN: u8 = 4;
+}
+
+/// A documented argument, as `COMMAND DOCS` lists it. Built with const
+/// builders: `Arg::new("count", ArgType::Integer).optional()`.
+#[derive(Clone, Copy, Debug)]
+pub struct Arg {
+    pub name: &'static str,
+    pub typ: ArgType,
+    /// Index into the command's key specs for `key` arguments, else -1.
+    pub key_spec_index: i32,
+    pub token: &'static str,
+    pub summary: &'static str,
+    pub since: &'static str,
+    pub deprecated_since: &'static str,
+    pub flags: u8,
+    /// Members of a `oneof` or `block`.
+    pub args: &'static [Arg],
+}
+
+impl Arg {
+    pub const fn new(name: &'static str, typ: ArgType) -> Arg {
+        Arg {
+            name,
+            typ,
+            key_spec_index: -1,
+            token: "",
+            summary: "",
+            since: "",
+            deprecated_since: "",
+            flags: 0,
+            args: &[],
+        }
+    }
+    /// A `pure-token` argument named like its lower-cased token.
+    pub const fn pure(name: &'static str, token: &'static str) -> Arg {
+        Arg::new(name, ArgType::PureToken).token(token)
+    }
+    pub const fn key(name: &'static str, key_spec_index: i32) -> Arg {
+        Arg {
+            key_spec_index,
+            ..Arg::new(name, ArgType::Key)
+        }
+    }
+    pub const fn token(self, token: &'static str) -> Arg {
+        Arg { token, ..self }
+    }
+    pub const fn since(self, since: &'static str) -> Arg {
+        Arg { since, ..self }
+    }
+    pub const fn deprecated_since(self, deprecated_since: &'static str) -> Arg {
+        Arg {
+            deprecated_since,
+            ..self
+        }
+    }
+    pub const fn optional(self) -> Arg {
+        Arg {
+            flags: self.flags | argflag::OPTIONAL,
+            ..self
+        }
+    }
+    pub const fn multiple(self) -> Arg {
+        Arg {
+            flags: self.flags | argflag::MULTIPLE,
+            ..self
+        }
+    }
+    pub const fn multiple_token(self) -> Arg {
+        Arg {
+            flags: self.flags | argflag::MULTIPLE_TOKEN,
+            ..self
+        }
+    }
+    pub const fn of(self, args: &'static [Arg]) -> Arg {
+        Arg { args, ..self }
+    }
+}
+
 /// Documentation shown by `COMMAND DOCS`.
 #[derive(Clone, Copy, Debug)]
 pub struct Docs {
     pub summary: &'static str,
     pub since: &'static str,
     pub group: &'static str,
+    /// Empty when Redis documents none (e.g. MONITOR).
     pub complexity: &'static str,
+    /// "syscmd", "deprecated".
+    pub doc_flags: &'static [&'static str],
+    /// (version, change) pairs.
+    pub history: &'static [(&'static str, &'static str)],
+    pub args: &'static [Arg],
 }
 
 impl Docs {
@@ -275,7 +394,19 @@ impl Docs {
             since,
             group,
             complexity,
+            doc_flags: &[],
+            history: &[],
+            args: &[],
         }
+    }
+    pub const fn history(self, history: &'static [(&'static str, &'static str)]) -> Docs {
+        Docs { history, ..self }
+    }
+    pub const fn args(self, args: &'static [Arg]) -> Docs {
+        Docs { args, ..self }
+    }
+    pub const fn doc_flags(self, doc_flags: &'static [&'static str]) -> Docs {
+        Docs { doc_flags, ..self }
     }
 }
 
@@ -312,12 +443,7 @@ impl CommandSpec {
             getkeys: None,
             tips: &[],
             key_specs: &[],
-            docs: Docs {
-                summary: "",
-                since: "1.0.0",
-                group: "generic",
-                complexity: "O(1)",
-            },
+            docs: Docs::new("generic", "1.0.0", "O(1)", ""),
             handler: Some(handler),
             subcommands: &[],
         }
