@@ -99,3 +99,33 @@ fn oversized_headers() {
         .text(&format!("@raw \"ECHO {big_inline}\"   # close"));
     diff(&script);
 }
+
+#[test]
+fn configured_bulk_limit() {
+    diff_text(
+        "configured_bulk_limit",
+        r#"
+CONFIG SET proto-max-bulk-len 1mb
+@raw "*2\r\n$4\r\nECHO\r\n$1048577\r\n"       # close
+@raw "*2\r\n$4\r\nECHO\r\n$1048576\r\n"       # noreply
+"#,
+    );
+}
+
+#[test]
+fn unauthenticated_limits() {
+    diff_text_with(
+        "unauthenticated_limits",
+        r#"
+@raw "*11\r\n"                                # close
+@raw "*2\r\n$4\r\nECHO\r\n$16385\r\n"         # close
+@raw "*2\r\n$4\r\nECHO\r\n$16384\r\n"         # noreply
+@reconnect
+@raw "*10\r\n$4\r\nPING\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n4\r\n$1\r\n5\r\n$1\r\n6\r\n$1\r\n7\r\n$1\r\n8\r\n$1\r\n9\r\n"
+PING
+AUTH pw
+@raw "*11\r\n$4\r\nPING\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n4\r\n$1\r\n5\r\n$1\r\n6\r\n$1\r\n7\r\n$1\r\n8\r\n$1\r\n9\r\n$1\r\na\r\n"
+"#,
+        &DiffOpts::new(&[("requirepass", "pw")]),
+    );
+}
