@@ -315,7 +315,7 @@ impl Server {
                     .map(String::from),
                 );
                 args.push(dir.path().display().to_string());
-                "redis-server".to_string()
+                redis_server_bin()
             }
         };
         if opts.get("port").is_none() {
@@ -536,27 +536,37 @@ impl RefRedis {
     }
 }
 
-/// Whether `redis-server` can be run. Prints the loud notice once per test
-/// binary when it cannot; panics instead if `PETREL_REQUIRE_REDIS=1`.
+/// The reference server binary: `$PETREL_REDIS_SERVER` or `redis-server`.
+pub fn redis_server_bin() -> String {
+    std::env::var("PETREL_REDIS_SERVER").unwrap_or_else(|_| "redis-server".into())
+}
+
+/// Whether `redis-server` can be run. When it cannot, prints a loud notice
+/// once per test binary, straight to stderr so the test harness does not
+/// capture it; panics instead if `PETREL_REQUIRE_REDIS=1`.
 pub fn redis_available() -> bool {
     static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let ok = *AVAILABLE.get_or_init(|| {
-        Command::new("redis-server")
+        let ok = Command::new(redis_server_bin())
             .arg("--version")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
-            .is_ok_and(|s| s.success())
-    });
-    if !ok {
-        if std::env::var("PETREL_REQUIRE_REDIS").as_deref() == Ok("1") {
-            panic!("redis-server not found and PETREL_REQUIRE_REDIS=1");
+            .is_ok_and(|s| s.success());
+        if !ok && std::env::var("PETREL_REQUIRE_REDIS").as_deref() != Ok("1") {
+            let _ = std::io::stderr().write_all(
+                b"\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\
+                  !!! REDIS-SERVER NOT FOUND: differential tests skipped       !!!\n\
+                  !!! install redis-server 7.0 (apt-get install redis-server)  !!!\n\
+                  !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\n",
+            );
         }
-        eprintln!(
-            "\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n\
-             !!! REDIS-SERVER NOT FOUND: differential tests skipped       !!!\n\
-             !!! install redis-server 7.0 (apt-get install redis-server)  !!!\n\
-             !!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!\n"
+        ok
+    });
+    if !ok && std::env::var("PETREL_REQUIRE_REDIS").as_deref() == Ok("1") {
+        panic!(
+            "{} not found and PETREL_REQUIRE_REDIS=1",
+            redis_server_bin()
         );
     }
     ok
