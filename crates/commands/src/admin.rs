@@ -248,6 +248,33 @@ fn monitor(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.ok();
 }
 
+/// What Redis shows instead of a secret argument in MONITOR and SLOWLOG.
+pub const REDACTED: &[u8] = b"(redacted)";
+
+/// The arguments as MONITOR and SLOWLOG may show them: `None` when nothing
+/// is secret, else a copy with passwords (AUTH, HELLO ... AUTH) redacted as
+/// Redis 7.0 does (for AUTH both the user name and the password).
+pub fn redact<'a>(full_name: &str, args: &[&'a [u8]]) -> Option<Vec<&'a [u8]>> {
+    match full_name {
+        "auth" => {
+            let mut v = args.to_vec();
+            for a in v.iter_mut().skip(1) {
+                *a = REDACTED;
+            }
+            Some(v)
+        }
+        "hello" => {
+            let i = args.iter().position(|a| eq_ic(a, "AUTH"))?;
+            let mut v = args.to_vec();
+            for a in v.iter_mut().skip(i + 1).take(2) {
+                *a = REDACTED;
+            }
+            Some(v)
+        }
+        _ => None,
+    }
+}
+
 /// Removes a client from the monitor list (RESET, disconnect).
 pub fn stop_monitor(srv: &Server, c: &Client) {
     c.shared.set_flag(cflag::MONITOR, false);
@@ -262,4 +289,34 @@ pub fn validate_client_name(n: &[u8]) -> Result<(), &'static str> {
         return Err("ERR Client names cannot contain spaces, newlines or special characters.");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod redact_tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_redacted() {
+        let auth: Vec<&[u8]> = vec![b"AUTH", b"user", b"secret"];
+        assert_eq!(
+            redact("auth", &auth).unwrap(),
+            vec![&b"AUTH"[..], REDACTED, REDACTED]
+        );
+        let hello: Vec<&[u8]> = vec![b"HELLO", b"3", b"auth", b"u", b"p", b"SETNAME", b"n"];
+        assert_eq!(
+            redact("hello", &hello).unwrap(),
+            vec![
+                &b"HELLO"[..],
+                b"3",
+                b"auth",
+                REDACTED,
+                REDACTED,
+                b"SETNAME",
+                b"n"
+            ]
+        );
+        let plain: Vec<&[u8]> = vec![b"HELLO", b"3"];
+        assert!(redact("hello", &plain).is_none());
+        assert!(redact("echo", &auth).is_none());
+    }
 }

@@ -315,8 +315,9 @@ fn call(
         && us >= settings.slowlog_log_slower_than as u64
     {
         let name = client.shared.strings.lock().name.clone();
+        let redacted = crate::admin::redact(&entry.full_name, args);
         srv.slowlog.push(
-            args,
+            redacted.as_deref().unwrap_or(args),
             us,
             &client.shared.addr,
             &name,
@@ -338,7 +339,8 @@ fn call(
     if srv.has_monitors.load(std::sync::atomic::Ordering::Relaxed)
         && spec.flags & (flag::SKIP_MONITOR | flag::ADMIN) == 0
     {
-        feed_monitors(srv, client, args);
+        let redacted = crate::admin::redact(&entry.full_name, args);
+        feed_monitors(srv, client, redacted.as_deref().unwrap_or(args));
     }
 }
 

@@ -702,6 +702,25 @@ fn monitor_lines_match_redis_format() {
         line.ends_with(&format!(r#" [2 unix:{sock}] "SELECT" "2""#)),
         "{line}"
     );
+    // Passwords never reach MONITOR.
+    c.cmd(&["AUTH", "default", "secret"]);
+    c.cmd(&["HELLO", "2", "AUTH", "default", "secret", "SETNAME", "n"]);
+    let lines: Vec<String> = (0..2)
+        .map(|_| match mon.read_reply() {
+            Value::Simple(l) => String::from_utf8(l).unwrap(),
+            other => panic!("monitor line: {other:?}"),
+        })
+        .collect();
+    assert!(
+        lines[0].ends_with(r#""AUTH" "(redacted)" "(redacted)""#),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].ends_with(r#""HELLO" "2" "AUTH" "(redacted)" "(redacted)" "SETNAME" "n""#),
+        "{}",
+        lines[1]
+    );
     let info = bulk_text(&u.cmd(&["CLIENT", "INFO"]));
     assert_eq!(field(&info, "addr"), format!("{sock}:0"));
     assert_eq!(field(&info, "laddr"), format!("{sock}:0"));
@@ -729,7 +748,5 @@ fn redis_cli_info_and_hints_work() {
         .args(["-p", &srv.port().to_string(), "COMMAND", "DOCS", "ping"])
         .output()
         .unwrap();
-    assert!(
-        String::from_utf8_lossy(&out.stdout).contains("Ping the server")
-    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Ping the server"));
 }
