@@ -134,3 +134,41 @@ fn panic_closes_only_that_connection() {
     assert_eq!(bystander.cmd(&["PING"]), Value::simple("PONG"));
     s.assert_alive();
 }
+
+#[test]
+fn logfile_and_loglevel() {
+    let dir = TempDir::new("logfile");
+    let path = dir.join("petrel.log");
+    let p = path.display().to_string();
+    let s = TestServer::start(&[("logfile", &p)]);
+    let read = || std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        wait_until(Duration::from_secs(2), || read()
+            .contains("Ready to accept")),
+        "log file: {}",
+        read()
+    );
+    assert!(read().contains(&format!("pid={}", s.pid())), "{}", read());
+    assert!(!s.log().contains("Ready to accept"), "stdout: {}", s.log());
+    // Protocol errors are logged at verbose level: not at notice...
+    let mut c = s.raw();
+    c.expect_error_and_close(b"*1\r\n$x\r\n", "ERR Protocol error: invalid bulk length");
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!read().contains("Protocol error"), "{}", read());
+    // ...but once CONFIG SET loglevel verbose is in effect, they are.
+    let mut admin = s.raw();
+    assert_eq!(
+        admin.cmd(&["CONFIG", "SET", "loglevel", "verbose"]),
+        Value::simple("OK")
+    );
+    let mut c = s.raw();
+    c.expect_error_and_close(b"*1\r\n$x\r\n", "ERR Protocol error: invalid bulk length");
+    assert!(
+        wait_until(Duration::from_secs(2), || read().contains("Protocol error")),
+        "{}",
+        read()
+    );
+    // loglevel warning at startup hides notices.
+    let s2 = TestServer::start(&[("loglevel", "warning")]);
+    assert!(!s2.log().contains("Ready to accept"), "{}", s2.log());
+}

@@ -344,3 +344,31 @@ fn big_bulk_announcement_does_not_commit_memory() {
     drop(conns);
     s.assert_alive();
 }
+
+#[test]
+fn client_output_buffer_limit_normal_soft() {
+    let mut s = TestServer::start(&[("client-output-buffer-limit", "normal 0 256kb 1")]);
+    let mut c = s.raw();
+    let arg = vec![b's'; 512 * 1024];
+    let frame = resp::encode_command(&[b"ECHO".as_slice(), &arg]);
+    // ~16 MB of replies, far more than the socket buffers hold: the backlog
+    // stays over the soft limit, and after 1 s the client is closed.
+    let start = Instant::now();
+    for _ in 0..32 {
+        if c.try_send(&frame).is_err() {
+            break;
+        }
+    }
+    assert!(
+        s.wait_log("output buffer limits", Duration::from_secs(10)),
+        "{}",
+        s.log()
+    );
+    assert!(
+        start.elapsed() >= Duration::from_millis(900),
+        "soft limit must allow {:?} < 1 s",
+        start.elapsed()
+    );
+    assert!(c.closed_within(Duration::from_secs(20)));
+    s.assert_alive();
+}
