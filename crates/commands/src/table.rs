@@ -21,6 +21,9 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     crate::debug::COMMANDS,
     crate::pubsub::COMMANDS,
     crate::transactions::COMMANDS,
+    crate::strings::COMMANDS,
+    crate::keys::COMMANDS,
+    crate::expire::COMMANDS,
 ];
 
 /// A command or subcommand with its statistics.

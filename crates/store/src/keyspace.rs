@@ -202,6 +202,20 @@ impl Partition {
         r.map(|p| unsafe { &mut *p })
     }
 
+    /// Read lookup that counts a hit or miss but leaves the eviction byte
+    /// alone (TTL, TYPE, EXISTS, OBJECT: Redis's LOOKUP_NOTOUCH).
+    pub fn get_read_notouch(&mut self, db: usize, key: &Key, now_ms: u64) -> Option<&mut Entry> {
+        let r = self.get(db, key, now_ms).map(|e| e as *mut Entry);
+        if r.is_some() {
+            self.stats.hits += 1;
+        } else {
+            self.stats.misses += 1;
+        }
+        // SAFETY: the pointer comes from the borrow of self just above; only
+        // the stats counters were written since.
+        r.map(|p| unsafe { &mut *p })
+    }
+
     /// Does the key exist (not expired)?
     pub fn exists(&mut self, db: usize, key: &Key, now_ms: u64) -> bool {
         self.get(db, key, now_ms).is_some()

@@ -3,6 +3,7 @@
 //! and the value logic of strings, bitmaps and HyperLogLogs.
 
 pub mod heap;
+pub mod hll;
 pub mod keyspace;
 pub mod object;
 pub mod pack;

@@ -237,7 +237,9 @@ impl CompactValue {
         Self::from_bytes_no_int(s)
     }
 
-    fn from_bytes_no_int(s: &[u8]) -> CompactValue {
+    /// A string value that is never int-encoded (INCRBYFLOAT results,
+    /// Redis's `createStringObject`).
+    pub fn from_bytes_no_int(s: &[u8]) -> CompactValue {
         let mut b = [0u8; 16];
         if let Some((enc, _)) = encode_inline(s, VAL_CAP, &mut b[2..]) {
             b[0] = match enc {
