@@ -185,26 +185,33 @@ fn idle_timeout() {
     let mut s = TestServer::start(&[("timeout", "1")]);
     let mut idle = s.raw();
     assert_eq!(idle.cmd(&["PING"]), Value::simple("PONG"));
-    let start = Instant::now();
-    assert!(
-        idle.closed_within(Duration::from_secs(5)),
-        "idle client not closed"
-    );
-    let took = start.elapsed();
-    assert!(
-        took >= Duration::from_millis(900),
-        "closed too early: {took:?}"
-    );
-    // A client that keeps talking is not closed.
-    let mut busy = s.raw();
-    for _ in 0..6 {
-        std::thread::sleep(Duration::from_millis(300));
-        assert_eq!(busy.cmd(&["PING"]), Value::simple("PONG"));
-    }
     // A monitor is exempt.
     let mut mon = s.raw();
     assert_eq!(mon.cmd(&["MONITOR"]), Value::simple("OK"));
-    assert!(!mon.closed_within(Duration::from_millis(2500)));
+    let start = Instant::now();
+    std::thread::scope(|sc| {
+        // A client that keeps talking is not closed.
+        let port = s.port();
+        sc.spawn(move || {
+            let mut busy = RawConn::tcp(port);
+            while start.elapsed() < Duration::from_millis(2600) {
+                std::thread::sleep(Duration::from_millis(300));
+                assert_eq!(busy.cmd(&["PING"]), Value::simple("PONG"));
+            }
+        });
+        assert!(
+            idle.closed_within(Duration::from_secs(5)),
+            "idle client not closed"
+        );
+        let took = start.elapsed();
+        assert!(
+            took >= Duration::from_millis(900),
+            "closed too early: {took:?}"
+        );
+    });
+    // The monitor saw the busy client's PINGs and is still open.
+    assert!(mon.read_line().unwrap().ends_with("\"PING\""));
+    assert!(!mon.closed_within(Duration::from_millis(100)));
     s.assert_alive();
 }
 
@@ -341,8 +348,48 @@ fn big_bulk_announcement_does_not_commit_memory() {
         after < before + 100 * 1024,
         "RSS grew from {before} kB to {after} kB after 3 x 400MB bulk headers"
     );
-    drop(conns);
     s.assert_alive();
+    drop(conns);
+}
+
+/// Same, when the client keeps sending the data slowly: the server must not
+/// zero-fill the whole announced size at once (that commits the memory and
+/// stalls every client of the worker thread meanwhile).
+#[test]
+#[ignore = "petrel bug: conn.rs resizes the query buffer to the whole announced bulk (zero-filled) on the next read: 3 x 400MB headers + a few bytes commit ~1.2GB and stall the worker ~2 s"]
+fn big_bulk_trickle_does_not_commit_memory_or_stall() {
+    let s = TestServer::start(&[("threads", "1")]);
+    let rss_kb = |pid: u32| -> u64 {
+        let st = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        st.lines()
+            .find(|l| l.starts_with("VmRSS:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    };
+    let mut bystander = s.raw();
+    assert_eq!(bystander.cmd(&["PING"]), Value::simple("PONG"));
+    let before = rss_kb(s.pid());
+    let mut conns = Vec::new();
+    for _ in 0..3 {
+        let mut c = s.raw();
+        c.send(b"*2\r\n$4\r\nECHO\r\n$400000000\r\nabc");
+        conns.push(c);
+    }
+    std::thread::sleep(Duration::from_millis(50));
+    for c in conns.iter_mut() {
+        c.send(b"defg");
+    }
+    let t = Instant::now();
+    assert_eq!(bystander.cmd(&["PING"]), Value::simple("PONG"));
+    let stall = t.elapsed();
+    std::thread::sleep(Duration::from_millis(300));
+    let after = rss_kb(s.pid());
+    assert!(
+        after < before + 100 * 1024,
+        "RSS grew from {before} kB to {after} kB"
+    );
+    assert!(stall < Duration::from_millis(100), "PING took {stall:?}");
 }
 
 #[test]
