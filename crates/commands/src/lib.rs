@@ -5,6 +5,7 @@
 //! [`dispatch::execute`] for each; everything Redis-visible happens here.
 
 pub mod admin;
+pub mod bitmap;
 pub mod client;
 pub mod client_cmd;
 pub mod config;

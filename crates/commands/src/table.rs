@@ -24,6 +24,7 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     crate::strings::COMMANDS,
     crate::keys::COMMANDS,
     crate::expire::COMMANDS,
+    crate::bitmap::COMMANDS,
 ];
 
 /// A command or subcommand with its statistics.

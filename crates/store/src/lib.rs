@@ -2,6 +2,7 @@
 //! cluster hash slot, with lazy and active expiry, per-key memory accounting,
 //! and the value logic of strings, bitmaps and HyperLogLogs.
 
+pub mod bitops;
 pub mod heap;
 pub mod hll;
 pub mod keyspace;
