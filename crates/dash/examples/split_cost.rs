@@ -17,9 +17,17 @@ fn main() {
         let k = key(i);
         let h = hash_key(&k);
         let segs = t.segment_count();
+        let gd = t.global_depth();
         let t0 = Instant::now();
         t.insert(h, (k, [i, i]), |e| e.0 == k);
         let dt = t0.elapsed().as_nanos() as u32;
+        if t.global_depth() != gd {
+            println!(
+                "directory doubling to {} entries: {:.1} us",
+                1u64 << t.global_depth(),
+                dt as f64 / 1000.0
+            );
+        }
         if t.segment_count() != segs || dt > 20_000 {
             slow.push((dt, i, t.segment_count() - segs));
         }

@@ -34,7 +34,7 @@ const _: () = assert!(C_MAX <= 16 && B <= 256 && S >= 1 && S <= 8 && B >= 3);
 
 /// Metadata of one physical bucket. Slots `0..len` are occupied (packed).
 #[derive(Clone, Copy, Default)]
-#[repr(C)]
+#[repr(C, align(32))]
 pub(crate) struct Meta {
     /// 1-byte fingerprint per slot (bits 32..40 of the hash).
     pub fp: [u8; 16],
@@ -268,6 +268,7 @@ impl<T> Segment<T> {
         mut eq: impl FnMut(&T) -> bool,
     ) -> Option<(usize, usize)> {
         prefetch(self.rows.as_ptr());
+        prefetch(self.rows.as_ptr().wrapping_add(8));
         let nb = next(home);
         let m = &self.meta[home];
         let m2 = &self.meta[nb];
