@@ -171,16 +171,20 @@ fn random_and_mutated_frames() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x5EED_0001);
+    // Half the threads hit a server without a password, half one with
+    // requirepass (the unauthenticated parser limits).
     let mut s = TestServer::start(&[]);
+    let mut s_auth = TestServer::start(&[("requirepass", "fuzzpw")]);
     let mut keeper = s.raw();
     assert_eq!(keeper.cmd(&["PING"]), Value::simple("PONG"));
     let deadline = Instant::now() + Duration::from_secs(12);
     let threads = 4;
     let conns_per_thread = 250;
-    let port = s.port();
+    let ports = [s.port(), s_auth.port()];
     let total: usize = std::thread::scope(|sc| {
         let hs: Vec<_> = (0..threads)
             .map(|t| {
+                let port = ports[t % 2];
                 sc.spawn(move || {
                     let mut rng = Rng(seed ^ (t as u64).wrapping_mul(0x1234_5678_9ABC_DEF1));
                     let mut sent = 0;
@@ -205,7 +209,15 @@ fn random_and_mutated_frames() {
                                 batch.clear();
                             }
                         }
-                        let _ = c.try_send(&batch);
+                        // The rest in random pieces (incremental parsing).
+                        let mut rest = &batch[..];
+                        while !rest.is_empty() {
+                            let n = 1 + rng.below(rest.len().min(64));
+                            if c.try_send(&rest[..n]).is_err() {
+                                break;
+                            }
+                            rest = &rest[n..];
+                        }
                         // Drain whatever comes back; don't wait long.
                         let _ = c.closed_within(Duration::from_millis(30));
                     }
@@ -220,9 +232,16 @@ fn random_and_mutated_frames() {
     assert!(s.is_alive(), "server died; seed {seed}\n{}", s.log());
     s.assert_alive();
     assert_eq!(keeper.cmd(&["ECHO", "survived"]), Value::bulk("survived"));
-    let log = s.log();
     assert!(
-        !log.contains("panicked") && !log.contains("Panic"),
-        "seed {seed}: {log}"
+        s_auth.is_alive(),
+        "server died; seed {seed}\n{}",
+        s_auth.log()
     );
+    s_auth.assert_alive();
+    for log in [s.log(), s_auth.log()] {
+        assert!(
+            !log.contains("panicked") && !log.contains("Panic"),
+            "seed {seed}: {log}"
+        );
+    }
 }
