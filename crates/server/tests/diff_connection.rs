@@ -106,6 +106,14 @@ PING
 @reconnect
 RESET
 PING
+AUTH secret
+SELECT 2
+RESET
+PING
+AUTH secret
+HELLO 3 AUTH default wrong SETNAME n1
+HELLO 2 SETNAME n2 AUTH default secret                # type
+PING
 QUIT
 "#,
         &DiffOpts::new(&[("requirepass", "secret")]),
