@@ -537,7 +537,9 @@ pub fn keys_and_flags(
     }
     let spec = table.get(idx).spec;
     let specs = key_specs(spec);
-    if specs.is_empty() && spec.getkeys.is_none() {
+    // Channels of SSUBSCRIBE & co. are key-like ("not_key" specs) but not keys.
+    let has_keys = specs.iter().any(|k| !k.flags.contains(&"not_key"));
+    if !has_keys && spec.getkeys.is_none() {
         return Err("ERR The command has no key arguments");
     }
     if !spec.arity_ok(cmd.len()) {
