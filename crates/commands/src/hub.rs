@@ -34,6 +34,21 @@ pub struct WorkerHandle {
     pub wake: WakeFn,
 }
 
+thread_local! {
+    static CURRENT_WORKER: std::cell::Cell<usize> = const { std::cell::Cell::new(usize::MAX) };
+}
+
+/// Marks the calling thread as worker `index` (called once by each worker thread).
+pub fn set_current_worker(index: usize) {
+    CURRENT_WORKER.with(|c| c.set(index));
+}
+
+/// The worker index of the calling thread, if it is a worker.
+pub fn current_worker() -> Option<usize> {
+    let i = CURRENT_WORKER.with(|c| c.get());
+    (i != usize::MAX).then_some(i)
+}
+
 #[derive(Default)]
 pub struct Hub {
     workers: RwLock<Vec<WorkerHandle>>,
@@ -52,13 +67,17 @@ impl Hub {
         w.len() - 1
     }
 
-    /// Sends a message to worker `worker` and wakes it. Returns false if the worker is gone.
+    /// Sends a message to worker `worker` and wakes it. Returns false if the
+    /// worker is gone. A worker sending to itself skips the wake: it drains its
+    /// inbox at the end of every loop iteration anyway.
     pub fn send(&self, worker: usize, msg: WorkerMsg) -> bool {
         let w = self.workers.read();
         match w.get(worker) {
             Some(h) => {
                 let ok = h.tx.send(msg).is_ok();
-                (h.wake)();
+                if current_worker() != Some(worker) {
+                    (h.wake)();
+                }
                 ok
             }
             None => false,

@@ -60,11 +60,47 @@ pub struct Published {
     pub pattern: Option<Vec<u8>>,
     pub channel: Vec<u8>,
     pub payload: Vec<u8>,
+    resp2: std::sync::OnceLock<Vec<u8>>,
+    resp3: std::sync::OnceLock<Vec<u8>>,
 }
 
 impl Published {
-    /// Encodes the message for a connection (push in RESP3, array in RESP2).
+    pub fn new(
+        kind: MessageKind,
+        pattern: Option<Vec<u8>>,
+        channel: &[u8],
+        payload: &[u8],
+    ) -> Published {
+        Published {
+            kind,
+            pattern,
+            channel: channel.to_vec(),
+            payload: payload.to_vec(),
+            resp2: Default::default(),
+            resp3: Default::default(),
+        }
+    }
+}
+
+impl Published {
+    /// Appends the message for a connection (push in RESP3, array in RESP2).
+    /// Each protocol's bytes are built once and copied to every receiver.
     pub fn encode(&self, out: &mut resp::ReplyBuf) {
+        let proto = out.protocol();
+        let cache = if proto == resp::Protocol::Resp3 {
+            &self.resp3
+        } else {
+            &self.resp2
+        };
+        let bytes = cache.get_or_init(|| {
+            let mut b = resp::ReplyBuf::new(proto);
+            self.encode_into(&mut b);
+            b.take()
+        });
+        out.raw(bytes);
+    }
+
+    fn encode_into(&self, out: &mut resp::ReplyBuf) {
         match self.kind {
             MessageKind::Message | MessageKind::SMessage => {
                 out.push_len(3);
@@ -178,12 +214,7 @@ impl PubSub {
             } else {
                 MessageKind::Message
             };
-            let msg = Arc::new(Published {
-                kind,
-                pattern: None,
-                channel: channel.to_vec(),
-                payload: payload.to_vec(),
-            });
+            let msg = Arc::new(Published::new(kind, None, channel, payload));
             deliver(subs, msg, &mut batches);
         }
         drop(direct);
@@ -192,12 +223,12 @@ impl PubSub {
             for (pat, subs) in pats.iter() {
                 if crate::glob::glob_match(pat, channel, false) {
                     receivers += subs.len();
-                    let msg = Arc::new(Published {
-                        kind: MessageKind::PMessage,
-                        pattern: Some(pat.clone()),
-                        channel: channel.to_vec(),
-                        payload: payload.to_vec(),
-                    });
+                    let msg = Arc::new(Published::new(
+                        MessageKind::PMessage,
+                        Some(pat.clone()),
+                        channel,
+                        payload,
+                    ));
                     deliver(subs, msg, &mut batches);
                 }
             }

@@ -97,6 +97,7 @@ impl Worker {
     }
 
     pub fn run(mut self) {
+        commands::hub::set_current_worker(self.index);
         let mut events = Events::with_capacity(1024);
         loop {
             let any_paused = !self.paused.is_empty();
@@ -141,6 +142,11 @@ impl Worker {
                 }
             }
 
+            // Messages this thread sent itself (no wake was needed for them).
+            if self.drain_inbox() {
+                self.close_all();
+                return;
+            }
             self.flush_touched();
             if self.srv.shutdown_requested.load(Relaxed) {
                 self.close_all();
