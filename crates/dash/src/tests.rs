@@ -12,6 +12,15 @@ fn mix(k: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Test size, reduced under Miri.
+fn sz(n: u64) -> u64 {
+    if cfg!(miri) {
+        n / 5
+    } else {
+        n
+    }
+}
+
 fn table() -> DashTable<E, fn(&E) -> u64> {
     DashTable::with_hasher(|e: &E| mix(e.0))
 }
@@ -76,10 +85,10 @@ fn drops_everything() {
     {
         let mut t: DashTable<(u64, Rc<()>), _> =
             DashTable::with_hasher(|e: &(u64, Rc<()>)| mix(e.0));
-        for k in 0..400u64 {
+        for k in 0..if cfg!(miri) { 100 } else { 400u64 } {
             t.insert_unique(mix(k), (k, token.clone()));
         }
-        for k in 0..200u64 {
+        for k in 0..if cfg!(miri) { 50 } else { 200u64 } {
             t.remove(mix(k), |e| e.0 == k);
         }
         let mut c = 0;
@@ -96,20 +105,25 @@ fn drops_everything() {
 fn random_and_prefix() {
     let mut t = table();
     assert!(t.random(1).is_none());
-    for k in 0..1000u64 {
+    let n = sz(1000);
+    for k in 0..n {
         ins(&mut t, k, 0);
     }
     let mut seen = HashSet::new();
-    for s in 0..5000u64 {
+    for s in 0..5 * n {
         seen.insert(t.random(mix(s)).unwrap().0);
     }
-    assert!(seen.len() > 900, "random covers the table: {}", seen.len());
+    assert!(
+        seen.len() as u64 > n * 9 / 10,
+        "random covers the table: {}",
+        seen.len()
+    );
     for bits in [0u32, 1, 3, t.global_depth(), t.global_depth() + 2, 64] {
         let prefix = if bits == 0 { 0 } else { mix(7) >> (64 - bits) };
         let mut got = Vec::new();
         t.for_each_with_prefix(prefix, bits, |e| got.push(e.0));
         got.sort();
-        let mut want: Vec<u64> = (0..1000u64)
+        let mut want: Vec<u64> = (0..n)
             .filter(|&k| bits == 0 || mix(k) >> (64 - bits) == prefix)
             .collect();
         want.sort();
@@ -123,22 +137,24 @@ fn degenerate_hashes_split() {
     let mut t: DashTable<E, _> =
         DashTable::with_hasher(|e: &E| mix(e.0) >> 20 | 0xABCD_E000_0000_0000);
     let h = |k: u64| mix(k) >> 20 | 0xABCD_E000_0000_0000;
-    for k in 0..600u64 {
+    let n = if cfg!(miri) { 100 } else { 600 };
+    for k in 0..n {
         t.insert(h(k), (k, k), |e| e.0 == k);
     }
     t.check_invariants();
-    for k in 0..600u64 {
+    for k in 0..n {
         assert_eq!(t.get(h(k), |e| e.0 == k).map(|e| e.1), Some(k));
     }
     let mut got = Vec::new();
     t.for_each_with_prefix(0xABCDE, 20, |e| got.push(e.0));
-    assert_eq!(got.len(), 600);
+    assert_eq!(got.len() as u64, n);
 }
 
 #[test]
 fn snapshot_versions() {
     let mut t = table();
-    for k in 0..500u64 {
+    let n = sz(500);
+    for k in 0..n {
         ins(&mut t, k, k);
     }
     // Snapshot 1 while writing: every entry present at the start is
@@ -147,13 +163,13 @@ fn snapshot_versions() {
     t.set_restructure_barrier(v);
     let mut out: Vec<E> = Vec::new();
     let mut c = 0;
-    let mut k = 500u64;
+    let mut k = n;
     loop {
         c = t.snapshot_step(c, v, |e| out.push(*e));
         // some writes between steps: inserts (with splits), updates, removes
-        for w in [k, k % 500, (k * 7) % 500] {
+        for w in [k, k % n, (k * 7) % n] {
             t.snapshot_before_write(mix(w), v, |e| out.push(*e));
-            if w >= 500 {
+            if w >= n {
                 ins(&mut t, w, w);
             } else if w % 2 == 0 {
                 if let Some(e) = t.get_mut(mix(w), |e| e.0 == w) {
@@ -171,14 +187,15 @@ fn snapshot_versions() {
     t.set_restructure_barrier(0);
     t.check_invariants();
     out.sort();
-    let want: Vec<E> = (0..500u64).map(|k| (k, k)).collect();
+    let want: Vec<E> = (0..n).map(|k| (k, k)).collect();
     assert_eq!(out, want);
 }
 
 #[test]
 fn defrag_moves_everything() {
     let mut t = table();
-    for k in 0..800u64 {
+    let n = sz(800);
+    for k in 0..n {
         ins(&mut t, k, k);
     }
     let bytes = t.allocated_bytes();
@@ -196,7 +213,7 @@ fn defrag_moves_everything() {
     assert!(moved > 0);
     assert_eq!(t.allocated_bytes(), bytes);
     t.check_invariants();
-    for k in 0..800u64 {
+    for k in 0..n {
         assert_eq!(t.get(mix(k), |e| e.0 == k), Some(&(k, k)));
     }
 }
@@ -322,10 +339,11 @@ proptest! {
 #[test]
 fn scan_guarantee_under_splits_and_merges() {
     let mut t = table();
-    let rounds = if cfg!(miri) { 2 } else { 30 };
+    let rounds = if cfg!(miri) { 1 } else { 30 };
+    let churn = sz(50);
     for round in 0..rounds {
         let base: u64 = 1_000_000 * (round + 1);
-        let stable: Vec<u64> = (0..300).map(|i| base + i).collect();
+        let stable: Vec<u64> = (0..sz(300)).map(|i| base + i).collect();
         for &k in &stable {
             ins(&mut t, k, 0);
         }
@@ -338,8 +356,8 @@ fn scan_guarantee_under_splits_and_merges() {
             });
             // churn: grow by 50 then shrink by 50, alternating in waves
             let wave = (step / 8).is_multiple_of(2);
-            for i in 0..50 {
-                let k = base + 500_000 + (step % 8) * 50 + i;
+            for i in 0..churn {
+                let k = base + 500_000 + (step % 8) * churn + i;
                 if wave {
                     ins(&mut t, k, 0);
                 } else {
