@@ -82,6 +82,9 @@ pub fn metrics() -> &'static Metrics {
 }
 
 fn sample_metrics(srv: &Server, now_ms: u64) {
+    // The first tick runs before any client could add data: that is the
+    // baseline INFO reports as used_memory_startup.
+    crate::info::note_startup_memory();
     let m = metrics();
     let last = m.last_sample_ms.load(Relaxed);
     if now_ms < last + SAMPLE_PERIOD_MS {
