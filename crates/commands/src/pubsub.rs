@@ -414,7 +414,8 @@ fn pubsub_numsub(ctx: &mut Ctx, args: &[&[u8]]) {
         .get(ctx.cmd_index)
         .full_name
         .ends_with("shardnumsub");
-    ctx.out.map_len(args.len() - 2);
+    // Redis 7.0 answers a flat array even in RESP3.
+    ctx.out.array_len(2 * (args.len() - 2));
     for ch in &args[2..] {
         ctx.out.bulk(ch);
         ctx.out.int(ctx.srv.pubsub.num_sub(ch, shard) as i64);

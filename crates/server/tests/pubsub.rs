@@ -1,0 +1,150 @@
+//! Pub/Sub: differential scripts against redis-server, delivery across
+//! worker threads, and the pubsub output buffer limit for a slow subscriber.
+
+mod common;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+#[test]
+fn diff_pubsub_commands() {
+    diff_text(
+        "pubsub_commands",
+        r#"
+PUBLISH nobody hello
+PUBSUB NUMSUB a b
+PUBSUB NUMPAT
+PUBSUB CHANNELS
+PUBSUB SHARDCHANNELS
+PUBSUB SHARDNUMSUB a
+PUBSUB NOSUCH
+PUBSUB
+PUBLISH onlyone
+SPUBLISH ch msg
+SUBSCRIBE
+PSUBSCRIBE
+UNSUBSCRIBE
+PUNSUBSCRIBE
+SUNSUBSCRIBE
+"#,
+    );
+}
+
+#[test]
+fn diff_subscribed_mode() {
+    diff_text(
+        "subscribed_mode",
+        r#"
+SUBSCRIBE a b
+PING
+PING hi
+GET x                       # resp2
+ECHO x                      # resp2
+PSUBSCRIBE p*
+PUBLISH a self              # resp3
+UNSUBSCRIBE a
+PUNSUBSCRIBE
+UNSUBSCRIBE
+UNSUBSCRIBE
+SSUBSCRIBE s1 s2
+SUNSUBSCRIBE
+PING
+"#,
+    );
+}
+
+#[test]
+fn messages_reach_subscribers_on_every_thread() {
+    let s = TestServer::start(&[("threads", "2")]);
+    // Connections are spread round-robin over the two workers.
+    let mut subs: Vec<RawConn> = (0..6).map(|_| s.raw()).collect();
+    for (i, c) in subs.iter_mut().enumerate() {
+        let reply = c.cmd(&["SUBSCRIBE", "news"]);
+        assert_eq!(
+            reply,
+            Value::Array(vec![
+                Value::bulk("subscribe"),
+                Value::bulk("news"),
+                Value::Int(1)
+            ]),
+            "subscriber {i}"
+        );
+    }
+    let mut pat = s.raw();
+    pat.cmd(&["PSUBSCRIBE", "n*"]);
+    let mut publisher = s.raw();
+    assert_eq!(publisher.cmd(&["PUBLISH", "news", "hello"]), Value::Int(7));
+    for c in subs.iter_mut() {
+        assert_eq!(
+            c.read_reply(),
+            Value::Array(vec![
+                Value::bulk("message"),
+                Value::bulk("news"),
+                Value::bulk("hello")
+            ])
+        );
+    }
+    assert_eq!(
+        pat.read_reply(),
+        Value::Array(vec![
+            Value::bulk("pmessage"),
+            Value::bulk("n*"),
+            Value::bulk("news"),
+            Value::bulk("hello")
+        ])
+    );
+    // A subscriber that disconnects is forgotten.
+    drop(subs.pop());
+    assert!(wait_until(Duration::from_secs(2), || {
+        let r = publisher.cmd(&["PUBSUB", "NUMSUB", "news"]);
+        r == Value::Array(vec![Value::bulk("news"), Value::Int(5)])
+    }));
+}
+
+#[test]
+fn slow_subscriber_is_disconnected_and_memory_stays_bounded() {
+    let mut s = TestServer::start(&[
+        ("threads", "2"),
+        ("client-output-buffer-limit", "pubsub 1mb 512kb 60"),
+    ]);
+    let mut slow = s.raw();
+    slow.cmd(&["SUBSCRIBE", "flood"]);
+    let mut c = s.client();
+    let payload = "x".repeat(16 * 1024);
+    let start = Instant::now();
+    let mut receivers = 1;
+    // Publish ~64 MB while the subscriber never reads: the server must drop it
+    // once its output buffer passes the 1 MB hard limit.
+    for _ in 0..4096 {
+        receivers = redis::cmd("PUBLISH")
+            .arg("flood")
+            .arg(&payload)
+            .query::<i64>(&mut c)
+            .unwrap();
+        if receivers == 0 {
+            break;
+        }
+    }
+    assert_eq!(receivers, 0, "the slow subscriber was never disconnected");
+    assert!(start.elapsed() < Duration::from_secs(30));
+    let info: String = redis::cmd("INFO").arg("stats").query(&mut c).unwrap();
+    let line = info
+        .lines()
+        .find(|l| l.starts_with("client_output_buffer_limit_disconnections:"));
+    assert_eq!(
+        line,
+        Some("client_output_buffer_limit_disconnections:1"),
+        "{info}"
+    );
+    let mem: String = redis::cmd("INFO").arg("memory").query(&mut c).unwrap();
+    let used: u64 = mem
+        .lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap();
+    assert!(
+        used < 64 * 1024 * 1024,
+        "used_memory {used} after flooding a slow subscriber"
+    );
+    s.assert_alive();
+}
