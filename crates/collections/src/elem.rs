@@ -1,8 +1,9 @@
-//! `Elem`: a 16-byte owned byte string, inline up to 15 bytes.
+//! `Elem<N>`: an `N`-byte owned byte string (N = 16 by default, 24 for map
+//! elements), inline up to `N - 1` bytes.
 //!
-//! Layout (`[u8; 16]`, alignment 1 so slot arrays pack tightly):
-//! * inline: bytes `0..15` hold the data, byte 15 holds the length (0..=15);
-//! * heap: byte 15 is [`HEAP_TAG`], bytes `0..8` hold the pointer of a
+//! Layout (`[u8; N]`, alignment 1 so slot arrays pack tightly):
+//! * inline: bytes `0..N-1` hold the data, byte `N-1` holds the length;
+//! * heap: byte `N-1` is `HEAP_TAG`, bytes `0..8` hold the pointer of a
 //!   `Box<[u8]>` of exactly the data length, bytes `8..12` its length (u32).
 //!
 //! Invariants: a heap `Elem` uniquely owns its box (freed on drop, deep
@@ -12,28 +13,28 @@
 //! hash, set and sorted set (measured in `examples/memory.rs`).
 
 const HEAP_TAG: u8 = 0xFF;
-/// Longest byte string stored inline.
-pub const INLINE_MAX: usize = 15;
-
-pub struct Elem {
-    raw: [u8; 16],
+pub struct Elem<const N: usize = 16> {
+    raw: [u8; N],
 }
 
-impl Elem {
+impl<const N: usize> Elem<N> {
     /// The empty inline element.
-    pub const EMPTY: Elem = Elem { raw: [0; 16] };
+    pub const EMPTY: Elem<N> = Elem { raw: [0; N] };
+    /// Longest byte string stored inline.
+    pub const INLINE_MAX: usize = N - 1;
 
     /// An element holding the concatenation of `parts`.
-    pub fn from_parts(parts: &[&[u8]]) -> Elem {
+    pub fn from_parts(parts: &[&[u8]]) -> Elem<N> {
+        const { assert!(N >= 16 && N < 255) };
         let len: usize = parts.iter().map(|p| p.len()).sum();
-        let mut raw = [0u8; 16];
-        if len <= INLINE_MAX {
+        let mut raw = [0u8; N];
+        if len < N {
             let mut p = 0;
             for part in parts {
                 raw[p..p + part.len()].copy_from_slice(part);
                 p += part.len();
             }
-            raw[15] = len as u8;
+            raw[N - 1] = len as u8;
         } else {
             assert!(len <= u32::MAX as usize, "element over 4 GiB");
             let mut v = Vec::with_capacity(len);
@@ -44,18 +45,18 @@ impl Elem {
             let ptr = Box::into_raw(b) as *mut u8;
             raw[0..8].copy_from_slice(&(ptr.expose_provenance() as u64).to_le_bytes());
             raw[8..12].copy_from_slice(&(len as u32).to_le_bytes());
-            raw[15] = HEAP_TAG;
+            raw[N - 1] = HEAP_TAG;
         }
         Elem { raw }
     }
 
-    pub fn new(s: &[u8]) -> Elem {
+    pub fn new(s: &[u8]) -> Elem<N> {
         Self::from_parts(&[s])
     }
 
     #[inline]
     fn is_heap(&self) -> bool {
-        self.raw[15] == HEAP_TAG
+        self.raw[N - 1] == HEAP_TAG
     }
 
     #[inline]
@@ -76,7 +77,7 @@ impl Elem {
             // only in `drop`); the borrow of `self` keeps it alive.
             unsafe { std::slice::from_raw_parts(p, l) }
         } else {
-            &self.raw[..self.raw[15] as usize]
+            &self.raw[..self.raw[N - 1] as usize]
         }
     }
 
@@ -91,7 +92,7 @@ impl Elem {
     }
 }
 
-impl Drop for Elem {
+impl<const N: usize> Drop for Elem<N> {
     fn drop(&mut self) {
         if self.is_heap() {
             let (p, l) = self.heap_parts();
@@ -103,40 +104,40 @@ impl Drop for Elem {
     }
 }
 
-impl Clone for Elem {
+impl<const N: usize> Clone for Elem<N> {
     fn clone(&self) -> Self {
         Elem::new(self.bytes())
     }
 }
 
-impl Default for Elem {
+impl<const N: usize> Default for Elem<N> {
     fn default() -> Self {
-        Elem::EMPTY
+        Self::EMPTY
     }
 }
 
-impl std::fmt::Debug for Elem {
+impl<const N: usize> std::fmt::Debug for Elem<N> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{:?}", String::from_utf8_lossy(self.bytes()))
     }
 }
 
-impl PartialEq for Elem {
-    fn eq(&self, o: &Elem) -> bool {
+impl<const N: usize> PartialEq for Elem<N> {
+    fn eq(&self, o: &Elem<N>) -> bool {
         self.bytes() == o.bytes()
     }
 }
 
-impl Eq for Elem {}
+impl<const N: usize> Eq for Elem<N> {}
 
-impl PartialOrd for Elem {
-    fn partial_cmp(&self, o: &Elem) -> Option<std::cmp::Ordering> {
+impl<const N: usize> PartialOrd for Elem<N> {
+    fn partial_cmp(&self, o: &Elem<N>) -> Option<std::cmp::Ordering> {
         Some(self.cmp(o))
     }
 }
 
-impl Ord for Elem {
-    fn cmp(&self, o: &Elem) -> std::cmp::Ordering {
+impl<const N: usize> Ord for Elem<N> {
+    fn cmp(&self, o: &Elem<N>) -> std::cmp::Ordering {
         self.bytes().cmp(o.bytes())
     }
 }
@@ -147,9 +148,13 @@ mod tests {
     #[test]
     fn inline_and_heap() {
         assert_eq!(std::mem::size_of::<Elem>(), 16);
-        for n in [0, 1, 15, 16, 100, 5000] {
+        assert_eq!(std::mem::size_of::<Elem<24>>(), 24);
+        for n in [0, 1, 15, 16, 23, 24, 100, 5000] {
             let s: Vec<u8> = (0..n).map(|i| i as u8).collect();
-            let e = Elem::from_parts(&[&s[..n / 2], &s[n / 2..]]);
+            let e24 = Elem::<24>::from_parts(&[&s[..n / 2], &s[n / 2..]]);
+            assert_eq!(e24.bytes(), &s[..]);
+            assert_eq!(e24.heap_size(), if n > 23 { n } else { 0 });
+            let e: Elem = Elem::from_parts(&[&s[..n / 2], &s[n / 2..]]);
             assert_eq!(e.bytes(), &s[..]);
             assert_eq!(e.heap_size(), if n > 15 { n } else { 0 });
             let c = e.clone();

@@ -1,11 +1,14 @@
 //! Open-addressing tables for large hashes and sets.
 //!
-//! Storage per slot: one control byte plus one 16-byte [`Elem`] (plus a `V`
-//! in a parallel array; `V = ()` costs nothing). A set element is the member;
-//! a map element is `varint(field length) ++ field ++ value` in one `Elem`,
-//! inline when it fits in 15 bytes, otherwise one exact-size allocation. So
-//! an element costs 17 bytes / load factor, plus its bytes when they do not
-//! fit inline, and nothing else.
+//! Storage per slot: one control byte plus one [`Elem`] (plus a `V` in a
+//! parallel array; `V = ()` costs nothing). A set element is the member in a
+//! 16-byte `Elem` (inline up to 15 bytes); a map element is
+//! `varint(field length) ++ field ++ value` in one 24-byte `Elem` (inline up
+//! to 23 bytes), otherwise one exact-size allocation. So a set member costs
+//! 17 bytes / load factor and a map pair 25 bytes / load factor, plus their
+//! bytes when they do not fit inline, and nothing else. Load stays between
+//! 0.42 and 0.85 (grow to 0.6 when an insert would pass 0.85; shrink below
+//! 1/8).
 //!
 //! Probing is linear *without wrap-around*, and the home slot of hash `h` is
 //! `floor(h * home_cap / 2^64)`: a monotone function of the hash. Slots past
@@ -44,7 +47,7 @@ const HI: u64 = 0x8080_8080_8080_8080;
 /// Maximum (full + tombstone) / home slots, as a fraction of 100.
 const MAX_LOAD_PCT: usize = 85;
 /// Load right after a grow.
-const GROW_LOAD_PCT: usize = 55;
+const GROW_LOAD_PCT: usize = 60;
 
 #[inline]
 fn match_byte(g: u64, b: u8) -> u64 {
@@ -79,7 +82,7 @@ pub(crate) fn split_map(b: &[u8]) -> (&[u8], &[u8]) {
     (&b[i..i + len], &b[i + len..])
 }
 
-pub(crate) fn map_elem(field: &[u8], value: &[u8]) -> Elem {
+pub(crate) fn map_elem<const N: usize>(field: &[u8], value: &[u8]) -> Elem<N> {
     let mut hdr = [0u8; 5];
     let mut n = field.len();
     let mut k = 0;
@@ -99,9 +102,9 @@ pub(crate) fn map_elem(field: &[u8], value: &[u8]) -> Elem {
 
 /// The open-addressing core shared by [`CompactMap`], [`CompactSet`] and the
 /// sorted set's member index. `MAP` selects the element layout.
-pub(crate) struct RawTable<const MAP: bool, V: Copy + Default> {
+pub(crate) struct RawTable<const MAP: bool, V: Copy + Default, const N: usize = 16> {
     ctrl: Vec<u8>,
-    slots: Vec<Elem>,
+    slots: Vec<Elem<N>>,
     vals: Vec<V>,
     home_cap: usize,
     len: usize,
@@ -109,13 +112,13 @@ pub(crate) struct RawTable<const MAP: bool, V: Copy + Default> {
     elem_heap: usize,
 }
 
-impl<const MAP: bool, V: Copy + Default> Default for RawTable<MAP, V> {
+impl<const MAP: bool, V: Copy + Default, const N: usize> Default for RawTable<MAP, V, N> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<const MAP: bool, V: Copy + Default> Clone for RawTable<MAP, V> {
+impl<const MAP: bool, V: Copy + Default, const N: usize> Clone for RawTable<MAP, V, N> {
     fn clone(&self) -> Self {
         RawTable {
             ctrl: self.ctrl.clone(),
@@ -129,7 +132,7 @@ impl<const MAP: bool, V: Copy + Default> Clone for RawTable<MAP, V> {
     }
 }
 
-impl<const MAP: bool, V: Copy + Default> RawTable<MAP, V> {
+impl<const MAP: bool, V: Copy + Default, const N: usize> RawTable<MAP, V, N> {
     pub(crate) fn new() -> Self {
         RawTable {
             ctrl: Vec::new(),
@@ -151,7 +154,7 @@ impl<const MAP: bool, V: Copy + Default> RawTable<MAP, V> {
     }
 
     #[inline]
-    pub(crate) fn key_of(e: &Elem) -> &[u8] {
+    pub(crate) fn key_of(e: &Elem<N>) -> &[u8] {
         if MAP {
             split_map(e.bytes()).0
         } else {
@@ -166,7 +169,7 @@ impl<const MAP: bool, V: Copy + Default> RawTable<MAP, V> {
 
     pub(crate) fn heap_bytes(&self) -> usize {
         self.ctrl.capacity()
-            + self.slots.capacity() * std::mem::size_of::<Elem>()
+            + self.slots.capacity() * std::mem::size_of::<Elem<N>>()
             + self.vals.capacity() * std::mem::size_of::<V>()
             + self.elem_heap
     }
@@ -226,7 +229,7 @@ impl<const MAP: bool, V: Copy + Default> RawTable<MAP, V> {
     }
 
     #[inline]
-    pub(crate) fn elem(&self, i: usize) -> &Elem {
+    pub(crate) fn elem(&self, i: usize) -> &Elem<N> {
         &self.slots[i]
     }
 
@@ -240,7 +243,7 @@ impl<const MAP: bool, V: Copy + Default> RawTable<MAP, V> {
     }
 
     /// Replace the element in full slot `i` by one with the same key.
-    pub(crate) fn replace_elem(&mut self, i: usize, e: Elem) {
+    pub(crate) fn replace_elem(&mut self, i: usize, e: Elem<N>) {
         debug_assert_eq!(Self::key_of(&e), Self::key_of(&self.slots[i]));
         self.elem_heap += e.heap_size();
         let old = std::mem::replace(&mut self.slots[i], e);
@@ -248,7 +251,7 @@ impl<const MAP: bool, V: Copy + Default> RawTable<MAP, V> {
     }
 
     /// Insert an element whose key is known to be absent. Returns its slot.
-    pub(crate) fn insert_new(&mut self, e: Elem, h: u64, v: V) -> usize {
+    pub(crate) fn insert_new(&mut self, e: Elem<N>, h: u64, v: V) -> usize {
         if (self.len + self.tombs + 1) * 100 > self.home_cap * MAX_LOAD_PCT {
             self.resize_for(self.len + 1);
         }
@@ -273,7 +276,7 @@ impl<const MAP: bool, V: Copy + Default> RawTable<MAP, V> {
     }
 
     /// Remove the element in full slot `i`.
-    pub(crate) fn remove_at(&mut self, i: usize) -> (Elem, V) {
+    pub(crate) fn remove_at(&mut self, i: usize) -> (Elem<N>, V) {
         debug_assert!(self.ctrl[i] & 0x80 == 0);
         let e = std::mem::replace(&mut self.slots[i], Elem::EMPTY);
         let v = std::mem::take(&mut self.vals[i]);
@@ -427,7 +430,7 @@ impl<const MAP: bool, V: Copy + Default> RawTable<MAP, V> {
 
 /// Large hash (Redis `hashtable` encoding): field -> value.
 #[derive(Clone, Default)]
-pub struct CompactMap(RawTable<true, ()>);
+pub struct CompactMap(RawTable<true, (), 24>);
 
 impl std::fmt::Debug for CompactMap {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -719,7 +722,7 @@ mod tests {
     fn map_elem_roundtrip() {
         for fl in [0, 1, 127, 128, 20000] {
             let f = vec![b'f'; fl];
-            let e = map_elem(&f, b"value");
+            let e: Elem<24> = map_elem(&f, b"value");
             assert_eq!(split_map(e.bytes()), (&f[..], &b"value"[..]));
         }
     }
