@@ -48,6 +48,9 @@ pub(crate) struct Meta {
     pub stash: u8,
     /// Snapshot version (see the crate docs).
     pub version: u32,
+    /// Regular bucket: how many entries with this home live (displaced) in
+    /// the next bucket, so lookups skip the neighbour when there are none.
+    pub out: u8,
 }
 
 pub(crate) type Row<T> = [MaybeUninit<T>; NB];
@@ -271,12 +274,14 @@ impl<T> Segment<T> {
         prefetch(self.rows.as_ptr().wrapping_add(8));
         let nb = next(home);
         let m = &self.meta[home];
-        let m2 = &self.meta[nb];
         // Candidates of home (bits 0..16) and of the neighbour (bits 16..32)
-        // in one mask, so a hit costs one predictable loop.
-        let own = match_fp(&m.fp, fp) & len_mask(m.len) & !(m.disp as u32);
-        let moved = match_fp(&m2.fp, fp) & len_mask(m2.len) & (m2.disp as u32);
-        let mut bits = own | (moved << 16);
+        // in one mask, so a hit costs one predictable loop. The neighbour's
+        // metadata is read only if some entry of this home lives there.
+        let mut bits = match_fp(&m.fp, fp) & len_mask(m.len) & !(m.disp as u32);
+        if m.out != 0 {
+            let m2 = &self.meta[nb];
+            bits |= (match_fp(&m2.fp, fp) & len_mask(m2.len) & (m2.disp as u32)) << 16;
+        }
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
             let (b, j) = if k < 16 { (home, k) } else { (nb, k - 16) };
@@ -330,6 +335,9 @@ impl<T> Segment<T> {
             m.disp &= !(1 << j);
         }
         m.len += 1;
+        if disp {
+            self.meta[prev(b)].out += 1;
+        }
         (b, j)
     }
 
@@ -337,6 +345,9 @@ impl<T> Segment<T> {
     /// it out): the last slot of the bucket moves into the hole.
     pub fn unlink(&mut self, b: usize, j: usize) {
         let last = self.meta[b].len as usize - 1;
+        if b < B && self.meta[b].disp & (1 << j) != 0 {
+            self.meta[prev(b)].out -= 1;
+        }
         if b >= B {
             let home = self.stash_home[b - B][j];
             let others = (0..=last).any(|k| k != j && self.stash_home[b - B][k] == home);
@@ -452,6 +463,7 @@ impl<T> Segment<T> {
         for m in self.meta.iter_mut() {
             m.len = 0;
             m.stash = 0;
+            m.out = 0;
         }
         self.len = 0;
     }
@@ -525,6 +537,9 @@ impl<T> Segment<T> {
         }
         for (b, &m) in stash_masks.iter().enumerate() {
             assert_eq!(self.meta[b].stash, m, "stash mask");
+            let nb = &self.meta[next(b)];
+            let out = (nb.disp as u32 & len_mask(nb.len)).count_ones();
+            assert_eq!(self.meta[b].out as u32, out, "out counter");
         }
         assert_eq!(total, self.len as usize, "segment len");
         for j in 0..c {
