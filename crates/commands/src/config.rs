@@ -108,6 +108,9 @@ pub struct Settings {
     pub active_expire_enabled: bool,
     /// `notify-keyspace-events` as flag bits (see `notify`).
     pub notify_keyspace_events: u32,
+    /// `hll-sparse-max-bytes`: a sparse HyperLogLog growing past this many
+    /// bytes (header included) is converted to the dense representation.
+    pub hll_sparse_max_bytes: u64,
 }
 
 impl Default for Settings {
@@ -158,6 +161,7 @@ impl Default for Settings {
             hz: 10,
             active_expire_enabled: true,
             notify_keyspace_events: 0,
+            hll_sparse_max_bytes: 0,
         };
         for p in PARAMS {
             let d = (p.default)();
@@ -630,6 +634,16 @@ pub static PARAMS: &[Param] = &[
         |s, v| {
             s.notify_keyspace_events = crate::notify::parse_flags(v)
                 .ok_or("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")?;
+            Ok(())
+        }
+    ),
+    p!(
+        "hll-sparse-max-bytes",
+        true,
+        "3000",
+        |s| fmt_memory(s.hll_sparse_max_bytes),
+        |s, v| {
+            s.hll_sparse_max_bytes = memory_in(v, 0, i64::MAX as u64)?;
             Ok(())
         }
     ),

@@ -17,6 +17,7 @@ pub mod dispatch;
 pub mod expire;
 pub mod glob;
 pub mod hub;
+pub mod hyperloglog;
 pub mod info;
 pub mod introspection;
 pub mod keys;

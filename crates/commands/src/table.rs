@@ -25,6 +25,10 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     crate::keys::COMMANDS,
     crate::expire::COMMANDS,
     crate::bitmap::COMMANDS,
+    // HyperLogLog: `hyperloglog` edits sparse values exactly as Redis does
+    // (byte-identical values); it supersedes `crate::hll::COMMANDS`, which
+    // re-encodes canonically, and registering both would panic (pfadd twice).
+    crate::hyperloglog::COMMANDS,
 ];
 
 /// A command or subcommand with its statistics.

@@ -5,6 +5,7 @@
 pub mod bitops;
 pub mod heap;
 pub mod hll;
+pub mod hll_exact;
 pub mod keyspace;
 pub mod object;
 pub mod pack;

@@ -1,0 +1,251 @@
+//! Differential tests: HyperLogLog commands (PFADD, PFCOUNT, PFMERGE,
+//! PFDEBUG) against redis-server, including the stored bytes (`GET`), which
+//! must be identical: sparse edits, promotion to dense at
+//! `hll-sparse-max-bytes`, the cached cardinality in the header.
+//! Syntax of the scripts: see tests/common/script.rs.
+
+mod common;
+use common::*;
+
+fn elems(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}{i}")).collect()
+}
+
+fn cmd_with(head: &[&str], items: &[String]) -> Vec<String> {
+    head.iter()
+        .map(|s| s.to_string())
+        .chain(items.iter().cloned())
+        .collect()
+}
+
+#[test]
+fn pfadd_pfcount_basic() {
+    diff_text(
+        "pfadd_pfcount_basic",
+        r###"
+PFADD h
+GET h
+PFCOUNT h
+GET h
+PFADD h
+PFADD h a b c
+GET h
+PFADD h a b c
+PFCOUNT h
+GET h
+PFADD h d
+GET h
+PFCOUNT h
+PFCOUNT nokey
+PFCOUNT nokey nokey2
+PFADD h2 "" "\x00" "\xff\xfe" "a b"
+GET h2
+PFCOUNT h2
+PFCOUNT h h2
+PFCOUNT h h2 nokey
+OBJECT ENCODING h
+STRLEN h
+PFADD
+PFCOUNT
+SET t x
+PFADD t a
+PFCOUNT t
+PFCOUNT h t
+PFMERGE t h
+PFMERGE h t
+SET n 123
+PFADD n a
+PFCOUNT n
+SET short HYLL
+PFADD short a
+SET fake "HYLL\x02\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x7f\xff"
+PFADD fake a
+SET baddense "HYLL\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x7f\xff"
+PFCOUNT baddense
+SET magic "HYLX\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x7f\xff"
+PFCOUNT magic
+SET ttl x EX 100
+DEL ttl
+PFADD ttl a
+TTL ttl
+"###,
+    );
+}
+
+#[test]
+fn sparse_edits_bytes() {
+    // Many small PFADDs in different orders: every intermediate value must
+    // be byte-identical (in-place opcode splits and VAL merges).
+    let mut s = Script::new("sparse_edits_bytes");
+    for (i, e) in elems("x", 120).iter().enumerate() {
+        s = s.cmd(&["PFADD", "h", e.as_str()]);
+        if i % 7 == 0 {
+            s = s.cmd(&["GET", "h"]).cmd(&["PFCOUNT", "h"]);
+        }
+    }
+    s = s
+        .cmd(&["GET", "h"])
+        .cmd(&["PFCOUNT", "h"])
+        .cmd(&["GET", "h"]);
+    let batch = elems("y", 300);
+    s = s
+        .cmd(&cmd_with(&["PFADD", "h2"], &batch))
+        .cmd(&["GET", "h2"])
+        .cmd(&["PFCOUNT", "h2"]);
+    let rev: Vec<String> = batch.iter().rev().cloned().collect();
+    s = s
+        .cmd(&cmd_with(&["PFADD", "h3"], &rev))
+        .cmd(&["GET", "h3"])
+        .cmd(&["PFCOUNT", "h3"])
+        .cmd(&["PFDEBUG", "ENCODING", "h3"])
+        .cmd(&["PFDEBUG", "DECODE", "h3"]);
+    diff(&s);
+}
+
+#[test]
+fn promotion_to_dense() {
+    let mut s = Script::new("promotion_to_dense");
+    // Default limit (3000 bytes): grows sparse, then dense.
+    for chunk in elems("e", 3000).chunks(250) {
+        s = s
+            .cmd(&cmd_with(&["PFADD", "h"], chunk))
+            .cmd(&["PFDEBUG", "ENCODING", "h"])
+            .cmd(&["STRLEN", "h"])
+            .cmd(&["GET", "h"]);
+    }
+    s = s.cmd(&["PFCOUNT", "h"]).cmd(&["GET", "h"]);
+    // A small limit promotes early.
+    s = s
+        .cmd(&["CONFIG", "SET", "hll-sparse-max-bytes", "40"])
+        .cmd(&["CONFIG", "GET", "hll-sparse-max-bytes"]);
+    for e in elems("s", 30) {
+        s = s
+            .cmd(&["PFADD", "small", e.as_str()])
+            .cmd(&["STRLEN", "small"])
+            .cmd(&["GET", "small"]);
+    }
+    s = s
+        .cmd(&["PFCOUNT", "small"])
+        .cmd(&["CONFIG", "SET", "hll-sparse-max-bytes", "0"])
+        .cmd(&["PFADD", "zero", "a"])
+        .cmd(&["PFDEBUG", "ENCODING", "zero"])
+        .cmd(&["GET", "zero"])
+        .cmd(&["CONFIG", "SET", "hll-sparse-max-bytes", "-1"])
+        .cmd(&["CONFIG", "SET", "hll-sparse-max-bytes", "1kb"])
+        .cmd(&["CONFIG", "GET", "hll-sparse-max-bytes"]);
+    // Registers above 32 force dense: find such elements by brute force is
+    // not needed, 200k elements surely contain some.
+    diff(&s);
+}
+
+#[test]
+fn large_counts() {
+    let mut s = Script::new("large_counts");
+    for chunk in elems("big", 60000).chunks(5000) {
+        s = s.cmd(&cmd_with(&["PFADD", "big"], chunk));
+    }
+    s = s
+        .cmd(&["PFCOUNT", "big"])
+        .cmd(&["GET", "big"])
+        .cmd(&["PFADD", "other", "a", "b"])
+        .cmd(&["PFCOUNT", "big", "other"])
+        .cmd(&["PFMERGE", "m", "big", "other"])
+        .cmd(&["GET", "m"])
+        .cmd(&["PFCOUNT", "m"]);
+    diff(&s);
+}
+
+#[test]
+fn pfmerge() {
+    let mut s = Script::new("pfmerge");
+    s = s
+        .cmd(&cmd_with(&["PFADD", "a"], &elems("a", 50)))
+        .cmd(&cmd_with(&["PFADD", "b"], &elems("b", 70)))
+        .cmd(&cmd_with(&["PFADD", "c"], &elems("a", 2000)))
+        .text(
+            r###"
+PFMERGE d a b
+GET d
+PFCOUNT d
+PFMERGE d
+GET d
+PFMERGE d a
+GET d
+PFMERGE e a b nokey
+GET e
+PFCOUNT e
+PFMERGE f c a
+PFDEBUG ENCODING f
+GET f
+PFMERGE a c
+PFDEBUG ENCODING a
+GET a
+PFCOUNT a b c
+PFMERGE empty nokey
+GET empty
+PFMERGE empty2
+GET empty2
+PFCOUNT empty2
+SET s x
+PFMERGE s a
+PFMERGE d s
+GET s
+PFMERGE
+"###,
+        );
+    diff(&s);
+}
+
+#[test]
+fn redis_values_accepted() {
+    // Values written as raw bytes (as copied from redis-server) work.
+    diff_text(
+        "redis_values_accepted",
+        r###"
+SET h "HYLL\x01\x00\x00\x00\x03\x00\x00\x00\x00\x00\x00\x00Q\x84\x80d\x8b\x80E\x91\x80W\x9d"
+PFCOUNT h
+GET h
+PFADD h z
+PFCOUNT h
+GET h
+SET stale "HYLL\x01\x00\x00\x00\x07\x00\x00\x00\x00\x00\x00\x80\x7f\xff"
+PFCOUNT stale
+GET stale
+SET corrupt "HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x7f\xfe"
+PFCOUNT corrupt
+PFADD corrupt a
+PFCOUNT corrupt nokey
+PFMERGE x corrupt
+SET corrupt2 "HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x7f\xff\x80"
+PFCOUNT corrupt2
+PFADD corrupt2 a
+SET cached "HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x2a\x00\x00\x00\x00\x00\x00\x00\x7f\xfe"
+PFCOUNT cached
+PFDEBUG GETREG nokey
+PFDEBUG FOO h
+PFDEBUG ENCODING h
+PFDEBUG DECODE h
+PFDEBUG TODENSE h
+PFDEBUG TODENSE h
+PFDEBUG ENCODING h
+PFDEBUG DECODE h
+GET h
+PFCOUNT h
+SET n 1
+PFDEBUG ENCODING n
+"###,
+    );
+}
+
+#[test]
+fn hll_commands_info() {
+    diff_text(
+        "hll_commands_info",
+        r###"
+COMMAND INFO pfadd pfcount pfmerge pfdebug
+COMMAND DOCS pfadd pfcount pfmerge        # pairs
+COMMAND GETKEYS PFMERGE d a b
+COMMAND GETKEYS PFCOUNT a b
+"###,
+    );
+}
