@@ -81,7 +81,8 @@ fn exec_after<F: FnOnce(&mut redis::Connection)>(
 fn watch_is_invalidated_by_other_clients_and_whole_db_commands() {
     let s = TestServer::start(&[("threads", "2")]);
     let aborted = redis::Value::Nil;
-    let cases: Vec<(&str, Box<dyn Fn(&mut redis::Connection)>)> = vec![
+    type Interference = Box<dyn Fn(&mut redis::Connection)>;
+    let cases: Vec<(&str, Interference)> = vec![
         (
             "SET by another client",
             Box::new(|b| rcmd(&["SET", "k", "x"]).query::<()>(b).unwrap()),
