@@ -646,8 +646,12 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         {
             let seg = self.seg(si);
             let shift = 63 - d;
-            for b in 0..NB {
-                for j in 0..seg.meta[b].len as usize {
+            // Row-major order: each row is read sequentially.
+            for j in 0..seg.nrows as usize {
+                for b in 0..NB {
+                    if j >= seg.meta[b].len as usize {
+                        continue;
+                    }
                     // SAFETY: j < len.
                     let h = (self.hasher)(unsafe { seg.get(b, j) });
                     if (h >> shift) & 1 == 1 {
@@ -694,8 +698,11 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         // One pass distributes the entries (bit copies; the parent keeps
         // ownership until it forgets them below).
         let mut ok = [true, true];
-        for b in 0..NB {
-            for j in 0..parent.meta[b].len as usize {
+        for j in 0..parent.nrows as usize {
+            for b in 0..NB {
+                if j >= parent.meta[b].len as usize {
+                    continue;
+                }
                 let i = b * C_MAX + j;
                 let k = ((side[i / 64] >> (i % 64)) & 1) as usize;
                 if !ok[k] {
