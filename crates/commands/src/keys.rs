@@ -334,7 +334,8 @@ fn move_cmd(ctx: &mut Ctx, args: &[&[u8]]) {
         return;
     };
     if v < i32::MIN as i64 || v > i32::MAX as i64 {
-        return ctx.error(ERR_NOT_INT);
+        return ctx
+            .error("ERR value is out of range, value must between -2147483648 and 2147483647");
     }
     if v < 0 || v >= ctx.srv.keyspace.databases() as i64 {
         return ctx.error(ERR_DB_RANGE);
@@ -374,14 +375,28 @@ fn keys(ctx: &mut Ctx, args: &[&[u8]]) {
 
 /// Parses a SCAN-family cursor (Redis: unsigned 64-bit decimal).
 pub(crate) fn parse_cursor(ctx: &mut Ctx, arg: &[u8]) -> Option<u64> {
-    let v = std::str::from_utf8(arg)
-        .ok()
-        .and_then(|s| s.parse::<u64>().ok());
-    if v.is_none() || arg.first() == Some(&b'+') {
+    // strtoul: optional sign (a '-' wraps), digits, nothing else, no overflow.
+    let (neg, digits) = match arg.first() {
+        Some(b'-') => (true, &arg[1..]),
+        Some(b'+') => (false, &arg[1..]),
+        _ => (false, arg),
+    };
+    let mut v: u64 = 0;
+    let mut ok = arg.is_empty() || !digits.is_empty();
+    for &c in digits {
+        match (c as char)
+            .to_digit(10)
+            .and_then(|d| v.checked_mul(10)?.checked_add(d as u64))
+        {
+            Some(n) => v = n,
+            None => ok = false,
+        }
+    }
+    if !ok {
         ctx.error("ERR invalid cursor");
         return None;
     }
-    v
+    Some(if neg { v.wrapping_neg() } else { v })
 }
 
 fn scan(ctx: &mut Ctx, args: &[&[u8]]) {

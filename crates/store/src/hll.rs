@@ -250,18 +250,7 @@ pub fn is_sparse(s: &[u8]) -> bool {
 pub fn add(s: &mut Vec<u8>, elems: &[&[u8]], sparse_max: usize) -> Result<bool, HllError> {
     validate(s)?;
     if s[4] == DENSE {
-        let mut changed = false;
-        for e in elems {
-            let (i, c) = pat_len(e);
-            if dense_get(&s[HDR..], i) < c {
-                dense_set(&mut s[HDR..], i, c);
-                changed = true;
-            }
-        }
-        if changed {
-            s[15] |= 0x80;
-        }
-        return Ok(changed);
+        return Ok(add_dense(s, elems));
     }
     let mut r = registers(s)?;
     let mut changed = false;
@@ -278,6 +267,28 @@ pub fn add(s: &mut Vec<u8>, elems: &[&[u8]], sparse_max: usize) -> Result<bool, 
         s[15] |= 0x80;
     }
     Ok(changed)
+}
+
+/// Adds elements to a dense HLL in place (`s` must be a valid dense HLL);
+/// invalidates the cache if a register changed.
+pub fn add_dense(s: &mut [u8], elems: &[&[u8]]) -> bool {
+    let mut changed = false;
+    for e in elems {
+        let (i, c) = pat_len(e);
+        if dense_get(&s[HDR..], i) < c {
+            dense_set(&mut s[HDR..], i, c);
+            changed = true;
+        }
+    }
+    if changed {
+        s[15] |= 0x80;
+    }
+    changed
+}
+
+/// Stores a cardinality in the header cache (valid).
+pub fn store_cache(s: &mut [u8], card: u64) {
+    s[8..16].copy_from_slice(&card.to_le_bytes());
 }
 
 fn sigma(mut x: f64) -> f64 {
