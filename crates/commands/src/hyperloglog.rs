@@ -233,17 +233,24 @@ fn pfcount(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let r = e
         .modify_string(|h| match hx::cached(h.as_slice()) {
-            Some(c) => Ok(c),
+            Some(c) => Ok((c, false)),
             None => {
                 let c = hx::count(h.as_slice())?;
                 hx::set_cache(h.as_mut_slice(), c);
-                Ok(c)
+                Ok((c, true))
             }
         })
         .unwrap();
     drop(p);
     match r {
-        Ok(c) => ctx.out.int(c as i64),
+        Ok((c, recomputed)) => {
+            if recomputed {
+                // Storing the cache modifies the value (Redis's
+                // signalModifiedKey): WATCHers of the key see a change.
+                ctx.srv.watches.touch(Some(db), args[1]);
+            }
+            ctx.out.int(c as i64)
+        }
         Err(hll::HllError::Corrupt | hll::HllError::NotHll) => ctx.error(ERR_CORRUPT),
     }
 }

@@ -451,3 +451,26 @@ BITFIELD_RO l GET u8 0
 "###,
     );
 }
+
+#[test]
+fn offsets_follow_proto_max_bulk_len() {
+    diff_text(
+        "offsets_follow_proto_max_bulk_len",
+        r###"
+CONFIG SET proto-max-bulk-len 1mb
+SETBIT k 8388608 1
+SETBIT k 8388607 1
+STRLEN k
+GETBIT k 8388608
+GETBIT k 8388607
+BITFIELD k GET u8 8388608
+BITFIELD k GET u8 "#1048576"
+BITFIELD k SET u8 8388607 1
+STRLEN k
+BITCOUNT k
+BITPOS k 1
+BITPOS k 1 -2
+BITCOUNT k -9 -1 BIT
+"###,
+    );
+}

@@ -249,3 +249,83 @@ COMMAND GETKEYS PFCOUNT a b
 "###,
     );
 }
+
+/// Keyspace events fired by `cmds`, as "channel payload" lines, collected
+/// by a second connection subscribed to every keyspace channel.
+fn keyspace_events(srv: &Server, cmds: &[&[&str]]) -> Vec<String> {
+    let mut c = srv.raw();
+    let mut sub = srv.raw();
+    c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
+    sub.cmd(&["PSUBSCRIBE", "__key*"]);
+    sub.cmd(&["SUBSCRIBE", "end-of-test"]);
+    for cmd in cmds {
+        c.cmd(cmd);
+    }
+    c.cmd(&["PUBLISH", "end-of-test", "x"]);
+    let mut out = Vec::new();
+    loop {
+        let Value::Array(m) = sub.read_reply() else {
+            panic!("unexpected message")
+        };
+        match &m[..] {
+            [Value::Bulk(k), _, Value::Bulk(ch), Value::Bulk(p)] if k == b"pmessage" => {
+                out.push(format!(
+                    "{} {}",
+                    String::from_utf8_lossy(ch),
+                    String::from_utf8_lossy(p)
+                ))
+            }
+            [Value::Bulk(k), ..] if k == b"message" => return out,
+            _ => panic!("unexpected message {m:?}"),
+        }
+    }
+}
+
+#[test]
+fn hll_notifications() {
+    let cmds: &[&[&str]] = &[
+        &["PFADD", "h"],
+        &["PFADD", "h"],
+        &["PFADD", "h", "a"],
+        &["PFADD", "h", "a"],
+        &["PFCOUNT", "h"],
+        &["PFMERGE", "d", "h"],
+        &["PFMERGE", "d"],
+        &["PFMERGE", "e"],
+        &["SET", "s", "x"],
+        &["PFADD", "s", "a"],
+        &["PFMERGE", "s", "h"],
+    ];
+    let petrel = TestServer::start(&[]);
+    let got = keyspace_events(&petrel, cmds);
+    let Some(redis) = RefRedis::start() else {
+        return;
+    };
+    assert_eq!(got, keyspace_events(&redis, cmds));
+}
+
+/// PFCOUNT storing a recomputed cardinality counts as a modification for
+/// WATCH; returning the cached one does not.
+#[test]
+fn pfcount_cache_update_touches_watch() {
+    fn run(srv: &Server) -> Vec<Value> {
+        let mut a = srv.raw();
+        let mut b = srv.raw();
+        let mut out = Vec::new();
+        b.cmd(&["PFADD", "h", "x", "y"]);
+        for _ in 0..2 {
+            a.cmd(&["WATCH", "h"]);
+            out.push(b.cmd(&["PFCOUNT", "h"]));
+            a.cmd(&["MULTI"]);
+            a.cmd(&["PING"]);
+            out.push(a.cmd(&["EXEC"]));
+        }
+        out
+    }
+    let petrel = TestServer::start(&[]);
+    let got = run(&petrel);
+    let Some(redis) = RefRedis::start() else {
+        return;
+    };
+    assert_eq!(got, run(&redis));
+}
