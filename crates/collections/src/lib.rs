@@ -5,8 +5,10 @@
 //! * [`ListpackHash`], [`ListpackSet`], [`ListpackZset`]: small values, a
 //!   listpack plus a fingerprint side index so lookups do not compare every
 //!   entry (see [`small`]).
-//! * [`CompactMap`], [`CompactSet`]: large hashes and sets, open addressing
-//!   with 16-byte inline-or-boxed elements and a resize-proof SCAN cursor.
+//! * [`CompactSet`]: large sets, open addressing with 16-byte inline-or-boxed
+//!   elements and a resize-proof SCAN cursor; [`CompactMap`] (=
+//!   [`arena::ArenaMap`]): large hashes, the same table over 4-byte refs into
+//!   packed field/value chunks.
 //! * [`SortedSet`]: order-statistic B+tree of (score, member) plus a
 //!   member -> score table.
 //! * [`Quicklist`]: lists as listpack nodes (`list-max-listpack-size`).
@@ -14,6 +16,7 @@
 //! Every structure reports `heap_bytes()`: the bytes it has allocated
 //! (capacities, not lengths), maintained incrementally and O(1) to read.
 
+pub mod arena;
 pub mod elem;
 pub mod hash;
 pub mod intset;

@@ -82,6 +82,7 @@ pub(crate) fn split_map(b: &[u8]) -> (&[u8], &[u8]) {
     (&b[i..i + len], &b[i + len..])
 }
 
+#[cfg(test)]
 pub(crate) fn map_elem<const N: usize>(field: &[u8], value: &[u8]) -> Elem<N> {
     let mut hdr = [0u8; 5];
     let mut n = field.len();
@@ -100,8 +101,9 @@ pub(crate) fn map_elem<const N: usize>(field: &[u8], value: &[u8]) -> Elem<N> {
     Elem::from_parts(&[&hdr[..k], field, value])
 }
 
-/// The open-addressing core shared by [`CompactMap`], [`CompactSet`] and the
-/// sorted set's member index. `MAP` selects the element layout.
+/// The open-addressing core of [`CompactSet`] (the large hash uses the same
+/// design over arena refs, see [`crate::arena`]). `MAP` selects a
+/// field/value element layout (kept for inline map elements; tested).
 pub(crate) struct RawTable<const MAP: bool, V: Copy + Default, const N: usize = 16> {
     ctrl: Vec<u8>,
     slots: Vec<Elem<N>>,
@@ -231,23 +233,6 @@ impl<const MAP: bool, V: Copy + Default, const N: usize> RawTable<MAP, V, N> {
     #[inline]
     pub(crate) fn elem(&self, i: usize) -> &Elem<N> {
         &self.slots[i]
-    }
-
-    #[inline]
-    pub(crate) fn val(&self, i: usize) -> V {
-        self.vals[i]
-    }
-
-    pub(crate) fn set_val(&mut self, i: usize, v: V) {
-        self.vals[i] = v;
-    }
-
-    /// Replace the element in full slot `i` by one with the same key.
-    pub(crate) fn replace_elem(&mut self, i: usize, e: Elem<N>) {
-        debug_assert_eq!(Self::key_of(&e), Self::key_of(&self.slots[i]));
-        self.elem_heap += e.heap_size();
-        let old = std::mem::replace(&mut self.slots[i], e);
-        self.elem_heap -= old.heap_size();
     }
 
     /// Insert an element whose key is known to be absent. Returns its slot.
@@ -428,96 +413,8 @@ impl<const MAP: bool, V: Copy + Default, const N: usize> RawTable<MAP, V, N> {
 
 // ---------------------------------------------------------------- map
 
-/// Large hash (Redis `hashtable` encoding): field -> value.
-#[derive(Clone, Default)]
-pub struct CompactMap(RawTable<true, (), 24>);
-
-impl std::fmt::Debug for CompactMap {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_map()
-            .entries(
-                self.iter()
-                    .map(|(k, v)| (String::from_utf8_lossy(k), String::from_utf8_lossy(v))),
-            )
-            .finish()
-    }
-}
-
-impl CompactMap {
-    pub fn new() -> Self {
-        CompactMap(RawTable::new())
-    }
-
-    /// Pre-sized for `n` fields (used on conversion from a listpack).
-    pub fn with_capacity(n: usize) -> Self {
-        CompactMap(RawTable::with_capacity(n))
-    }
-
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Bytes allocated: control bytes, slots and out-of-line elements.
-    pub fn heap_bytes(&self) -> usize {
-        self.0.heap_bytes()
-    }
-
-    pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
-        let i = self.0.find(field, hash_bytes(field))?;
-        Some(split_map(self.0.elem(i).bytes()).1)
-    }
-
-    pub fn contains(&self, field: &[u8]) -> bool {
-        self.0.find(field, hash_bytes(field)).is_some()
-    }
-
-    /// Set `field` to `value`; true if the field is new.
-    pub fn insert(&mut self, field: &[u8], value: &[u8]) -> bool {
-        let h = hash_bytes(field);
-        let e = map_elem(field, value);
-        match self.0.find(field, h) {
-            Some(i) => {
-                self.0.replace_elem(i, e);
-                false
-            }
-            None => {
-                self.0.insert_new(e, h, ());
-                true
-            }
-        }
-    }
-
-    /// Remove `field`, returning its value.
-    pub fn remove(&mut self, field: &[u8]) -> Option<Vec<u8>> {
-        let i = self.0.find(field, hash_bytes(field))?;
-        let (e, _) = self.0.remove_at(i);
-        Some(split_map(e.bytes()).1.to_vec())
-    }
-
-    /// (field, value) pairs in table order.
-    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
-        self.0.iter().map(|i| split_map(self.0.elem(i).bytes()))
-    }
-
-    /// A uniformly random (field, value).
-    pub fn random<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<(&[u8], &[u8])> {
-        self.0
-            .random(rng)
-            .map(|i| split_map(self.0.elem(i).bytes()))
-    }
-
-    /// One HSCAN step (see module docs for the guarantee).
-    pub fn scan(&self, cursor: u64, count: usize, mut f: impl FnMut(&[u8], &[u8])) -> u64 {
-        self.0.scan(cursor, count, |i| {
-            let (k, v) = split_map(self.0.elem(i).bytes());
-            f(k, v)
-        })
-    }
-}
+/// Large hash (Redis `hashtable` encoding): the arena-backed map.
+pub type CompactMap = crate::arena::ArenaMap;
 
 // ---------------------------------------------------------------- set
 
@@ -636,7 +533,7 @@ mod tests {
                 }
                 prop_assert_eq!(t.len(), m.len());
             }
-            t.0.check();
+            t.check();
             for (k, v) in &m {
                 prop_assert_eq!(t.get(k), Some(&v[..]));
             }

@@ -27,9 +27,8 @@
 //! [`SortedSet`] keeps the tree and the member table in step; scores are
 //! never NaN (callers reject NaN as Redis does).
 
+use crate::arena::ArenaMap;
 use crate::elem::Elem;
-use crate::hash::hash_bytes;
-use crate::table::RawTable;
 use rand::Rng;
 use std::cmp::Ordering;
 
@@ -534,11 +533,17 @@ fn visit<F: FnMut(&Entry) -> bool>(
     }
 }
 
-/// Large sorted set: tree + member -> score table.
+#[inline]
+fn sc(b: &[u8]) -> f64 {
+    f64::from_le_bytes(b.try_into().expect("8-byte score"))
+}
+
+/// Large sorted set: tree + member -> score table (an [`ArenaMap`] whose
+/// values are the 8-byte little-endian scores).
 #[derive(Default)]
 pub struct SortedSet {
     tree: ScoreTree,
-    map: RawTable<false, f64>,
+    map: ArenaMap,
 }
 
 impl SortedSet {
@@ -560,27 +565,23 @@ impl SortedSet {
     }
 
     pub fn score(&self, member: &[u8]) -> Option<f64> {
-        self.map
-            .find(member, hash_bytes(member))
-            .map(|i| self.map.val(i))
+        self.map.get(member).map(sc)
     }
 
     /// Insert or update; returns the previous score.
     pub fn insert(&mut self, member: &[u8], score: f64) -> Option<f64> {
         assert!(!score.is_nan(), "NaN score");
-        let h = hash_bytes(member);
-        match self.map.find(member, h) {
-            Some(i) => {
-                let old = self.map.val(i);
+        match self.score(member) {
+            Some(old) => {
                 if old != score || old.to_bits() != score.to_bits() {
                     self.tree.remove(old, member);
                     self.tree.insert(score, member);
-                    self.map.set_val(i, score);
+                    self.map.insert(member, &score.to_le_bytes());
                 }
                 Some(old)
             }
             None => {
-                self.map.insert_new(Elem::new(member), h, score);
+                self.map.insert(member, &score.to_le_bytes());
                 self.tree.insert(score, member);
                 None
             }
@@ -589,8 +590,7 @@ impl SortedSet {
 
     /// Remove `member`; returns its score.
     pub fn remove(&mut self, member: &[u8]) -> Option<f64> {
-        let i = self.map.find(member, hash_bytes(member))?;
-        let (_, s) = self.map.remove_at(i);
+        let s = sc(&self.map.remove(member)?);
         let found = self.tree.remove(s, member);
         debug_assert!(found);
         Some(s)
@@ -663,16 +663,12 @@ impl SortedSet {
 
     /// A uniformly random (member, score) (ZRANDMEMBER).
     pub fn random<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<(&[u8], f64)> {
-        self.map
-            .random(rng)
-            .map(|i| (self.map.elem(i).bytes(), self.map.val(i)))
+        self.map.random(rng).map(|(m, s)| (m, sc(s)))
     }
 
     /// One ZSCAN step (same guarantee as [`crate::CompactSet::scan`]).
     pub fn scan(&self, cursor: u64, count: usize, mut f: impl FnMut(&[u8], f64)) -> u64 {
-        self.map.scan(cursor, count, |i| {
-            f(self.map.elem(i).bytes(), self.map.val(i))
-        })
+        self.map.scan(cursor, count, |m, s| f(m, sc(s)))
     }
 
     #[cfg(test)]
