@@ -474,3 +474,50 @@ BITCOUNT k -9 -1 BIT
 "###,
     );
 }
+
+/// The `keyspace_hits` / `keyspace_misses` lines of an INFO reply.
+pub fn hit_stats(r: &Reply) -> Vec<String> {
+    let Reply::Value(Value::Bulk(b) | Value::Simple(b) | Value::Verbatim { data: b, .. }) = r
+    else {
+        return vec![format!("{r:?}")];
+    };
+    String::from_utf8_lossy(b)
+        .lines()
+        .filter(|l| l.starts_with("keyspace_hits:") || l.starts_with("keyspace_misses:"))
+        .map(String::from)
+        .collect()
+}
+
+/// Read lookups (GETBIT, BITCOUNT, BITPOS, BITOP sources, BITFIELD GETs)
+/// count hits and misses; write lookups (SETBIT, BITFIELD writes, BITOP's
+/// destination) do not, as in Redis.
+#[test]
+fn bitmap_hit_stats() {
+    let s = Script::new("bitmap_hit_stats")
+        .text(
+            r###"
+SETBIT k 1 1
+SETBIT nokey0 1 0
+GETBIT k 1
+GETBIT nokey 1
+BITCOUNT k
+BITCOUNT nokey
+BITPOS k 1
+BITPOS nokey 1
+BITOP OR dest k nokey
+BITFIELD k GET u8 0
+BITFIELD nokey GET u8 0
+BITFIELD k SET u8 0 1
+BITFIELD_RO k GET u8 0
+"###,
+        )
+        .check(&["INFO", "stats"], |p, r| {
+            let (a, b) = (hit_stats(p), hit_stats(r));
+            if a == b {
+                Ok(())
+            } else {
+                Err(format!("petrel {a:?} redis {b:?}"))
+            }
+        });
+    diff(&s);
+}

@@ -329,3 +329,39 @@ fn pfcount_cache_update_touches_watch() {
     };
     assert_eq!(got, run(&redis));
 }
+
+/// PFCOUNT and PFMERGE's sources are read lookups (hits/misses); PFADD and
+/// PFMERGE's destination are write lookups, as in Redis.
+#[test]
+fn hll_hit_stats() {
+    let s = Script::new("hll_hit_stats")
+        .text(
+            r###"
+PFADD h a
+PFADD h b
+PFCOUNT h
+PFCOUNT nokey
+PFCOUNT h nokey
+PFMERGE d h nokey
+PFDEBUG ENCODING h
+"###,
+        )
+        .check(&["INFO", "stats"], |p, r| {
+            let f = |r: &Reply| -> Vec<String> {
+                let Reply::Value(Value::Bulk(b) | Value::Verbatim { data: b, .. }) = r else {
+                    return vec![format!("{r:?}")];
+                };
+                String::from_utf8_lossy(b)
+                    .lines()
+                    .filter(|l| l.starts_with("keyspace_"))
+                    .map(String::from)
+                    .collect()
+            };
+            if f(p) == f(r) {
+                Ok(())
+            } else {
+                Err(format!("petrel {:?} redis {:?}", f(p), f(r)))
+            }
+        });
+    diff(&s);
+}
