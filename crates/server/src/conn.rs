@@ -187,15 +187,15 @@ impl Conn {
                     }
                 }
                 Err(e) => {
-                    let msg = format!("ERR {e}");
                     crate::verbose!(
                         "Protocol error ({}) from client: id={} addr={}",
                         e.log_reason(),
                         self.client.id,
                         self.client.shared.addr
                     );
-                    self.out.error(&msg);
-                    srv.stats.count_error(msg.as_bytes());
+                    // Raw bytes: "expected '$', got '\xff'" carries the byte as is.
+                    self.out.raw(&e.to_reply());
+                    srv.stats.count_error(b"ERR");
                     self.closing = true;
                     self.rpos = self.rlen;
                     break;
