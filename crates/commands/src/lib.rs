@@ -22,6 +22,7 @@ pub mod info;
 pub mod introspection;
 pub mod keys;
 pub mod latency_cmd;
+pub mod memory;
 pub mod notify;
 pub mod pubsub;
 pub mod server;

@@ -24,6 +24,7 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     crate::strings::COMMANDS,
     crate::keys::COMMANDS,
     crate::expire::COMMANDS,
+    crate::memory::COMMANDS,
     crate::bitmap::COMMANDS,
     // HyperLogLog: `hyperloglog` edits sparse values exactly as Redis does
     // (byte-identical values); it supersedes `crate::hll::COMMANDS`, which
