@@ -55,14 +55,18 @@ pub(crate) struct Meta {
 
 pub(crate) type Row<T> = [MaybeUninit<T>; NB];
 
+/// `repr(C)`: the fields every insert touches (len, idx, nrows, rows) are
+/// in the first two cache lines, which lookups prefetch together with the
+/// bucket metadata.
+#[repr(C, align(64))]
 pub(crate) struct Segment<T> {
-    /// `rows[j]` for `j < nrows` points to a live `Row<T>` allocation.
-    pub rows: [*mut MaybeUninit<T>; C_MAX],
     pub len: u32,
-    pub nrows: u8,
-    pub depth: u8,
     /// Index in the table's segment list.
     pub idx: u32,
+    pub nrows: u8,
+    pub depth: u8,
+    /// `rows[j]` for `j < nrows` points to a live `Row<T>` allocation.
+    pub rows: [*mut MaybeUninit<T>; C_MAX],
     /// The top `depth` hash bits shared by all entries (right-aligned).
     pub prefix: u64,
     pub meta: [Meta; NB],
@@ -270,8 +274,10 @@ impl<T> Segment<T> {
         fp: u8,
         mut eq: impl FnMut(&T) -> bool,
     ) -> Option<(usize, usize)> {
-        prefetch(self.rows.as_ptr());
-        prefetch(self.rows.as_ptr().wrapping_add(8));
+        let base = (self as *const Self).cast::<u8>();
+        prefetch(base);
+        prefetch(base.wrapping_add(64));
+        prefetch(base.wrapping_add(128));
         let nb = next(home);
         let m = &self.meta[home];
         // Candidates of home (bits 0..16) and of the neighbour (bits 16..32)
