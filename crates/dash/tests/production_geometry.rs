@@ -68,12 +68,12 @@ fn grow_scan_shrink() {
     }
     t.check_invariants();
     assert!(t.is_empty());
-    assert!(
-        t.allocated_bytes() * 20 < peak,
-        "{} vs {}",
-        t.allocated_bytes(),
-        peak
-    );
+    assert_eq!(t.segment_count(), 1);
+    assert_eq!(t.capacity(), 0, "all rows freed");
+    if !cfg!(miri) {
+        let now = t.allocated_bytes();
+        assert!(now * 20 < peak, "{now} vs {peak}");
+    }
 }
 
 #[test]
