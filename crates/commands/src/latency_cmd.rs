@@ -247,9 +247,14 @@ fn latency_graph(ctx: &mut Ctx, args: &[&[u8]]) {
     ctx.out.verbatim(b"txt", text.as_bytes());
 }
 
-/// An ASCII chart of the samples, one column per sample (oldest left), with
-/// the age of each sample written vertically under it, like Redis's graph.
+/// An ASCII chart of the samples like Redis's sparkline graph: 4 rows, one
+/// column per sample (oldest left, 80 columns per band), filled with `|`
+/// under a `_`/`o`/`#` top, then a blank line and each sample's age
+/// written vertically.
 pub fn graph_text(name: &str, e: &LatencyEvent, now_s: u64) -> String {
+    const ROWS: usize = 4;
+    const COLUMNS: usize = 80;
+    const FILL: &[u8] = b"_o#";
     let high = e.samples.iter().map(|s| s.1).max().unwrap_or(0);
     let low = e.samples.iter().map(|s| s.1).min().unwrap_or(0);
     let mut t = format!(
@@ -258,35 +263,45 @@ pub fn graph_text(name: &str, e: &LatencyEvent, now_s: u64) -> String {
     );
     t.push_str(&"-".repeat(80));
     t.push('\n');
-    const ROWS: u64 = 4;
-    for row in (0..ROWS).rev() {
-        for &(_, ms) in &e.samples {
-            let level = if high == low {
-                0
-            } else {
-                (ms - low) * (ROWS - 1) / (high - low)
-            };
-            t.push(if level == row {
-                '_'
-            } else if level > row {
-                '|'
-            } else {
-                ' '
-            });
-        }
-        t.push('\n');
-    }
-    let labels: Vec<String> = e
+    let steps = FILL.len() * ROWS;
+    let cols: Vec<(usize, String)> = e
         .samples
         .iter()
-        .map(|&(ts, _)| age_label(now_s.saturating_sub(ts as u64)))
+        .map(|&(ts, ms)| {
+            let step = if high == low {
+                0
+            } else {
+                (((ms - low) as f64 * steps as f64) / (high - low) as f64) as usize
+            };
+            (
+                step.min(steps - 1),
+                age_label(now_s.saturating_sub(ts as u64)),
+            )
+        })
         .collect();
-    let height = labels.iter().map(|l| l.len()).max().unwrap_or(0);
-    for r in 0..height {
-        for l in &labels {
-            t.push(l.as_bytes().get(r).map_or(' ', |&b| b as char));
+    for band in cols.chunks(COLUMNS) {
+        for row in (0..ROWS).rev() {
+            for &(step, _) in band {
+                let level = step / FILL.len();
+                t.push(if level == row {
+                    FILL[step % FILL.len()] as char
+                } else if level > row {
+                    '|'
+                } else {
+                    ' '
+                });
+            }
+            t.push('\n');
         }
+        t.push_str(&" ".repeat(band.len()));
         t.push('\n');
+        let height = band.iter().map(|(_, l)| l.len()).max().unwrap_or(0);
+        for r in 0..height {
+            for (_, l) in band {
+                t.push(l.as_bytes().get(r).map_or(' ', |&b| b as char));
+            }
+            t.push('\n');
+        }
     }
     t
 }
@@ -305,6 +320,7 @@ fn age_label(secs: u64) -> String {
 
 fn latency_doctor(ctx: &mut Ctx, _args: &[&[u8]]) {
     let text = doctor_text(
+        (ctx.now_ms / 1000) as i64,
         ctx.settings.latency_monitor_threshold,
         ctx.settings.slowlog_log_slower_than,
         &ctx.srv.latency.snapshot(),
@@ -314,6 +330,7 @@ fn latency_doctor(ctx: &mut Ctx, _args: &[&[u8]]) {
 
 /// The LATENCY DOCTOR report.
 pub fn doctor_text(
+    now_s: i64,
     threshold_ms: u64,
     slowlog_us: i64,
     events: &[(String, LatencyEvent)],
@@ -340,13 +357,10 @@ pub fn doctor_text(
             .map(|s| (s.1 as f64 - avg).abs())
             .sum::<f64>()
             / n;
+        // Seconds between spikes: time since the oldest sample (at least 1)
+        // over the number of samples, as Redis computes it.
         let first = e.samples.front().map_or(0, |s| s.0);
-        let last = e.samples.back().map_or(0, |s| s.0);
-        let period = if e.samples.len() > 1 {
-            (last - first) as f64 / (n - 1.0)
-        } else {
-            1.0
-        };
+        let period = (now_s - first).max(1) as f64 / n;
         let _ = writeln!(
             t,
             "{}. {name}: {} latency spikes (average {}ms, mean deviation {}ms, period {:.2} sec). Worst all time event {}ms.",
@@ -386,13 +400,27 @@ mod tests {
     }
 
     #[test]
+    fn graph_like_redis() {
+        let mut e = LatencyEvent::default();
+        e.samples.extend([(100, 50), (102, 20), (103, 30)]);
+        e.max = 50;
+        assert_eq!(
+            graph_text("command", &e, 104),
+            format!(
+                "command - high 50 ms, low 20 ms (all time high 50 ms)\n{}\n#  \n|  \n| o\n|_|\n   \n421\nsss\n",
+                "-".repeat(80)
+            )
+        );
+    }
+
+    #[test]
     fn doctor_texts() {
-        assert!(doctor_text(0, 10000, &[]).starts_with("I'm sorry, Dave"));
-        assert!(doctor_text(1, 10000, &[]).starts_with("Dave, no latency spike"));
+        assert!(doctor_text(100, 0, 10000, &[]).starts_with("I'm sorry, Dave"));
+        assert!(doctor_text(100, 1, 10000, &[]).starts_with("Dave, no latency spike"));
         let mut e = LatencyEvent::default();
         e.samples.push_back((100, 50));
         e.max = 50;
-        let t = doctor_text(1, 10000, &[("command".into(), e)]);
+        let t = doctor_text(100, 1, 10000, &[("command".into(), e)]);
         assert!(t.contains("1. command: 1 latency spikes (average 50ms, mean deviation 0ms, period 1.00 sec). Worst all time event 50ms."));
         assert!(t.contains("'CONFIG SET slowlog-log-slower-than 1000'"));
     }
