@@ -805,7 +805,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         let seg = self.seg(si);
         let c = seg.nrows as usize;
         let n = seg.len as usize;
-        if c == 0 || n * 100 >= (c - 1) * NB * SHRINK_PCT {
+        if c == 0 || (n > 0 && n * 100 >= (c - 1) * NB * SHRINK_PCT) {
             return;
         }
         if n == 0 {
