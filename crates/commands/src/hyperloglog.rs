@@ -1,4 +1,4 @@
-//! HyperLogLog commands: PFADD, PFCOUNT, PFMERGE, PFDEBUG.
+//! HyperLogLog commands: PFADD, PFCOUNT, PFMERGE, PFDEBUG, PFSELFTEST.
 //!
 //! A HyperLogLog is a string value in Redis's exact byte format, edited the
 //! way Redis edits it (`store::hll_exact`), so `GET` returns redis-server's
@@ -110,7 +110,28 @@ pub const COMMANDS: &[CommandSpec] = &[
             pfdebug,
         )
     },
+    CommandSpec {
+        acl: &["hyperloglog", "admin", "slow", "dangerous"],
+        docs: Docs::new(
+            "hyperloglog",
+            "2.8.9",
+            "N/A",
+            "An internal command for testing HyperLogLog values",
+        )
+        .doc_flags(&["syscmd"]),
+        ..CommandSpec::new("pfselftest", 1, flag::ADMIN, pfselftest)
+    },
 ];
+
+/// PFSELFTEST: checks the register layout and the estimator (10M adds, a
+/// second or so, like Redis).
+fn pfselftest(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let seed = crate::util::unix_time_us() ^ 0x9e37_79b9_7f4a_7c15;
+    match hx::selftest(ctx.settings.hll_sparse_max_bytes, seed, 10_000_000) {
+        Ok(()) => ctx.ok(),
+        Err(e) => ctx.error(&e),
+    }
+}
 
 /// Redis's `isHLLObjectOrReply`: replies the error and returns false when
 /// `v` is not a HyperLogLog.

@@ -242,8 +242,10 @@ fn hll_commands_info() {
     diff_text(
         "hll_commands_info",
         r###"
-COMMAND INFO pfadd pfcount pfmerge pfdebug
-COMMAND DOCS pfadd pfcount pfmerge        # pairs
+COMMAND INFO pfadd pfcount pfmerge pfdebug pfselftest
+COMMAND DOCS pfadd pfcount pfmerge pfdebug pfselftest        # pairs
+PFSELFTEST
+PFSELFTEST x
 COMMAND GETKEYS PFMERGE d a b
 COMMAND GETKEYS PFCOUNT a b
 "###,

@@ -482,6 +482,74 @@ pub fn registers(s: &[u8]) -> Result<Vec<u8>, HllError> {
     Ok(r)
 }
 
+/// PFSELFTEST: (1) dense registers keep random values without disturbing
+/// their neighbours; (2) adding 1..=10M distinct elements to a dense and a
+/// sparse HLL side by side, at every power of ten the sparse one is still
+/// sparse while small, both counts agree, and the error is within six
+/// standard errors. Err carries Redis's "TESTFAILED ..." text.
+pub fn selftest(sparse_max: u64, seed: u64, elements: u64) -> Result<(), String> {
+    let mut rng = seed | 1;
+    let mut next = || {
+        // xorshift64*
+        rng ^= rng >> 12;
+        rng ^= rng << 25;
+        rng ^= rng >> 27;
+        rng.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    };
+    let mut dense = vec![0u8; DENSE_SIZE];
+    let mut want = vec![0u8; REGISTERS];
+    for _ in 0..1000 {
+        for (i, w) in want.iter_mut().enumerate() {
+            *w = (next() & 63) as u8;
+            dense_put(&mut dense[HDR..], i, *w);
+        }
+        for (i, &w) in want.iter().enumerate() {
+            let got = dense_get(&dense[HDR..], i);
+            if got != w {
+                return Err(format!(
+                    "TESTFAILED Register {i} should be {w} but is {got}"
+                ));
+            }
+        }
+    }
+    dense[HDR..].fill(0);
+    dense[..5].copy_from_slice(b"HYLL\x00");
+    let mut sparse = create();
+    let relerr = 1.04 / (REGISTERS as f64).sqrt();
+    let base = next();
+    let mut checkpoint = 1u64;
+    for j in 1..=elements {
+        let ele = (j ^ base).to_le_bytes();
+        add_dense_in_place(&mut dense, &ele);
+        add(&mut sparse, &ele, sparse_max).map_err(|_| "TESTFAILED corrupted sparse HLL")?;
+        if j != checkpoint {
+            continue;
+        }
+        if j < sparse_max / 2 && is_dense(&sparse) {
+            return Err("TESTFAILED sparse encoding not used".into());
+        }
+        let cd = count(&dense).map_err(|_| "TESTFAILED corrupted dense HLL")?;
+        let cs = count(&sparse).map_err(|_| "TESTFAILED corrupted sparse HLL")?;
+        if cd != cs {
+            return Err("TESTFAILED dense/sparse disagree".into());
+        }
+        let abserr = (checkpoint as f64 - cd as f64).abs();
+        let maxerr = if j == 10 {
+            1.0
+        } else {
+            (relerr * 6.0 * checkpoint as f64).ceil()
+        };
+        if abserr > maxerr {
+            return Err(format!(
+                "TESTFAILED Too big error. card:{checkpoint} abserr:{}",
+                abserr as u64
+            ));
+        }
+        checkpoint *= 10;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -496,6 +564,11 @@ mod tests {
             invalidate_cache(s);
         }
         changed
+    }
+
+    #[test]
+    fn selftest_passes() {
+        assert_eq!(selftest(3000, 12345, 100_000), Ok(()));
     }
 
     #[test]
