@@ -382,6 +382,20 @@ fn client_pause_and_unpause() {
     ok(&admin.cmd(&["CLIENT", "UNPAUSE"]));
     assert_eq!(other.read_reply(), Value::Int(0));
 
+    // WRITE: GET answers at once, SET waits.
+    ok(&admin.cmd(&["CLIENT", "PAUSE", "100000", "WRITE"]));
+    assert_eq!(other.cmd(&["GET", "k"]), Value::NullBulk);
+    other.send_cmd(&["SET", "k", "v"]);
+    assert_eq!(
+        other.read_reply_within(Duration::from_millis(300)),
+        Reply::Timeout
+    );
+    let mut third = srv.raw();
+    assert_eq!(third.cmd(&["GET", "k"]), Value::NullBulk);
+    ok(&admin.cmd(&["CLIENT", "UNPAUSE"]));
+    ok(&other.read_reply());
+    assert_eq!(third.cmd(&["GET", "k"]), Value::Bulk(b"v".to_vec()));
+
     // ALL: even PING waits; a timeout ends the pause by itself.
     ok(&admin.cmd(&["CLIENT", "PAUSE", "400"]));
     let t = std::time::Instant::now();
@@ -541,6 +555,14 @@ fn info_sections_report_the_truth() {
         .unwrap()
         .starts_with("p50="));
     assert_eq!(bulk_text(&c.cmd(&["INFO", "nosuch"])), "");
+    assert_eq!(bulk_text(&c.cmd(&["INFO", "keyspace"])), "# Keyspace\r\n");
+    ok(&c.cmd(&["SET", "a", "1"]));
+    ok(&c.cmd(&["SET", "b", "2", "EX", "100"]));
+    let ks = bulk_text(&c.cmd(&["INFO", "keyspace"]));
+    assert!(
+        ks.starts_with("# Keyspace\r\ndb0:keys=2,expires=1,avg_ttl="),
+        "{ks}"
+    );
 
     // Instantaneous ops/sec follows real traffic (cron samples every 100 ms).
     let busy = wait_until(Duration::from_secs(10), || {
