@@ -163,7 +163,7 @@ fn config_get(ctx: &mut Ctx, args: &[&[u8]]) {
 fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
     let rest = &args[2..];
     if !rest.len().is_multiple_of(2) {
-        return ctx.wrong_arity();
+        return ctx.syntax_error();
     }
     let mut owned: Vec<(String, String)> = Vec::new();
     for pair in rest.chunks(2) {
@@ -212,10 +212,12 @@ fn time(ctx: &mut Ctx, _args: &[&[u8]]) {
 fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut save = None;
     for a in &args[1..] {
-        if eq_ic(a, "NOSAVE") {
-            save = Some(false);
-        } else if eq_ic(a, "SAVE") {
-            save = Some(true);
+        if eq_ic(a, "NOSAVE") || eq_ic(a, "SAVE") {
+            let this = eq_ic(a, "SAVE");
+            if save.is_some_and(|s| s != this) {
+                return ctx.syntax_error();
+            }
+            save = Some(this);
         } else if eq_ic(a, "NOW") || eq_ic(a, "FORCE") || eq_ic(a, "ABORT") {
             if eq_ic(a, "ABORT") && args.len() > 2 {
                 return ctx.syntax_error();

@@ -34,19 +34,17 @@ pub enum LogLevel {
     Verbose,
     Notice,
     Warning,
-    Nothing,
 }
 
 impl LogLevel {
-    pub const NAMES: &'static [&'static str] =
-        &["debug", "verbose", "notice", "warning", "nothing"];
+    /// Redis 7.0's levels ("nothing" only arrived in 7.2).
+    pub const NAMES: &'static [&'static str] = &["debug", "verbose", "notice", "warning"];
     fn from_index(i: usize) -> LogLevel {
         [
             LogLevel::Debug,
             LogLevel::Verbose,
             LogLevel::Notice,
             LogLevel::Warning,
-            LogLevel::Nothing,
         ][i]
     }
 }
@@ -311,14 +309,15 @@ fn fmt_percentiles(v: &[f64]) -> String {
         .join(" ")
 }
 
+const PERCENTILES_ERR: &str =
+    "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]";
+
 fn set_percentiles(s: &mut Settings, v: &str) -> Result<(), String> {
     let mut out = Vec::new();
     for t in v.split_whitespace() {
-        let p: f64 = t
-            .parse()
-            .map_err(|_| "Invalid latency-tracking-info-percentiles parameters".to_string())?;
+        let p: f64 = t.parse().map_err(|_| PERCENTILES_ERR.to_string())?;
         if !(0.0..=100.0).contains(&p) {
-            return Err("Invalid latency-tracking-info-percentiles parameters".into());
+            return Err(PERCENTILES_ERR.into());
         }
         out.push(p);
     }
@@ -409,7 +408,7 @@ pub static PARAMS: &[Param] = &[
         "10000",
         |s| s.maxclients.to_string(),
         |s, v| {
-            s.maxclients = int_in(v, 1, i32::MAX as i64)? as u64;
+            s.maxclients = int_in(v, 1, u32::MAX as i64)? as u64;
             Ok(())
         }
     ),
@@ -725,12 +724,20 @@ impl ConfigStore {
         for p in PARAMS {
             let names = std::iter::once(p.name).chain(p.aliases.iter().copied());
             for n in names {
-                if patterns
+                // A plain name (no glob characters) is echoed as typed, like Redis 7.0.
+                let matched = patterns
                     .iter()
-                    .any(|pat| crate::glob::glob_match(pat, n.as_bytes(), true))
-                    && !out.iter().any(|(k, _)| k == n)
-                {
-                    out.push((n.to_string(), (p.get)(&s)));
+                    .find(|pat| crate::glob::glob_match(pat, n.as_bytes(), true));
+                if let Some(pat) = matched {
+                    let plain = !pat.iter().any(|b| matches!(b, b'*' | b'?' | b'[' | b'\\'));
+                    let shown = if plain {
+                        String::from_utf8_lossy(pat).into_owned()
+                    } else {
+                        n.to_string()
+                    };
+                    if !out.iter().any(|(k, _)| k.eq_ignore_ascii_case(n)) {
+                        out.push((shown, (p.get)(&s)));
+                    }
                 }
             }
         }

@@ -258,7 +258,7 @@ fn hello(ctx: &mut Ctx, args: &[&[u8]]) {
         }
     }
     if !ctx.client.authenticated && !ctx.settings.requirepass.is_empty() {
-        return ctx.error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
+        return ctx.error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
     }
     if let Some(n) = setname {
         if let Err(e) = crate::admin::validate_client_name(n) {

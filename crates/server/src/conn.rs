@@ -80,17 +80,16 @@ impl Conn {
     pub fn read(&mut self, srv: &Server) -> io::Result<ReadResult> {
         let mut total = 0;
         loop {
+            // Free space for this read: a chunk, or for a big argument as much
+            // as it still needs, but never more than doubling the buffer. The
+            // buffer thus grows with the bytes that actually arrive: a client
+            // announcing a 400 MB argument and sending 4 bytes costs nothing.
             let want = match self.parser.pending_bulk_len() {
-                Some(n) if n >= BIG_ARG => n.min(1 << 30) + 2,
+                Some(n) if n >= BIG_ARG => (n + 2).min(self.rbuf.len().max(READ_CHUNK)),
                 _ => READ_CHUNK,
             };
-            if self.rbuf.len() - self.rlen < want.min(READ_CHUNK)
-                || self.rbuf.len() - self.rlen < want
-            {
-                let need = self.rlen + want;
-                if self.rbuf.len() < need {
-                    self.rbuf.resize(need, 0);
-                }
+            if self.rbuf.len() - self.rlen < want {
+                self.rbuf.resize(self.rlen + want, 0);
             }
             let avail = self.rbuf.len() - self.rlen;
             match self.stream.read(&mut self.rbuf[self.rlen..]) {

@@ -28,7 +28,7 @@ pub fn set_level(level: LogLevel) {
 }
 
 pub fn enabled(level: LogLevel) -> bool {
-    level as u8 >= LEVEL.load(Ordering::Relaxed) && level != LogLevel::Nothing
+    level as u8 >= LEVEL.load(Ordering::Relaxed)
 }
 
 pub fn log(level: LogLevel, msg: &str) {

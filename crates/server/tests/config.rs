@@ -370,7 +370,6 @@ fn first_bytes_from_no_close(ip: std::net::IpAddr, port: u16) -> Vec<u8> {
 }
 
 #[test]
-#[ignore = "petrel bug: -DENIED text differs from Redis 7.0.15 ('4) Setup a an authentication password', sic)"]
 fn protected_mode_text_matches_redis() {
     let Some(ip) = non_loopback_ip() else {
         return;

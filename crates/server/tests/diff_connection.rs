@@ -276,7 +276,6 @@ CONFIG SET maxclients 10000
 }
 
 #[test]
-#[ignore = "petrel bug: CONFIG GET of an exact name echoes the canonical name, Redis 7.0 echoes the name as given"]
 fn config_get_name_case() {
     diff_text(
         "config_get_name_case",
@@ -288,7 +287,6 @@ CONFIG GET Timeout
 }
 
 #[test]
-#[ignore = "petrel bug: CONFIG SET error texts differ (maxclients range, loglevel choices, percentiles)"]
 fn config_set_error_texts() {
     diff_text(
         "config_set_error_texts",
@@ -308,7 +306,6 @@ fn config_set_port() {
 }
 
 #[test]
-#[ignore = "petrel bug: NOAUTH text of HELLO says 'HELLO <proto> AUTH', Redis 7.0.15 says 'HELLO AUTH'"]
 fn hello_noauth_text() {
     diff_text_with(
         "hello_noauth_text",
@@ -357,7 +354,6 @@ fn config_help() {
 }
 
 #[test]
-#[ignore = "petrel bug: CONFIG SET with an odd number of name/value args answers wrong-arity; Redis 7.0 says 'ERR syntax error'"]
 fn config_set_odd_args() {
     diff_text(
         "config_set_odd_args",
@@ -366,7 +362,6 @@ fn config_set_odd_args() {
 }
 
 #[test]
-#[ignore = "petrel bug: SHUTDOWN NOSAVE SAVE answers 'Errors trying to SHUTDOWN'; Redis 7.0 says 'ERR syntax error'"]
 fn shutdown_conflicting_flags() {
     diff_text(
         "shutdown_conflicting_flags",

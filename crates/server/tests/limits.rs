@@ -356,7 +356,6 @@ fn big_bulk_announcement_does_not_commit_memory() {
 /// zero-fill the whole announced size at once (that commits the memory and
 /// stalls every client of the worker thread meanwhile).
 #[test]
-#[ignore = "petrel bug: conn.rs resizes the query buffer to the whole announced bulk (zero-filled) on the next read: 3 x 400MB headers + a few bytes commit ~1.2GB and stall the worker ~2 s"]
 fn big_bulk_trickle_does_not_commit_memory_or_stall() {
     let s = TestServer::start(&[("threads", "1")]);
     let rss_kb = |pid: u32| -> u64 {
