@@ -781,3 +781,28 @@ fn redis_cli_info_and_hints_work() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stdout).contains("Ping the server"));
 }
+
+#[test]
+fn info_has_redis_fields_in_redis_order() {
+    let Some(reference) = RefRedis::start() else {
+        return;
+    };
+    let srv = TestServer::start(&[]);
+    let names = |port: u16| -> Vec<String> {
+        let mut c = RawConn::tcp(port);
+        let text = bulk_text(&c.cmd(&["INFO", "everything"]));
+        text.split("\r\n")
+            .filter(|l| !l.is_empty())
+            .filter_map(|l| {
+                let name = l.split(':').next().unwrap();
+                let dynamic = ["cmdstat_", "latency_percentiles_", "errorstat_", "db"]
+                    .iter()
+                    .any(|p| name.starts_with(p));
+                let petrel_only =
+                    name.starts_with("petrel_") || name.ends_with("_limit_disconnections");
+                (!dynamic && !petrel_only).then(|| name.to_string())
+            })
+            .collect()
+    };
+    assert_eq!(names(srv.port()), names(reference.port()));
+}
