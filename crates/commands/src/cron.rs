@@ -110,6 +110,7 @@ pub fn tick(srv: &Server) {
     }
     sample_metrics(srv, now);
     active_expire(srv);
+    crate::keys::publish_expired(srv);
 }
 
 /// Redis's slow cycle spends at most 25% of each `1/hz` period on expiry.

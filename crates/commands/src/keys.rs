@@ -701,3 +701,26 @@ fn debug_set_active_expire(ctx: &mut Ctx, args: &[&[u8]]) {
     ctx.srv.keyspace.set_active_expire(on);
     ctx.ok();
 }
+
+/// Publishes "expired" keyspace events for keys the keyspace dropped by
+/// expiry (lazily or in the active cycle) since the last call. Called from
+/// the server cron; keeps the keyspace's expired-key log on only while
+/// `notify-keyspace-events` asks for expired events.
+pub fn publish_expired(srv: &crate::server::Server) {
+    let flags = srv.settings().notify_keyspace_events;
+    let want = flags & notify::EXPIRED != 0 && flags & (notify::KEYSPACE | notify::KEYEVENT) != 0;
+    srv.keyspace.set_track_expired(want);
+    if !want {
+        return;
+    }
+    let mut scratch = resp::ReplyBuf::new(resp::Protocol::Resp2);
+    for (db, key) in srv.keyspace.drain_expired() {
+        let ev = notify::Event {
+            class: notify::EXPIRED,
+            name: "expired",
+            key: &key,
+            db,
+        };
+        notify::notify(srv, flags, ev, 0, &mut scratch);
+    }
+}

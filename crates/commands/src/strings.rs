@@ -181,7 +181,7 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], val: &[u8], o: SetOpts, when: Option<i
             },
         }
     }
-    let found = p.exists(db, &k, now);
+    let found = (o.nx || o.xx) && p.exists(db, &k, now);
     if (o.nx && found) || (o.xx && !found) {
         if !o.get {
             ctx.out.null_bulk();

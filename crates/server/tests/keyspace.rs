@@ -132,3 +132,22 @@ fn populate_memory_usage_and_debug_object() {
     q::<()>(&mut c, &["DEBUG", "POPULATE", "10", "p", "20"]);
     assert_eq!(q::<i64>(&mut c, &["STRLEN", "p:3"]), 20);
 }
+
+#[test]
+fn expired_keyspace_events() {
+    let s = TestServer::start(&[("enable-debug-command", "yes")]);
+    let mut c = s.client();
+    q::<()>(&mut c, &["CONFIG", "SET", "notify-keyspace-events", "Ex"]);
+    let mut sub = s.raw();
+    sub.cmd(&["SUBSCRIBE", "__keyevent@0__:expired"]);
+    // let the cron notice the setting before the key expires
+    std::thread::sleep(Duration::from_millis(300));
+    q::<()>(&mut c, &["SET", "gone", "v", "PX", "50"]);
+    let r = sub.read_reply();
+    let want = Value::Array(vec![
+        Value::bulk("message"),
+        Value::bulk("__keyevent@0__:expired"),
+        Value::bulk("gone"),
+    ]);
+    assert_eq!(r, want);
+}

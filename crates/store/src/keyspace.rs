@@ -147,6 +147,10 @@ pub struct Partition {
     index: usize,
     dbs: Vec<Option<Box<Db>>>,
     pub stats: Stats,
+    /// When set, keys removed by expiry are logged in `expired_log` for
+    /// keyspace notifications ("expired" events).
+    track_expired: bool,
+    expired_log: Vec<(usize, Vec<u8>)>,
 }
 
 impl Partition {
@@ -175,6 +179,9 @@ impl Partition {
             let old = d.table.remove(key.hash, |e| e.matches(key)).unwrap();
             d.expires -= 1;
             self.stats.expired_keys += 1;
+            if self.track_expired {
+                self.expired_log.push((db, key.bytes.to_vec()));
+            }
             drop(old);
             return None;
         }
@@ -246,6 +253,9 @@ impl Partition {
             }
             if o.is_expired(now_ms) {
                 self.stats.expired_keys += 1;
+                if self.track_expired {
+                    self.expired_log.push((db, key.bytes.to_vec()));
+                }
                 return None;
             }
         }
@@ -286,6 +296,9 @@ impl Partition {
         }
         if old.is_expired(now_ms) {
             self.stats.expired_keys += 1;
+            if self.track_expired {
+                self.expired_log.push((db, key.bytes.to_vec()));
+            }
             return None;
         }
         Some(old)
@@ -373,6 +386,8 @@ impl Partition {
         let Some(d) = self.dbs[db].as_deref_mut() else {
             return (0, 0, 0, 0, true);
         };
+        let track = self.track_expired;
+        let log = &mut self.expired_log;
         let (mut visited, mut expired, mut ttl_sum, mut live) = (0usize, 0usize, 0u64, 0usize);
         let mut complete = false;
         while visited < max_visit {
@@ -381,6 +396,9 @@ impl Partition {
                 if let Some(t) = e.expire_at() {
                     if t <= now_ms {
                         expired += 1;
+                        if track {
+                            log.push((db, e.key().to_vec()));
+                        }
                         return false;
                     }
                     ttl_sum = ttl_sum.saturating_add(t - now_ms);
@@ -489,6 +507,7 @@ pub struct Keyspace {
     ndb: usize,
     expire_state: Mutex<ExpireState>,
     active_expire: std::sync::atomic::AtomicBool,
+    tracking_expired: std::sync::atomic::AtomicBool,
 }
 
 impl Keyspace {
@@ -505,6 +524,8 @@ impl Keyspace {
                     index,
                     dbs: (0..cfg.databases).map(|_| None).collect(),
                     stats: Stats::default(),
+                    track_expired: false,
+                    expired_log: Vec::new(),
                 }))
             })
             .collect();
@@ -515,6 +536,7 @@ impl Keyspace {
             ndb: cfg.databases,
             expire_state: Mutex::new(ExpireState::default()),
             active_expire: std::sync::atomic::AtomicBool::new(true),
+            tracking_expired: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -862,6 +884,34 @@ impl Keyspace {
             j = end;
         }
         added
+    }
+
+    /// Turns logging of expired keys on or off (for "expired" keyspace
+    /// notifications); off drops what was logged.
+    pub fn set_track_expired(&self, on: bool) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.tracking_expired.swap(on, Relaxed) == on {
+            return;
+        }
+        for p in 0..self.parts.len() {
+            let mut g = self.lock_partition(p);
+            g.track_expired = on;
+            if !on {
+                g.expired_log = Vec::new();
+            }
+        }
+    }
+
+    /// Takes the keys removed by expiry since the last call: (db, key).
+    pub fn drain_expired(&self) -> Vec<(usize, Vec<u8>)> {
+        let mut out = Vec::new();
+        for p in 0..self.parts.len() {
+            let mut g = self.lock_partition(p);
+            if !g.expired_log.is_empty() {
+                out.append(&mut g.expired_log);
+            }
+        }
+        out
     }
 
     /// DEBUG SET-ACTIVE-EXPIRE.

@@ -412,3 +412,33 @@ fn memory_usage_is_slot_share_plus_heap() {
     let u2 = ks.lock(&big).memory_usage(0, &big, T0).unwrap();
     assert!((1024..1224).contains(&u2), "{u2}");
 }
+
+#[test]
+fn expired_keys_are_logged_when_tracking() {
+    let ks = Keyspace::new(Config {
+        partitions: 4,
+        databases: 2,
+    });
+    ks.set_track_expired(true);
+    for (i, k) in [&b"a"[..], b"b", b"c"].iter().enumerate() {
+        let key = Key::new(k);
+        ks.lock(&key).insert(
+            1,
+            &key,
+            CompactValue::from_bytes(b"v"),
+            Some(T0 + 10 * i as u64),
+            T0 - 1,
+        );
+    }
+    let a = Key::new(b"a");
+    assert!(ks.lock(&a).get(1, &a, T0 + 5).is_none()); // lazy
+    ks.active_expire_cycle(Duration::from_millis(10), T0 + 100); // active
+    let mut got = ks.drain_expired();
+    got.sort();
+    assert_eq!(
+        got,
+        vec![(1, b"a".to_vec()), (1, b"b".to_vec()), (1, b"c".to_vec())]
+    );
+    assert!(ks.drain_expired().is_empty());
+    ks.set_track_expired(false);
+}
