@@ -160,6 +160,25 @@ pub fn bitop(op: BitOp, srcs: &[&[u8]]) -> Vec<u8> {
 /// Reads an unsigned bitfield of `bits` (1..=64) bits at bit `off`; bits
 /// past the end of `s` read as zero.
 pub fn get_unsigned(s: &[u8], off: u64, bits: u32) -> u64 {
+    let byte = (off >> 3) as usize;
+    let fb = (off & 7) as u32;
+    let n = (fb + bits).div_ceil(8) as usize;
+    let mut acc: u128 = 0;
+    for i in 0..n {
+        let b = byte
+            .checked_add(i)
+            .and_then(|j| s.get(j))
+            .copied()
+            .unwrap_or(0);
+        acc = (acc << 8) | b as u128;
+    }
+    let shift = n as u32 * 8 - fb - bits;
+    ((acc >> shift) & ((1u128 << bits) - 1)) as u64
+}
+
+/// Bit-by-bit reference of [`get_unsigned`] (tests).
+#[cfg(test)]
+fn get_unsigned_naive(s: &[u8], off: u64, bits: u32) -> u64 {
     let mut v: u64 = 0;
     for i in 0..bits as u64 {
         v = (v << 1) | get_bit(s, off + i) as u64;
@@ -180,9 +199,20 @@ pub fn get_signed(s: &[u8], off: u64, bits: u32) -> i64 {
 /// Writes the low `bits` bits of `v` at bit `off` of `buf` (which must be
 /// long enough).
 pub fn set_field(buf: &mut [u8], off: u64, bits: u32, v: u64) {
-    for i in 0..bits as u64 {
-        let b = (v >> (bits as u64 - 1 - i)) & 1;
-        set_bit(buf, off + i, b != 0);
+    let byte = (off >> 3) as usize;
+    let fb = (off & 7) as u32;
+    let n = (fb + bits).div_ceil(8) as usize;
+    let cells = &mut buf[byte..byte + n];
+    let mut acc: u128 = 0;
+    for &b in cells.iter() {
+        acc = (acc << 8) | b as u128;
+    }
+    let shift = n as u32 * 8 - fb - bits;
+    let mask = ((1u128 << bits) - 1) << shift;
+    acc = (acc & !mask) | (((v as u128) << shift) & mask);
+    for c in cells.iter_mut().rev() {
+        *c = acc as u8;
+        acc >>= 8;
     }
 }
 
@@ -323,6 +353,10 @@ mod tests {
             set_field(&mut b, off, bits, v);
             let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
             prop_assert_eq!(get_unsigned(&b, off, bits), v & mask);
+            prop_assert_eq!(get_unsigned_naive(&b, off, bits), v & mask);
+            for o in [0, off / 2, off + 60, 200] {
+                prop_assert_eq!(get_unsigned(&b, o, bits), get_unsigned_naive(&b, o, bits));
+            }
             // bits outside the field are untouched
             for i in 0..b.len() as u64 * 8 {
                 if i < off || i >= off + bits as u64 {
