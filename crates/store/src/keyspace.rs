@@ -842,40 +842,95 @@ impl Keyspace {
     /// `size` if non-zero) for N in 0..count, skipping existing keys. Returns
     /// the number of keys added.
     pub fn populate(&self, db: usize, count: u64, prefix: &[u8], size: usize, now_ms: u64) -> u64 {
-        const BATCH: usize = 8192;
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8) as u64;
+        if count < 100_000 || threads == 1 {
+            return self.populate_range(db, 0, count, prefix, size, now_ms);
+        }
+        let per = count.div_ceil(threads);
+        std::thread::scope(|sc| {
+            let hs: Vec<_> = (0..threads)
+                .map(|t| {
+                    let (lo, hi) = (t * per, ((t + 1) * per).min(count));
+                    sc.spawn(move || self.populate_range(db, lo, hi, prefix, size, now_ms))
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().expect("populate thread"))
+                .sum()
+        })
+    }
+
+    fn populate_range(
+        &self,
+        db: usize,
+        lo: u64,
+        count: u64,
+        prefix: &[u8],
+        size: usize,
+        now_ms: u64,
+    ) -> u64 {
+        const BATCH: u64 = 16384;
+        fn fmt_key(buf: &mut Vec<u8>, prefix: &[u8], sep: u8, n: u64) {
+            buf.clear();
+            buf.extend_from_slice(prefix);
+            buf.push(sep);
+            let mut tmp = [0u8; 20];
+            let mut i = tmp.len();
+            let mut x = n;
+            loop {
+                i -= 1;
+                tmp[i] = b'0' + (x % 10) as u8;
+                x /= 10;
+                if x == 0 {
+                    break;
+                }
+            }
+            buf.extend_from_slice(&tmp[i..]);
+        }
         let np = self.parts.len();
         let mut added = 0u64;
-        let mut buckets: Vec<Vec<(Vec<u8>, u64)>> = (0..np).map(|_| Vec::new()).collect();
-        let mut j = 0u64;
+        let mut buckets: Vec<Vec<(u64, u16)>> = (0..np).map(|_| Vec::new()).collect();
+        let mut kbuf = Vec::with_capacity(prefix.len() + 21);
+        let mut vbuf = Vec::with_capacity(size.max(26));
+        let clock = lru_clock(now_ms);
+        let mut j = lo;
         while j < count {
-            let end = (j + BATCH as u64).min(count);
+            let end = (j + BATCH).min(count);
             for n in j..end {
-                let mut k = Vec::with_capacity(prefix.len() + 21);
-                k.extend_from_slice(prefix);
-                k.push(b':');
-                k.extend_from_slice(n.to_string().as_bytes());
-                let p = self.partition_of_slot(crate::slot::key_slot(&k));
-                buckets[p].push((k, n));
+                fmt_key(&mut kbuf, prefix, b':', n);
+                let slot = crate::slot::key_slot(&kbuf);
+                buckets[self.partition_of_slot(slot)].push((n, slot));
             }
             for (p, b) in buckets.iter_mut().enumerate() {
                 if b.is_empty() {
                     continue;
                 }
-                let keys: Vec<Key> = b.iter().map(|(k, _)| Key::new(k)).collect();
                 let mut g = self.lock_partition(p);
-                for (key, (_, n)) in keys.iter().zip(b.iter()) {
-                    if g.exists(db, key, now_ms) {
-                        continue;
-                    }
-                    let mut val = format!("value:{n}").into_bytes();
-                    if size > 0 {
-                        val.resize(size, 0);
-                    }
-                    let v = CompactValue::from_bytes(&val);
+                for &(n, slot) in b.iter() {
+                    fmt_key(&mut kbuf, prefix, b':', n);
+                    let key = Key::with_slot(&kbuf, slot);
                     let d = g.db_mut(db);
-                    let mut e = Entry::new(key, v);
-                    e.set_evict_byte(lru_clock(now_ms));
-                    d.table.insert_unique(key.hash, e);
+                    let expired = match d.table.entry(key.hash, |e| e.matches(&key)) {
+                        dash::Entry::Occupied(o) => {
+                            if !o.get().is_expired(now_ms) {
+                                continue;
+                            }
+                            true
+                        }
+                        dash::Entry::Vacant(_) => false,
+                    };
+                    if expired {
+                        g.remove(db, &key, now_ms);
+                    }
+                    fmt_key(&mut vbuf, b"value", b':', n);
+                    if size > 0 {
+                        vbuf.resize(size, 0);
+                    }
+                    let mut e = Entry::new(&key, CompactValue::from_bytes(&vbuf));
+                    e.set_evict_byte(clock);
+                    g.db_mut(db).table.insert_unique(key.hash, e);
                     added += 1;
                 }
                 drop(g);
