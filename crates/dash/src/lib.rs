@@ -12,10 +12,10 @@
 //! directory: 2^gd pointers, indexed by the top gd bits of the hash
 //!   │  (a segment of local depth d owns 2^(gd-d) consecutive, aligned entries)
 //!   ▼
-//! segment header (1.7 KiB)                         rows (one allocation each)
+//! segment header (2.25 KiB)                        rows (one allocation each)
 //! ┌──────────────────────────────────────────┐     row 0: [slot 0 of bucket 0..64]
 //! │ meta[64]: 16 fingerprints │ displaced     │     row 1: [slot 1 of bucket 0..64]
-//! │   bits │ len │ stash mask │ version (24 B)│     ...
+//! │ bits│len│stash mask│version│out (32 B)    │     ...
 //! │ stash_home[4][16]   rows[16] pointers     │     row c-1 (c = 0..=16 rows)
 //! └──────────────────────────────────────────┘
 //! ```
@@ -31,11 +31,14 @@
 //!   fingerprint. The cluster slot can therefore live in the top 14 bits: it
 //!   only decides which segment, so one slot's keys share segments and
 //!   [`DashTable::for_each_with_prefix`] touches only those.
-//! * Per bucket, 24 bytes of metadata: fingerprints, occupancy as a count
-//!   (slots `0..len` are occupied, removal moves the last slot into the hole),
-//!   a "displaced" bit per slot (the entry's home is the previous bucket), a
-//!   bitmask of the stash buckets holding entries of this home, and the
-//!   snapshot version.
+//! * Per bucket, 32 bytes of metadata (one aligned half cache line):
+//!   fingerprints, occupancy as a count (slots `0..len` are occupied, removal
+//!   moves the last slot into the hole), a "displaced" bit per slot (the
+//!   entry's home is the previous bucket), how many of this home's entries
+//!   sit displaced in the next bucket (lookups skip it when 0), a bitmask of
+//!   the stash buckets holding entries of this home, and the snapshot version.
+//! * The header's first lines hold `len`, `nrows` and the row pointers; a
+//!   lookup prefetches them while it loads the bucket metadata.
 //!
 //! ## Placement and growth
 //!
@@ -73,10 +76,26 @@
 //! So the load factor stays between ~0.86 and ~0.97 for every segment at
 //! every size, and the table as a whole sits at 0.89-0.92 from 1M to 20M
 //! entries. For 32-byte entries the cost per entry is `32 / load` (~35.5 B)
-//! plus the header (1.7 KiB per segment of ~700 entries: ~2.5 B) plus the
-//! directory (~0.02 B): about 38 B per entry, 6 B of overhead
+//! plus the header (2.25 KiB per segment of ~600-900 entries: ~3-4 B) plus
+//! the directory (~0.03 B): about 39 B per entry, 7 B of overhead
 //! (`cargo run --release -p dash --example memory`; figures in
 //! `docs/BENCHMARKS.md`).
+//!
+//! ## Speed, and what it costs
+//!
+//! Compared with `hashbrown` (see `docs/BENCHMARKS.md`) a lookup touches one
+//! or two more cache lines (header line with the row pointers, sometimes the
+//! neighbour's metadata or the stash), inserts also pay splits (each reads
+//! and rehashes a whole segment) and removes move the bucket's last entry
+//! into the hole. The price buys the memory figures above and the absence of
+//! any whole-table rehash.
+//!
+//! **Skew caveat.** The directory has `2^(deepest local depth)` entries. If
+//! most keys share a long hash prefix — e.g. millions of keys in one cluster
+//! slot when the slot is in the top 14 bits — the directory grows to
+//! `2^(14 + log2(segments of that slot))` pointers (10M keys in one slot:
+//! ~2^28 x 8 B). A two-level directory (per-prefix subdirectories) would fix
+//! this; it is not done yet.
 //!
 //! ## Invariants (checked by `check_invariants` in the tests)
 //!
