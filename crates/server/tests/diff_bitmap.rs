@@ -521,3 +521,93 @@ BITFIELD_RO k GET u8 0
         });
     diff(&s);
 }
+
+/// Random SETBIT/BITFIELD/BITOP writes mixed with BITCOUNT/BITPOS/GETBIT
+/// reads and GETs, over a few keys (fixed seed, reproducible).
+#[test]
+fn random_bitmap_ops() {
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut rnd = |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let keys = ["k1", "k2", "k3"];
+    let mut s = Script::new("random_bitmap_ops");
+    for _ in 0..600 {
+        let k = keys[rnd(3) as usize].to_string();
+        let int = |v: i64| v.to_string();
+        let cmd: Vec<String> = match rnd(9) {
+            0 | 1 => vec!["SETBIT".into(), k, int(rnd(300) as i64), int(rnd(2) as i64)],
+            2 => vec!["GETBIT".into(), k, int(rnd(320) as i64)],
+            3 => {
+                let mut c = vec![
+                    "BITCOUNT".into(),
+                    k,
+                    int(rnd(80) as i64 - 40),
+                    int(rnd(80) as i64 - 40),
+                ];
+                match rnd(3) {
+                    0 => c.push("BIT".into()),
+                    1 => c.push("BYTE".into()),
+                    _ => {}
+                }
+                c
+            }
+            4 => {
+                let mut c = vec!["BITPOS".into(), k, int(rnd(2) as i64)];
+                let extra = rnd(4);
+                if extra >= 1 {
+                    c.push(int(rnd(60) as i64 - 30));
+                }
+                if extra >= 2 {
+                    c.push(int(rnd(60) as i64 - 30));
+                }
+                if extra == 3 {
+                    c.push(if rnd(2) == 0 { "BIT" } else { "BYTE" }.into());
+                }
+                c
+            }
+            5 | 6 => {
+                let mut c = vec!["BITFIELD".into(), k];
+                for _ in 0..1 + rnd(3) {
+                    if rnd(3) == 0 {
+                        c.push("OVERFLOW".into());
+                        c.push(["WRAP", "SAT", "FAIL"][rnd(3) as usize].into());
+                    }
+                    let signed = rnd(2) == 0;
+                    let bits = 1 + rnd(if signed { 64 } else { 63 });
+                    let ty = format!("{}{bits}", if signed { "i" } else { "u" });
+                    let off = if rnd(4) == 0 {
+                        format!("#{}", rnd(10))
+                    } else {
+                        rnd(200).to_string()
+                    };
+                    let val = (rnd(u64::MAX) as i64) >> rnd(64);
+                    match rnd(3) {
+                        0 => c.extend(["GET".into(), ty, off]),
+                        1 => c.extend(["SET".into(), ty, off, int(val)]),
+                        _ => c.extend(["INCRBY".into(), ty, off, int(val)]),
+                    }
+                }
+                c
+            }
+            7 => {
+                let op = ["AND", "OR", "XOR", "NOT"][rnd(4) as usize];
+                let mut c = vec!["BITOP".into(), op.into(), k];
+                let n = if op == "NOT" { 1 } else { 1 + rnd(3) };
+                for _ in 0..n {
+                    c.push(keys[rnd(3) as usize].into());
+                }
+                c
+            }
+            _ => vec!["GET".into(), k],
+        };
+        s = s.cmd(&cmd);
+    }
+    for k in keys {
+        s = s.cmd(&["GET", k]);
+    }
+    diff(&s);
+}

@@ -459,3 +459,56 @@ fn non_canonical_sparse_runs() {
     s = s.cmd(&["GET", "g"]).cmd(&["PFCOUNT", "g"]);
     diff(&s);
 }
+
+/// Random PFADD/PFMERGE/PFCOUNT over a few keys, with the sparse limit
+/// changing on the way; every value is compared byte for byte (fixed seed).
+#[test]
+fn random_hll_ops() {
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut rnd = |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let keys = ["h1", "h2", "h3"];
+    let mut s = Script::new("random_hll_ops");
+    for step in 0..500 {
+        let k = keys[rnd(3) as usize].to_string();
+        let cmd: Vec<String> = match rnd(10) {
+            0..=5 => {
+                let mut c = vec!["PFADD".into(), k];
+                for _ in 0..rnd(40) {
+                    c.push(format!("e{}", rnd(20000)));
+                }
+                c
+            }
+            6 => {
+                let mut c = vec!["PFMERGE".into(), k];
+                for _ in 0..rnd(3) {
+                    c.push(keys[rnd(3) as usize].into());
+                }
+                c
+            }
+            7 => {
+                let mut c = vec!["PFCOUNT".into(), k];
+                for _ in 0..rnd(2) {
+                    c.push(keys[rnd(3) as usize].into());
+                }
+                c
+            }
+            8 if step % 50 == 8 => vec![
+                "CONFIG".into(),
+                "SET".into(),
+                "hll-sparse-max-bytes".into(),
+                (20 + rnd(3000)).to_string(),
+            ],
+            _ => vec!["GET".into(), k],
+        };
+        s = s.cmd(&cmd);
+    }
+    for k in keys {
+        s = s.cmd(&["GET", k]).cmd(&["PFCOUNT", k]).cmd(&["GET", k]);
+    }
+    diff(&s);
+}
