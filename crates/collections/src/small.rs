@@ -549,8 +549,41 @@ pub fn score_of(v: LpValue<'_>) -> f64 {
     }
 }
 
-/// Text Petrel stores for a score (integers when whole, else shortest
-/// round-trip decimal; `inf`/`-inf`).
+/// Redis 7.0's `double2ll`: the score as an integer when it is whole and
+/// within +-LLONG_MAX/2.
+fn score_as_int(score: f64) -> Option<i64> {
+    const LIM: f64 = (i64::MAX / 2) as f64;
+    if !(-LIM..=LIM).contains(&score) {
+        return None;
+    }
+    let i = score as i64;
+    (i as f64 == score).then_some(i)
+}
+
+/// C's `printf("%.17g", v)` for finite non-zero `v`.
+fn fmt_g17(v: f64) -> String {
+    let e = format!("{v:.16e}");
+    let (mant, exp) = e.split_once('e').unwrap();
+    let exp: i32 = exp.parse().unwrap();
+    let strip = |t: &str| -> String {
+        if t.contains('.') {
+            t.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            t.to_string()
+        }
+    };
+    if !(-4..17).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", strip(mant), exp.abs())
+    } else {
+        strip(&format!("{:.*}", (16 - exp) as usize, v))
+    }
+}
+
+/// The text Redis 7.0's `d2string` writes for a score (`inf`, `-inf`,
+/// `-0`, an integer when [`score_as_int`] allows, else `%.17g`). Stored
+/// through the listpack's integer detection, as Redis does, so zset blocks
+/// are byte-identical to Redis's.
 pub fn score_text(score: f64) -> Vec<u8> {
     if score.is_infinite() {
         return if score > 0.0 {
@@ -559,24 +592,27 @@ pub fn score_text(score: f64) -> Vec<u8> {
             b"-inf".to_vec()
         };
     }
-    if score == score.trunc() && score.abs() < 1e17 {
-        return format!("{}", score as i64).into_bytes();
+    if score == 0.0 {
+        return if score.is_sign_negative() {
+            b"-0".to_vec()
+        } else {
+            b"0".to_vec()
+        };
     }
-    let a = score.abs();
-    if (1e-5..1e17).contains(&a) {
-        format!("{score}").into_bytes()
-    } else {
-        format!("{score:e}").into_bytes()
+    if let Some(i) = score_as_int(score) {
+        return i.to_string().into_bytes();
     }
+    fmt_g17(score).into_bytes()
 }
 
 fn score_enc(score: f64, buf: &mut Vec<u8>) -> Enc<'_> {
-    if score == score.trunc() && score.abs() < 1e17 {
-        // -0.0 is stored as 0, as Redis's d2string does for whole numbers.
-        return Enc::Int(score as i64);
+    if score != 0.0 {
+        if let Some(i) = score_as_int(score) {
+            return Enc::Int(i);
+        }
     }
     *buf = score_text(score);
-    Enc::Str(buf)
+    Enc::of(buf)
 }
 
 /// Compare a stored member entry with member bytes.
@@ -884,9 +920,24 @@ mod tests {
     fn score_texts() {
         assert_eq!(score_text(1.5), b"1.5");
         assert_eq!(score_text(3.0), b"3");
-        assert_eq!(score_text(1e300), b"1e300");
+        assert_eq!(score_text(1e300), b"1.0000000000000001e+300");
+        assert_eq!(score_text(0.1), b"0.10000000000000001");
+        assert_eq!(score_text(1e-5), b"1.0000000000000001e-05");
+        assert_eq!(score_text(0.0001), b"0.0001");
+        assert_eq!(score_text(-0.0), b"-0");
+        assert_eq!(score_text(1e17), b"100000000000000000");
+        assert_eq!(score_text(1e19), b"1e+19");
         assert_eq!(score_text(f64::NEG_INFINITY), b"-inf");
-        for s in [0.1, 1e-7, 123456.789, -2.5e20, 1e300] {
+        for s in [
+            0.1,
+            1e-7,
+            123456.789,
+            -2.5e20,
+            1e300,
+            5e-324,
+            f64::MAX,
+            -1.0 / 3.0,
+        ] {
             assert_eq!(score_of(LpValue::Str(&score_text(s))), s);
         }
     }
