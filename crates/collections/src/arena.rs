@@ -15,12 +15,15 @@
 //! fields and values), with no per-element allocation and no size-class
 //! rounding. Records over [`BIG`] bytes get a dedicated exact-size chunk.
 //!
-//! Deleting or growing a record marks it dead. A chunk whose dead bytes pass
-//! half of it is compacted on the spot: its live records (at most 32 KiB) are
-//! copied to the open tail chunk and their slots, found by a normal lookup of
-//! their field, repointed; the chunk is then freed. Fully dead chunks are
-//! freed at once. So dead space stays under half of every closed chunk and
-//! every compaction step is bounded (defrag-friendly: blocks are movable).
+//! Deleting or resizing a record marks it dead (a same-length value update
+//! overwrites in place). When a record dies in a chunk other than the open
+//! tail and that chunk's dead bytes pass half of it, the chunk is compacted
+//! on the spot: its live records (at most 32 KiB) are copied to the tail
+//! chunk and their slots, found by probing from their field's home slot,
+//! repointed; the chunk is then freed. Fully dead chunks are freed at once.
+//! Every compaction step is bounded by one chunk (defrag-friendly: blocks
+//! are movable). A chunk that collected its dead bytes while it was the tail
+//! is compacted at its next record death, not when the tail moves on.
 //!
 //! Invariants (checked by `check()` in tests):
 //! * table invariants as in [`crate::table`];
