@@ -1,6 +1,6 @@
 //! Memory per element of the collection encodings.
 //!
-//! `cargo run --release -p collections --example memory`
+//! `cargo run --release -p collections --example collections_memory`
 //!
 //! Data sets (the same ones `examples/redis_memory.py` loads into
 //! redis-server for comparison):
