@@ -31,6 +31,7 @@ pub(crate) use geometry::{C_MAX, NB, S};
 pub(crate) const B: usize = NB - S;
 
 const _: () = assert!(C_MAX <= 16 && B <= 256 && S >= 1 && S <= 8 && B >= 3);
+const _: () = assert!(std::mem::size_of::<Meta>() == 32);
 
 /// Metadata of one physical bucket. Slots `0..len` are occupied (packed).
 #[derive(Clone, Copy, Default)]
@@ -51,7 +52,15 @@ pub(crate) struct Meta {
     /// Regular bucket: how many entries with this home live (displaced) in
     /// the next bucket, so lookups skip the neighbour when there are none.
     pub out: u8,
+    /// Regular bucket: fingerprints of this home's entries in the stash
+    /// (`nsfp` of them), so misses skip the stash; `nsfp == SFP_OVERFLOW`
+    /// means "too many, probe the stash" until the home has none there.
+    pub sfp: [u8; SFP],
+    pub nsfp: u8,
 }
+
+const SFP: usize = 6;
+const SFP_OVERFLOW: u8 = u8::MAX;
 
 pub(crate) type Row<T> = [MaybeUninit<T>; NB];
 
@@ -297,7 +306,7 @@ impl<T> Segment<T> {
             }
             bits &= bits - 1;
         }
-        if m.stash != 0 {
+        if m.stash != 0 && (m.nsfp == SFP_OVERFLOW || m.sfp[..m.nsfp as usize].contains(&fp)) {
             return self.find_in_stash(home, fp, eq);
         }
         None
@@ -357,8 +366,19 @@ impl<T> Segment<T> {
         if b >= B {
             let home = self.stash_home[b - B][j];
             let others = (0..=last).any(|k| k != j && self.stash_home[b - B][k] == home);
+            let fp = self.meta[b].fp[j];
+            let hm = &mut self.meta[home as usize];
             if !others {
-                self.meta[home as usize].stash &= !(1 << (b - B));
+                hm.stash &= !(1 << (b - B));
+            }
+            if hm.stash == 0 {
+                hm.nsfp = 0;
+            } else if hm.nsfp != SFP_OVERFLOW {
+                let n = hm.nsfp as usize;
+                if let Some(k) = hm.sfp[..n].iter().position(|&x| x == fp) {
+                    hm.sfp[k] = hm.sfp[n - 1];
+                    hm.nsfp -= 1;
+                }
             }
         }
         if j != last {
@@ -435,7 +455,7 @@ impl<T> Segment<T> {
         if (self.meta[best].len as usize) < c {
             let (b, j) = self.push(best, fp, false);
             self.stash_home[best - B][j] = home as u8;
-            self.meta[home].stash |= 1 << (best - B);
+            self.note_stashed(home, best, fp);
             return Some((b, j));
         }
         None
@@ -458,9 +478,23 @@ impl<T> Segment<T> {
         let p = self.push(b, fp, disp);
         if b >= B {
             self.stash_home[b - B][p.1] = home as u8;
-            self.meta[home].stash |= 1 << (b - B);
+            self.note_stashed(home, b, fp);
         }
         p
+    }
+
+    /// Records that an entry of `home` with fingerprint `fp` went to stash bucket `s`.
+    fn note_stashed(&mut self, home: usize, s: usize, fp: u8) {
+        let hm = &mut self.meta[home];
+        hm.stash |= 1 << (s - B);
+        if hm.nsfp != SFP_OVERFLOW {
+            if (hm.nsfp as usize) < SFP {
+                hm.sfp[hm.nsfp as usize] = fp;
+                hm.nsfp += 1;
+            } else {
+                hm.nsfp = SFP_OVERFLOW;
+            }
+        }
     }
 
     /// Marks every slot free without dropping entries (their bits were moved
@@ -470,6 +504,7 @@ impl<T> Segment<T> {
             m.len = 0;
             m.stash = 0;
             m.out = 0;
+            m.nsfp = 0;
         }
         self.len = 0;
     }
@@ -546,6 +581,21 @@ impl<T> Segment<T> {
             let nb = &self.meta[next(b)];
             let out = (nb.disp as u32 & len_mask(nb.len)).count_ones();
             assert_eq!(self.meta[b].out as u32, out, "out counter");
+            let hm = &self.meta[b];
+            if hm.nsfp != SFP_OVERFLOW {
+                let mut want: Vec<u8> = Vec::new();
+                for s in B..NB {
+                    for j in 0..self.meta[s].len as usize {
+                        if self.stash_home[s - B][j] as usize == b {
+                            want.push(self.meta[s].fp[j]);
+                        }
+                    }
+                }
+                let mut got = hm.sfp[..hm.nsfp as usize].to_vec();
+                want.sort_unstable();
+                got.sort_unstable();
+                assert_eq!(got, want, "stash fingerprints");
+            }
         }
         assert_eq!(total, self.len as usize, "segment len");
         for j in 0..c {
