@@ -465,25 +465,36 @@ fn bitop(ctx: &mut Ctx, args: &[&[u8]]) {
     let keys: Vec<Key> = args[2..].iter().map(|a| Key::new(a)).collect();
     let (db, now, srv) = (ctx.client.db, ctx.now_ms, ctx.srv);
     let mut g = srv.keyspace.lock_keys(&keys);
-    let mut srcs: Vec<Vec<u8>> = Vec::with_capacity(keys.len() - 1);
+    // Type checks and lengths first (one read lookup per source, as
+    // Redis), then the result is built from the sources in place: no copy
+    // of the sources is made.
+    let mut lens: Vec<Option<usize>> = Vec::with_capacity(keys.len() - 1);
     for k in &keys[1..] {
         match g.part(k).get_read(db, k, now) {
-            None => srcs.push(Vec::new()),
-            Some(e) => match e.value().string() {
-                Some(s) => srcs.push(s.to_vec()),
-                None => {
-                    drop(g);
-                    return ctx.error(ERR_WRONGTYPE);
-                }
-            },
+            None => lens.push(None),
+            Some(e) if !e.value().is_string() => {
+                drop(g);
+                return ctx.error(ERR_WRONGTYPE);
+            }
+            Some(e) => lens.push(Some(e.value().str_len())),
         }
     }
-    let refs: Vec<&[u8]> = srcs.iter().map(|s| s.as_slice()).collect();
-    let res = bitops::bitop(op, &refs);
-    drop(srcs);
-    let len = res.len();
-    let event = if len > 0 {
-        let v = CompactValue::from_heap(HeapBytes::from_slice(&res), true);
+    let maxlen = lens.iter().flatten().copied().max().unwrap_or(0);
+    // Built directly in the heap block the value will own.
+    let mut res = (maxlen > 0).then(|| HeapBytes::zeroed(maxlen));
+    if let Some(res) = res.as_mut() {
+        for (i, k) in keys[1..].iter().enumerate() {
+            let src = match lens[i] {
+                Some(_) => g.part(k).get(db, k, now).and_then(|e| e.value().string()),
+                None => None,
+            };
+            let src: &[u8] = src.as_deref().unwrap_or(&[]);
+            bitops::bitop_fold(op, res.as_mut_slice(), src, i == 0);
+        }
+    }
+    let len = maxlen;
+    let event = if let Some(res) = res {
+        let v = CompactValue::from_heap(res, true);
         drop(g.part(&dest).insert(db, &dest, v, None, now));
         Some((notify::STRING, "set"))
     } else if g.part(&dest).remove(db, &dest, now).is_some() {

@@ -157,6 +157,42 @@ pub fn bitop(op: BitOp, srcs: &[&[u8]]) -> Vec<u8> {
     out
 }
 
+/// One step of BITOP into `out` (as long as the longest source, zeroed on
+/// entry): the first source is copied (and inverted for NOT), later ones are
+/// combined; bytes past a source's end count as zero.
+pub fn bitop_fold(op: BitOp, out: &mut [u8], src: &[u8], first: bool) {
+    if first {
+        out[..src.len()].copy_from_slice(src);
+        if op == BitOp::Not {
+            for b in out.iter_mut() {
+                *b = !*b;
+            }
+        }
+        return;
+    }
+    match op {
+        BitOp::And => {
+            for (o, b) in out.iter_mut().zip(src.iter()) {
+                *o &= b;
+            }
+            for o in out.iter_mut().skip(src.len()) {
+                *o = 0;
+            }
+        }
+        BitOp::Or => {
+            for (o, b) in out.iter_mut().zip(src.iter()) {
+                *o |= b;
+            }
+        }
+        BitOp::Xor => {
+            for (o, b) in out.iter_mut().zip(src.iter()) {
+                *o ^= b;
+            }
+        }
+        BitOp::Not => {}
+    }
+}
+
 /// Reads an unsigned bitfield of `bits` (1..=64) bits at bit `off`; bits
 /// past the end of `s` read as zero.
 pub fn get_unsigned(s: &[u8], off: u64, bits: u32) -> u64 {
@@ -377,6 +413,12 @@ mod tests {
             prop_assert_eq!(bitop(BitOp::Xor, &[&a, &b]), xor);
             let not: Vec<u8> = a.iter().map(|x| !x).collect();
             prop_assert_eq!(bitop(BitOp::Not, &[&a]), not);
+            for op in [BitOp::And, BitOp::Or, BitOp::Xor] {
+                let mut out = vec![0u8; n];
+                bitop_fold(op, &mut out, &a, true);
+                bitop_fold(op, &mut out, &b, false);
+                prop_assert_eq!(out, bitop(op, &[&a, &b]));
+            }
         }
     }
 }
