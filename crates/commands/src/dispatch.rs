@@ -333,8 +333,16 @@ fn call(
         };
         srv.latency.add(ev, ms);
     }
-    if !failed && spec.flags & flag::WRITE != 0 && srv.watches.any() {
-        touch_watched(srv, client, entry, args);
+    if !failed && spec.flags & flag::WRITE != 0 {
+        // Changes since the last save (INFO persistence): one per key a
+        // successful write names, at least one per write.
+        let keys = spec.key_count(args).max(1);
+        srv.stats
+            .dirty
+            .fetch_add(keys as u64, std::sync::atomic::Ordering::Relaxed);
+        if srv.watches.any() {
+            touch_watched(srv, client, entry, args);
+        }
     }
     if srv.has_monitors.load(std::sync::atomic::Ordering::Relaxed)
         && spec.flags & (flag::SKIP_MONITOR | flag::ADMIN) == 0

@@ -470,6 +470,28 @@ impl CommandSpec {
         Some(legacy_key_indexes(self.keys, args.len()))
     }
 
+    /// Number of key arguments, without allocating for (first, last, step) specs.
+    pub fn key_count(&self, args: &[&[u8]]) -> usize {
+        if self.getkeys.is_some() {
+            return self.key_indexes(args).map_or(0, |k| k.len());
+        }
+        let k = self.keys;
+        if k.first <= 0 || k.step <= 0 {
+            return 0;
+        }
+        let argc = args.len() as i32;
+        let last = if k.last < 0 {
+            argc + k.last
+        } else {
+            k.last.min(argc - 1)
+        };
+        if last < k.first {
+            0
+        } else {
+            ((last - k.first) / k.step + 1) as usize
+        }
+    }
+
     /// Short name without the container prefix (`client|list` -> `list`).
     pub fn short_name(&self) -> &'static str {
         match self.name.rfind('|') {
@@ -496,4 +518,45 @@ pub fn legacy_key_indexes(k: KeyPos, argc: usize) -> Vec<usize> {
         i += k.step;
     }
     v
+}
+
+#[cfg(test)]
+mod key_count_tests {
+    use super::*;
+
+    fn nop(_: &mut crate::ctx::Ctx, _: &[&[u8]]) {}
+
+    #[test]
+    fn key_count_matches_key_indexes() {
+        let specs = [
+            CommandSpec {
+                keys: KeyPos::ONE,
+                ..CommandSpec::new("get", 2, 0, nop)
+            },
+            CommandSpec {
+                keys: KeyPos::ALL,
+                ..CommandSpec::new("del", -2, 0, nop)
+            },
+            CommandSpec {
+                keys: KeyPos::range(1, -1, 2),
+                ..CommandSpec::new("mset", -3, 0, nop)
+            },
+            CommandSpec {
+                keys: KeyPos::range(1, 2, 1),
+                ..CommandSpec::new("rename", 3, 0, nop)
+            },
+            CommandSpec::new("ping", -1, 0, nop),
+        ];
+        let args: Vec<&[u8]> = vec![b"x", b"a", b"b", b"c", b"d", b"e"];
+        for spec in &specs {
+            for n in 1..=args.len() {
+                assert_eq!(
+                    spec.key_count(&args[..n]),
+                    spec.key_indexes(&args[..n]).unwrap().len(),
+                    "{} argc {n}",
+                    spec.name
+                );
+            }
+        }
+    }
 }
