@@ -36,7 +36,9 @@
 //!   moves the last slot into the hole), a "displaced" bit per slot (the
 //!   entry's home is the previous bucket), how many of this home's entries
 //!   sit displaced in the next bucket (lookups skip it when 0), a bitmask of
-//!   the stash buckets holding entries of this home, and the snapshot version.
+//!   the stash buckets holding entries of this home plus up to 6 of their
+//!   fingerprints (misses skip the stash unless one matches), and the
+//!   snapshot version.
 //! * The header's first lines hold `len`, `nrows` and the row pointers; a
 //!   lookup prefetches them while it loads the bucket metadata.
 //!
