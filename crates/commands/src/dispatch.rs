@@ -174,7 +174,7 @@ fn execute_inner(
         out.simple("QUEUED");
         return Outcome::Done;
     }
-    let now_ms = crate::util::unix_time_ms();
+    let now_ms = crate::util::cached_time_ms();
     if let Some(p) = srv.active_pause(now_ms) {
         let mut writes = spec.flags & (flag::WRITE | flag::MAY_REPLICATE) != 0;
         if entry.full_name == "exec" {

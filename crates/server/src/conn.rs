@@ -164,7 +164,7 @@ impl Conn {
                             self.client
                                 .shared
                                 .last_interaction_ms
-                                .store(commands::util::unix_time_ms(), Relaxed);
+                                .store(commands::util::cached_time_ms(), Relaxed);
                             if self.client.close_after_reply {
                                 self.closing = true;
                             }

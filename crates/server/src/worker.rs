@@ -112,6 +112,7 @@ impl Worker {
                 }
                 continue;
             }
+            commands::util::refresh_cached_clock();
             self.refresh_settings();
             for ev in events.iter() {
                 if ev.token() == WAKER {
