@@ -7,7 +7,6 @@
 
 use std::fmt::Write as _;
 use std::sync::Arc;
-use std::time::Instant;
 
 use resp::ReplyBuf;
 
@@ -277,7 +276,7 @@ fn call(
         .shared
         .argv_mem
         .store(argv_mem as u64, std::sync::atomic::Ordering::Relaxed);
-    let start = Instant::now();
+    let start = crate::stopwatch::Stopwatch::start();
     let mut ctx = Ctx {
         srv,
         client,
@@ -294,7 +293,7 @@ fn call(
         .shared
         .argv_mem
         .store(0, std::sync::atomic::Ordering::Relaxed);
-    let ns = start.elapsed().as_nanos() as u64;
+    let ns = start.elapsed_ns();
     let us = ns / 1000;
     entry.stats.record(ns, settings.latency_tracking);
     if failed {

@@ -30,6 +30,7 @@ pub mod slowlog;
 pub mod slowlog_cmd;
 pub mod spec;
 pub mod stats;
+pub mod stopwatch;
 pub mod strings;
 pub mod table;
 pub mod transactions;

@@ -4,7 +4,32 @@
 //! To add a command family: write `src/<family>.rs` with
 //! `pub const COMMANDS: &[CommandSpec] = &[...]` and add it to [`FAMILIES`].
 
-use std::collections::HashMap;
+use std::collections::HashMap as StdHashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// FNV-1a: command names are short and trusted (they come from the table),
+/// so a simple hash beats SipHash on the per-command lookup.
+#[derive(Default)]
+pub struct NameHasher(u64);
+
+impl Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type HashMap<K, V> = StdHashMap<K, V, BuildHasherDefault<NameHasher>>;
 
 use crate::spec::CommandSpec;
 use crate::stats::CommandStats;
@@ -51,12 +76,12 @@ impl CommandTable {
     pub fn build() -> CommandTable {
         let mut t = CommandTable {
             entries: Vec::new(),
-            by_name: HashMap::new(),
+            by_name: HashMap::default(),
         };
         for fam in FAMILIES {
             for spec in fam.iter() {
                 let idx = t.push(spec, spec.name.to_string());
-                let mut subs = HashMap::new();
+                let mut subs = HashMap::default();
                 for sub in spec.subcommands {
                     let full = format!("{}|{}", spec.name, sub.short_name());
                     let si = t.push(sub, full);
@@ -75,7 +100,7 @@ impl CommandTable {
             spec,
             stats: CommandStats::default(),
             full_name,
-            subs: HashMap::new(),
+            subs: HashMap::default(),
         });
         self.entries.len() - 1
     }

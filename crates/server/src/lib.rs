@@ -36,6 +36,7 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     if !settings.pidfile.is_empty() {
         let _ = std::fs::write(&settings.pidfile, format!("{}\n", std::process::id()));
     }
+    commands::stopwatch::calibrate();
     let threads = settings.threads.max(1);
     let srv = Arc::new(Server::new(settings.clone(), config_file));
 
