@@ -190,7 +190,7 @@ fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.srv.stats.reset();
     ctx.srv.keyspace.reset_stats();
     for e in &ctx.srv.table.entries {
-        e.stats.reset();
+        e.reset();
     }
     ctx.ok();
 }

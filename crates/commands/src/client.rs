@@ -205,6 +205,8 @@ pub struct Client {
     pub monitor: bool,
     /// Set when the connection arrived over a unix socket.
     pub is_unix: bool,
+    /// Name bytes and table index of the last top-level command looked up.
+    pub last_lookup: Option<(Vec<u8>, usize)>,
     /// MULTI/WATCH state.
     pub tx: crate::transactions::Transaction,
     /// True while EXEC runs the queued commands (blocking commands don't block).
@@ -234,6 +236,7 @@ impl Client {
             is_local,
             pubsub: Default::default(),
             tx: Default::default(),
+            last_lookup: None,
             in_exec: false,
         }
     }

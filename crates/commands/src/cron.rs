@@ -92,8 +92,7 @@ fn sample_metrics(srv: &Server, now_ms: u64) {
     }
     m.last_sample_ms.store(now_ms, Relaxed);
     let mut r = m.rates.lock();
-    r.ops
-        .sample(now_ms, srv.stats.total_commands_processed.load(Relaxed));
+    r.ops.sample(now_ms, srv.table.total_calls());
     r.net_in
         .sample(now_ms, srv.stats.net_input_bytes.load(Relaxed));
     r.net_out

@@ -72,7 +72,18 @@ fn execute_inner(
     out: &mut ReplyBuf,
 ) -> Outcome {
     let table = &srv.table;
-    let Some(mut idx) = table.lookup(args[0]) else {
+    // Pipelines usually repeat one command: reuse the last lookup when the
+    // name bytes are identical.
+    let cached = match &client.last_lookup {
+        Some((name, i)) if name.as_slice() == args[0] => Some(*i),
+        _ => None,
+    };
+    let found = cached.or_else(|| {
+        let i = table.lookup(args[0])?;
+        client.last_lookup = Some((args[0].to_vec(), i));
+        Some(i)
+    });
+    let Some(mut idx) = found else {
         let mut msg = format!(
             "ERR unknown command '{}', with args beginning with: ",
             sanitize(args[0], 128)
@@ -295,20 +306,21 @@ fn call(
         .store(0, std::sync::atomic::Ordering::Relaxed);
     let ns = start.elapsed_ns();
     let us = ns / 1000;
-    entry.stats.record(ns, settings.latency_tracking);
+    entry.record(ns, settings.latency_tracking);
     if failed {
         entry
             .stats
             .failed_calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
-    srv.stats
-        .total_commands_processed
-        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    client
-        .shared
-        .tot_cmds
-        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    {
+        // Only this client's thread writes its counters.
+        let c = &client.shared.tot_cmds;
+        c.store(
+            c.load(std::sync::atomic::Ordering::Relaxed) + 1,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
     if spec.flags & flag::SKIP_SLOWLOG == 0
         && settings.slowlog_log_slower_than >= 0
         && us >= settings.slowlog_log_slower_than as u64

@@ -529,12 +529,7 @@ fn stats_section(srv: &Server, t: &mut String) {
         "{}",
         g(&st.total_connections_received)
     );
-    field!(
-        t,
-        "total_commands_processed",
-        "{}",
-        g(&st.total_commands_processed)
-    );
+    field!(t, "total_commands_processed", "{}", srv.table.total_calls());
     field!(t, "instantaneous_ops_per_sec", "{}", m.ops_per_sec());
     field!(t, "total_net_input_bytes", "{}", g(&st.net_input_bytes));
     field!(t, "total_net_output_bytes", "{}", g(&st.net_output_bytes));
@@ -672,7 +667,7 @@ fn cpu_section(t: &mut String) {
 fn commandstats_section(srv: &Server, t: &mut String) {
     t.push_str("# Commandstats\r\n");
     for e in &srv.table.entries {
-        let st = &e.stats;
+        let st = &e.snapshot();
         let calls = st.calls.load(Relaxed);
         let rejected = st.rejected_calls.load(Relaxed);
         let failed = st.failed_calls.load(Relaxed);
@@ -706,7 +701,7 @@ fn latencystats_section(srv: &Server, s: &crate::config::Settings, t: &mut Strin
         return;
     }
     for e in &srv.table.entries {
-        let st = &e.stats;
+        let st = &e.snapshot();
         if st.histogram_ns.iter().all(|b| b.load(Relaxed) == 0) {
             continue;
         }

@@ -188,11 +188,11 @@ pub fn cumulative_usec(st: &CommandStats) -> Vec<(u64, u64)> {
 }
 
 fn reply_histogram(ctx: &mut Ctx, e: &CommandEntry) {
-    let buckets = cumulative_usec(&e.stats);
+    let buckets = cumulative_usec(&e.snapshot());
     ctx.out.bulk(e.full_name.as_bytes());
     ctx.out.map_len(2);
     ctx.out.bulk(b"calls");
-    ctx.out.int(e.stats.calls.load(Relaxed) as i64);
+    ctx.out.int(e.snapshot().calls.load(Relaxed) as i64);
     ctx.out.bulk(b"histogram_usec");
     ctx.out.map_len(buckets.len());
     for (b, n) in buckets {
@@ -202,7 +202,10 @@ fn reply_histogram(ctx: &mut Ctx, e: &CommandEntry) {
 }
 
 fn has_histogram(e: &CommandEntry) -> bool {
-    e.stats.histogram_ns.iter().any(|b| b.load(Relaxed) > 0)
+    e.snapshot()
+        .histogram_ns
+        .iter()
+        .any(|b| b.load(Relaxed) > 0)
 }
 
 fn latency_histogram(ctx: &mut Ctx, args: &[&[u8]]) {

@@ -100,6 +100,7 @@ pub struct Server {
 
 impl Server {
     pub fn new(settings: Settings, config_file: Option<std::path::PathBuf>) -> Server {
+        let threads = settings.threads;
         let keyspace = store::keyspace::Keyspace::new(store::keyspace::Config {
             partitions: KEYSPACE_PARTITIONS,
             databases: settings.databases,
@@ -107,7 +108,7 @@ impl Server {
         Server {
             keyspace,
             config: ConfigStore::new(settings, config_file),
-            table: CommandTable::build(),
+            table: CommandTable::build_for(threads),
             stats: Stats::default(),
             clients: ClientRegistry::default(),
             slowlog: SlowLog::default(),

@@ -115,6 +115,31 @@ impl CommandStats {
         }
     }
 
+    /// Like [`record`](Self::record) for a shard only this thread writes:
+    /// plain loads and stores, no locked read-modify-write instructions.
+    pub fn record_local(&self, ns: u64, track_latency: bool) {
+        let bump = |c: &AtomicU64, n: u64| c.store(c.load(Relaxed).wrapping_add(n), Relaxed);
+        bump(&self.calls, 1);
+        bump(&self.usec, ns / 1000);
+        if track_latency {
+            let b = 63 - ns.max(1).leading_zeros() as usize;
+            bump(&self.histogram_ns[b], 1);
+        }
+    }
+
+    /// Adds another set of counters into this one (aggregating shards).
+    pub fn add_from(&self, o: &CommandStats) {
+        self.calls.fetch_add(o.calls.load(Relaxed), Relaxed);
+        self.usec.fetch_add(o.usec.load(Relaxed), Relaxed);
+        self.rejected_calls
+            .fetch_add(o.rejected_calls.load(Relaxed), Relaxed);
+        self.failed_calls
+            .fetch_add(o.failed_calls.load(Relaxed), Relaxed);
+        for (a, b) in self.histogram_ns.iter().zip(&o.histogram_ns) {
+            a.fetch_add(b.load(Relaxed), Relaxed);
+        }
+    }
+
     pub fn reset(&self) {
         self.calls.store(0, Relaxed);
         self.usec.store(0, Relaxed);

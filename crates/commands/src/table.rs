@@ -60,7 +60,12 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
 /// A command or subcommand with its statistics.
 pub struct CommandEntry {
     pub spec: &'static CommandSpec,
+    /// Counters written with atomic read-modify-writes: rejected and failed
+    /// calls, and calls from threads that are not workers. Read through
+    /// [`CommandEntry::snapshot`], which adds the per-worker shards.
     pub stats: CommandStats,
+    /// One shard per worker thread, each written only by its worker.
+    pub shards: Box<[CommandStats]>,
     /// Full name as shown in stats: "get", "client|list".
     pub full_name: String,
     /// Index of subcommand entries, for containers.
@@ -69,12 +74,62 @@ pub struct CommandEntry {
 
 pub struct CommandTable {
     pub entries: Vec<CommandEntry>,
+    /// Number of per-worker statistics shards in every entry.
+    workers: usize,
     by_name: HashMap<String, usize>,
 }
 
+impl CommandEntry {
+    /// Records one call: on a worker thread into its own shard without
+    /// locked instructions, elsewhere into the shared counters.
+    pub fn record(&self, ns: u64, track_latency: bool) {
+        match crate::hub::current_worker().and_then(|w| self.shards.get(w)) {
+            Some(shard) => shard.record_local(ns, track_latency),
+            None => self.stats.record(ns, track_latency),
+        }
+    }
+
+    /// All counters of this command, shards added up.
+    pub fn snapshot(&self) -> CommandStats {
+        let total = CommandStats::default();
+        total.add_from(&self.stats);
+        for s in self.shards.iter() {
+            total.add_from(s);
+        }
+        total
+    }
+
+    pub fn reset(&self) {
+        self.stats.reset();
+        for s in self.shards.iter() {
+            s.reset();
+        }
+    }
+}
+
 impl CommandTable {
+    /// Calls of every command since the last reset (INFO total_commands_processed).
+    pub fn total_calls(&self) -> u64 {
+        self.entries
+            .iter()
+            .map(|e| {
+                e.stats.calls.load(std::sync::atomic::Ordering::Relaxed)
+                    + e.shards
+                        .iter()
+                        .map(|s| s.calls.load(std::sync::atomic::Ordering::Relaxed))
+                        .sum::<u64>()
+            })
+            .sum()
+    }
+
     pub fn build() -> CommandTable {
+        Self::build_for(0)
+    }
+
+    /// A table whose statistics have one shard per worker thread.
+    pub fn build_for(workers: usize) -> CommandTable {
         let mut t = CommandTable {
+            workers,
             entries: Vec::new(),
             by_name: HashMap::default(),
         };
@@ -96,9 +151,11 @@ impl CommandTable {
     }
 
     fn push(&mut self, spec: &'static CommandSpec, full_name: String) -> usize {
+        let shards = (0..self.workers).map(|_| CommandStats::default()).collect();
         self.entries.push(CommandEntry {
             spec,
             stats: CommandStats::default(),
+            shards,
             full_name,
             subs: HashMap::default(),
         });
