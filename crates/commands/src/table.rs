@@ -51,9 +51,7 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     crate::expire::COMMANDS,
     crate::memory::COMMANDS,
     crate::bitmap::COMMANDS,
-    // HyperLogLog: `hyperloglog` edits sparse values exactly as Redis does
-    // (byte-identical values); it supersedes `crate::hll::COMMANDS`, which
-    // re-encodes canonically, and registering both would panic (pfadd twice).
+    // HyperLogLog: edits sparse values exactly as Redis does (byte-identical values).
     crate::hyperloglog::COMMANDS,
 ];
 
