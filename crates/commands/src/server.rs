@@ -78,11 +78,6 @@ pub struct Server {
     pub hub: Hub,
     pub pubsub: crate::pubsub::PubSub,
     pub watches: crate::transactions::Watches,
-    /// Runs a closure with the whole keyspace held (EXEC). Set by the
-    /// keyspace integration; without a keyspace it just runs the closure.
-    pub atomic_hook: fn(&Server, &mut dyn FnMut()),
-    /// TTL deadline (unix ms) of a key, for WATCH; None when it has none.
-    pub ttl_probe: fn(&Server, usize, &[u8], u64) -> Option<u64>,
     /// CLIENT PAUSE state; written through [`Server::set_pause`] only.
     pause: Mutex<Pause>,
     /// Copy of `pause.until_ms` so the per-command check is one atomic load.
@@ -116,15 +111,6 @@ impl Server {
             hub: Hub::default(),
             pubsub: Default::default(),
             watches: Default::default(),
-            atomic_hook: |srv, f| {
-                let _held = srv.keyspace.hold_all();
-                f()
-            },
-            ttl_probe: |srv, db, key, now_ms| {
-                let k = store::object::Key::new(key);
-                let mut part = srv.keyspace.lock(&k);
-                part.get(db, &k, now_ms).and_then(|e| e.expire_at())
-            },
             pause: Mutex::new(Pause::default()),
             pause_until_ms: AtomicU64::new(0),
             monitors: Mutex::new(Vec::new()),
@@ -146,7 +132,15 @@ impl Server {
 
     /// Runs `f` so that no other client observes the keyspace in between its steps.
     pub fn atomically(&self, f: &mut dyn FnMut()) {
-        (self.atomic_hook)(self, f)
+        let _held = self.keyspace.hold_all();
+        f()
+    }
+
+    /// TTL deadline (unix ms) of a key, for WATCH; None when it has none.
+    pub fn key_expire_at(&self, db: usize, key: &[u8], now_ms: u64) -> Option<u64> {
+        let k = store::object::Key::new(key);
+        let mut part = self.keyspace.lock(&k);
+        part.get(db, &k, now_ms).and_then(|e| e.expire_at())
     }
 
     /// Current pause, if still active.

@@ -218,7 +218,7 @@ fn watch(ctx: &mut Ctx, args: &[&[u8]]) {
         {
             continue;
         }
-        let ttl = (ctx.srv.ttl_probe)(ctx.srv, db, key, ctx.now_ms);
+        let ttl = ctx.srv.key_expire_at(db, key, ctx.now_ms);
         ctx.srv.watches.add(db, key, &ctx.client.shared);
         ctx.client.tx.watched.push((db, key.to_vec(), ttl));
     }
