@@ -12,6 +12,9 @@
 //! * [`SortedSet`]: order-statistic B+tree of (score, member) plus a
 //!   member -> score table.
 //! * [`Quicklist`]: lists as listpack nodes (`list-max-listpack-size`).
+//! * [`value`]: the per-type enums the keyspace stores ([`HashValue`],
+//!   [`SetValue`], [`ZsetValue`], [`ListValue`]) and the conversion
+//!   thresholds ([`Limits`]).
 //!
 //! `tests/redis_compat.rs` checks hash and zset listpacks and intsets byte
 //! for byte against blocks dumped by redis-server 7.0.15.
@@ -28,6 +31,7 @@ pub mod mem;
 pub mod quicklist;
 pub mod small;
 pub mod table;
+pub mod value;
 pub mod zset;
 
 pub use intset::IntSet;
@@ -35,4 +39,5 @@ pub use listpack::{Listpack, LpValue};
 pub use quicklist::Quicklist;
 pub use small::{ListpackHash, ListpackSet, ListpackZset};
 pub use table::{CompactMap, CompactSet};
+pub use value::{HashValue, Limits, ListValue, SetValue, ZsetValue};
 pub use zset::{ScoreTree, SortedSet};

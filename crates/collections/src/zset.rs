@@ -546,6 +546,25 @@ pub struct SortedSet {
     map: ArenaMap,
 }
 
+/// A deep copy (COPY); rebuilt by insertion so capacities, and with them
+/// `heap_bytes()`, follow the same rules as a value built by commands.
+impl Clone for SortedSet {
+    fn clone(&self) -> Self {
+        let mut out = SortedSet::new();
+        self.for_each_in(0, self.len(), false, |m, s| {
+            out.insert(m, s);
+            true
+        });
+        out
+    }
+}
+
+impl std::fmt::Debug for SortedSet {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SortedSet(len={})", self.len())
+    }
+}
+
 impl SortedSet {
     pub fn new() -> Self {
         Self::default()

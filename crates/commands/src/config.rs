@@ -109,6 +109,8 @@ pub struct Settings {
     /// `hll-sparse-max-bytes`: a sparse HyperLogLog growing past this many
     /// bytes (header included) is converted to the dense representation.
     pub hll_sparse_max_bytes: u64,
+    /// Collection encoding thresholds (`hash-max-listpack-entries` ...).
+    pub limits: collections::Limits,
 }
 
 impl Default for Settings {
@@ -160,8 +162,9 @@ impl Default for Settings {
             active_expire_enabled: true,
             notify_keyspace_events: 0,
             hll_sparse_max_bytes: 0,
+            limits: collections::Limits::default(),
         };
-        for p in PARAMS {
+        for p in all_params() {
             let d = (p.default)();
             (p.set)(&mut s, &d).unwrap_or_else(|e| panic!("bad default for {}: {e}", p.name));
         }
@@ -648,9 +651,106 @@ pub static PARAMS: &[Param] = &[
     ),
 ];
 
+macro_rules! limit {
+    ($name:expr, $alias:expr, $default:expr, $field:ident, $parse:expr) => {
+        Param {
+            name: $name,
+            aliases: $alias,
+            mutable: true,
+            default: || String::from($default),
+            get: |s| s.limits.$field.to_string(),
+            set: |s, v| {
+                s.limits.$field = $parse(v)?;
+                Ok(())
+            },
+        }
+    };
+}
+
+fn count_limit(v: &str) -> Result<usize, String> {
+    Ok(int_in(v, 0, i64::MAX)? as usize)
+}
+
+fn bytes_limit(v: &str) -> Result<usize, String> {
+    Ok(memory_in(v, 0, i64::MAX as u64)? as usize)
+}
+
+/// Collection encoding thresholds (Redis 7.0 names and ranges, with the old
+/// `ziplist` names as aliases; the set listpack pair comes from Redis 7.2).
+static LIMIT_PARAMS: &[Param] = &[
+    limit!(
+        "hash-max-listpack-entries",
+        &["hash-max-ziplist-entries"],
+        "512",
+        hash_max_listpack_entries,
+        count_limit
+    ),
+    limit!(
+        "hash-max-listpack-value",
+        &["hash-max-ziplist-value"],
+        "64",
+        hash_max_listpack_value,
+        bytes_limit
+    ),
+    limit!(
+        "set-max-intset-entries",
+        &[],
+        "512",
+        set_max_intset_entries,
+        count_limit
+    ),
+    limit!(
+        "set-max-listpack-entries",
+        &[],
+        "128",
+        set_max_listpack_entries,
+        count_limit
+    ),
+    limit!(
+        "set-max-listpack-value",
+        &[],
+        "64",
+        set_max_listpack_value,
+        bytes_limit
+    ),
+    limit!(
+        "zset-max-listpack-entries",
+        &["zset-max-ziplist-entries"],
+        "128",
+        zset_max_listpack_entries,
+        count_limit
+    ),
+    limit!(
+        "zset-max-listpack-value",
+        &["zset-max-ziplist-value"],
+        "64",
+        zset_max_listpack_value,
+        bytes_limit
+    ),
+    limit!(
+        "list-max-listpack-size",
+        &["list-max-ziplist-size"],
+        "-2",
+        list_max_listpack_size,
+        |v| Ok::<i32, String>(int_in(v, i32::MIN as i64, i32::MAX as i64)? as i32)
+    ),
+    limit!(
+        "list-compress-depth",
+        &[],
+        "0",
+        list_compress_depth,
+        |v| Ok::<u32, String>(int_in(v, 0, i32::MAX as i64)? as u32)
+    ),
+];
+
+/// Every parameter: the server table then the collection thresholds.
+pub fn all_params() -> impl Iterator<Item = &'static Param> {
+    PARAMS.iter().chain(LIMIT_PARAMS.iter())
+}
+
 /// Looks a parameter up by name or alias (case-insensitive).
 pub fn find_param(name: &str) -> Option<&'static Param> {
-    PARAMS.iter().find(|p| {
+    all_params().find(|p| {
         p.name.eq_ignore_ascii_case(name) || p.aliases.iter().any(|a| a.eq_ignore_ascii_case(name))
     })
 }
@@ -721,7 +821,7 @@ impl ConfigStore {
     pub fn get_matching(&self, patterns: &[&[u8]]) -> Vec<(String, String)> {
         let s = self.get();
         let mut out: Vec<(String, String)> = Vec::new();
-        for p in PARAMS {
+        for p in all_params() {
             let names = std::iter::once(p.name).chain(p.aliases.iter().copied());
             for n in names {
                 // A plain name (no glob characters) is echoed as typed, like Redis 7.0.
@@ -787,7 +887,7 @@ pub fn rewrite_text(old: &str, s: &Settings) -> String {
         }
     }
     let mut appended = false;
-    for p in PARAMS {
+    for p in all_params() {
         if done.contains(&p.name) || (p.get)(s) == (p.get)(&defaults) {
             continue;
         }
@@ -984,7 +1084,7 @@ mod tests {
         assert_eq!(s.maxclients, 10000);
         assert_eq!(s.proto_max_bulk_len, 512 * 1024 * 1024);
         assert_eq!(s.client_query_buffer_limit, 1024 * 1024 * 1024);
-        for p in PARAMS {
+        for p in all_params() {
             let mut t = s.clone();
             (p.set)(&mut t, &(p.get)(&s)).unwrap();
             assert_eq!((p.get)(&t), (p.get)(&s), "{}", p.name);

@@ -442,3 +442,37 @@ fn expired_keys_are_logged_when_tracking() {
     assert!(ks.drain_expired().is_empty());
     ks.set_track_expired(false);
 }
+
+#[test]
+fn collection_values_clone_drop_and_size() {
+    use crate::object::{Entry, Kind, EXPIRE_EPOCH_MS};
+    use collections::{HashValue, Limits, ListValue, SetValue, ZsetValue};
+    let mut h = HashValue::new();
+    if let HashValue::Listpack(lp) = &mut h {
+        lp.insert(b"f", b"v");
+    }
+    let hv = CompactValue::from_hash(h);
+    assert_eq!(hv.kind(), Kind::Hash);
+    assert_eq!(hv.encoding_name(), "listpack");
+    assert_eq!(hv.collection_len(), 1);
+    assert!(hv.heap_size() > hv.as_hash().unwrap().heap_bytes());
+    let c = hv.clone();
+    assert_eq!(c.as_hash().unwrap().len(), 1);
+    assert!(c.string().is_none());
+    let lv = CompactValue::from_list(ListValue::new(&Limits::default()));
+    assert_eq!((lv.kind(), lv.encoding_name()), (Kind::List, "quicklist"));
+    let sv = CompactValue::from_set(SetValue::default());
+    assert_eq!((sv.kind(), sv.encoding_name()), (Kind::Set, "intset"));
+    let zv = CompactValue::from_zset(ZsetValue::default());
+    assert_eq!((zv.kind(), zv.encoding_name()), (Kind::ZSet, "listpack"));
+    // An entry keeps its TTL while the collection inside changes.
+    let k = Key::new(b"coll");
+    let mut e = Entry::new(&k, zv);
+    e.set_expire(Some(EXPIRE_EPOCH_MS + 5000));
+    if let Some(ZsetValue::Listpack(z)) = e.zset_mut() {
+        z.insert(b"m", 1.5);
+    }
+    assert_eq!(e.expire_at(), Some(EXPIRE_EPOCH_MS + 5000));
+    assert_eq!(e.value().collection_len(), 1);
+    assert!(e.list_mut().is_none());
+}

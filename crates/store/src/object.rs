@@ -16,7 +16,9 @@
 //!                      15..=33 6-bit packed (len 0..18)
 //!                      34..=50 7-bit packed (len 0..16)
 //!                      51 int (i64 at v[8..16]), 52 heap string (ptr at v[8..16])
-//!                      64.. reserved for collection types (ptr at v[8..16])
+//!                      64 list, 65 set, 66 zset, 67 hash: pointer at
+//!                      v[8..16] to a Box of the collections crate's value
+//!                      enum (ListValue, SetValue, ZsetValue, HashValue)
 //!            v[1]      eviction byte (LRU clock / LFU counter)
 //!            inline:   v[2..2+plen] payload, the rest free ("value tail")
 //!            int/ptr:  v[2..8] free ("value tail")
@@ -56,7 +58,19 @@ const V_P6: u8 = 15;
 const V_P7: u8 = 34;
 const V_INT: u8 = 51;
 const V_HEAP: u8 = 52;
+const V_LIST: u8 = 64;
+const V_SET: u8 = 65;
+const V_ZSET: u8 = 66;
+const V_HASH: u8 = 67;
 const V_RAWFLAG: u8 = 0x80;
+
+use collections::{HashValue, ListValue, SetValue, ZsetValue};
+
+/// Heap bytes of a boxed collection: the box's block plus what the value
+/// itself has allocated.
+fn boxed_size<T>(heap: usize) -> usize {
+    crate::heap::size_class(std::mem::size_of::<T>()) + heap
+}
 
 /// Redis data types (TYPE command names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -287,9 +301,90 @@ impl CompactValue {
         Some(CompactValue { b })
     }
 
+    fn from_box<T>(code: u8, v: T) -> CompactValue {
+        let mut b = [0u8; 16];
+        b[0] = code;
+        write_ptr(&mut b, Box::into_raw(Box::new(v)).cast());
+        CompactValue { b }
+    }
+
+    pub fn from_list(v: ListValue) -> CompactValue {
+        Self::from_box(V_LIST, v)
+    }
+
+    pub fn from_set(v: SetValue) -> CompactValue {
+        Self::from_box(V_SET, v)
+    }
+
+    pub fn from_zset(v: ZsetValue) -> CompactValue {
+        Self::from_box(V_ZSET, v)
+    }
+
+    pub fn from_hash(v: HashValue) -> CompactValue {
+        Self::from_box(V_HASH, v)
+    }
+
+    /// The boxed collection of type `T` when the code is `code`.
+    #[inline]
+    fn boxed<T>(&self, code: u8) -> Option<&T> {
+        if self.code() == code {
+            // SAFETY: cells with a collection code own a live Box<T> of the
+            // type that code names (from_box); the borrow is tied to &self.
+            Some(unsafe { &*read_ptr(&self.b).cast::<T>() })
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    fn boxed_mut<T>(&mut self, code: u8) -> Option<&mut T> {
+        if self.code() == code {
+            // SAFETY: as in `boxed`, and &mut self makes the access unique.
+            Some(unsafe { &mut *read_ptr(&self.b).cast::<T>() })
+        } else {
+            None
+        }
+    }
+
+    pub fn as_list(&self) -> Option<&ListValue> {
+        self.boxed(V_LIST)
+    }
+
+    pub fn as_set(&self) -> Option<&SetValue> {
+        self.boxed(V_SET)
+    }
+
+    pub fn as_zset(&self) -> Option<&ZsetValue> {
+        self.boxed(V_ZSET)
+    }
+
+    pub fn as_hash(&self) -> Option<&HashValue> {
+        self.boxed(V_HASH)
+    }
+
+    pub fn as_list_mut(&mut self) -> Option<&mut ListValue> {
+        self.boxed_mut(V_LIST)
+    }
+
+    pub fn as_set_mut(&mut self) -> Option<&mut SetValue> {
+        self.boxed_mut(V_SET)
+    }
+
+    pub fn as_zset_mut(&mut self) -> Option<&mut ZsetValue> {
+        self.boxed_mut(V_ZSET)
+    }
+
+    pub fn as_hash_mut(&mut self) -> Option<&mut HashValue> {
+        self.boxed_mut(V_HASH)
+    }
+
     pub fn kind(&self) -> Kind {
         match self.code() {
             0..=V_HEAP => Kind::String,
+            V_LIST => Kind::List,
+            V_SET => Kind::Set,
+            V_ZSET => Kind::ZSet,
+            V_HASH => Kind::Hash,
             c => panic!("unknown value code {c}"),
         }
     }
@@ -398,6 +493,10 @@ impl CompactValue {
                     "embstr"
                 }
             }
+            V_LIST => self.as_list().unwrap().encoding_name(),
+            V_SET => self.as_set().unwrap().encoding_name(),
+            V_ZSET => self.as_zset().unwrap().encoding_name(),
+            V_HASH => self.as_hash().unwrap().encoding_name(),
             _ => "unknown",
         }
     }
@@ -410,15 +509,30 @@ impl CompactValue {
             c if c < V_P6 => "inline-raw",
             c if c < V_P7 => "inline-6bit",
             c if c < V_INT => "inline-7bit",
-            _ => "collection",
+            _ => self.encoding_name(),
         }
     }
 
     /// Heap bytes owned by this value (allocator size classes).
     pub fn heap_size(&self) -> usize {
-        match self.heap_slice() {
-            Some(h) => crate::heap::size_class(crate::heap::HDR + h.len()),
-            None => 0,
+        match self.code() {
+            V_HEAP => crate::heap::size_class(crate::heap::HDR + self.heap_slice().unwrap().len()),
+            V_LIST => boxed_size::<ListValue>(self.as_list().unwrap().heap_bytes()),
+            V_SET => boxed_size::<SetValue>(self.as_set().unwrap().heap_bytes()),
+            V_ZSET => boxed_size::<ZsetValue>(self.as_zset().unwrap().heap_bytes()),
+            V_HASH => boxed_size::<HashValue>(self.as_hash().unwrap().heap_bytes()),
+            _ => 0,
+        }
+    }
+
+    /// Number of elements of a collection (0 for strings).
+    pub fn collection_len(&self) -> usize {
+        match self.code() {
+            V_LIST => self.as_list().unwrap().len(),
+            V_SET => self.as_set().unwrap().len(),
+            V_ZSET => self.as_zset().unwrap().len(),
+            V_HASH => self.as_hash().unwrap().len(),
+            _ => 0,
         }
     }
 
@@ -448,9 +562,18 @@ impl CompactValue {
 
 impl Drop for CompactValue {
     fn drop(&mut self) {
-        if self.code() == V_HEAP {
-            // SAFETY: V_HEAP cells own the block behind the stored pointer.
-            drop(unsafe { HeapBytes::from_raw(read_ptr(&self.b)) });
+        let p = read_ptr(&self.b);
+        // SAFETY: V_HEAP cells own the block behind the stored pointer, and
+        // collection cells own a Box of the type their code names.
+        unsafe {
+            match self.code() {
+                V_HEAP => drop(HeapBytes::from_raw(p)),
+                V_LIST => drop(Box::from_raw(p.cast::<ListValue>())),
+                V_SET => drop(Box::from_raw(p.cast::<SetValue>())),
+                V_ZSET => drop(Box::from_raw(p.cast::<ZsetValue>())),
+                V_HASH => drop(Box::from_raw(p.cast::<HashValue>())),
+                _ => {}
+            }
         }
     }
 }
@@ -467,7 +590,11 @@ impl Clone for CompactValue {
                 CompactValue { b }
             }
             c if c <= V_HEAP => CompactValue { b: self.b },
-            _ => unreachable!("collection clone"),
+            V_LIST => Self::from_list(self.as_list().unwrap().clone()),
+            V_SET => Self::from_set(self.as_set().unwrap().clone()),
+            V_ZSET => Self::from_zset(self.as_zset().unwrap().clone()),
+            V_HASH => Self::from_hash(self.as_hash().unwrap().clone()),
+            c => unreachable!("value code {c}"),
         }
     }
 }
@@ -476,7 +603,13 @@ impl std::fmt::Debug for CompactValue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.string() {
             Some(s) => write!(f, "Str({:?})", s),
-            None => write!(f, "Value({})", self.code()),
+            None => write!(
+                f,
+                "{}({}, len={})",
+                self.kind().name(),
+                self.encoding_name(),
+                self.collection_len()
+            ),
         }
     }
 }
@@ -621,6 +754,24 @@ impl Entry {
     #[inline]
     pub fn value(&self) -> &CompactValue {
         &self.v
+    }
+
+    /// Mutable access to a list value (the cell itself stays as it is, so
+    /// the TTL bytes in its tail are safe).
+    pub fn list_mut(&mut self) -> Option<&mut ListValue> {
+        self.v.as_list_mut()
+    }
+
+    pub fn set_mut(&mut self) -> Option<&mut SetValue> {
+        self.v.as_set_mut()
+    }
+
+    pub fn zset_mut(&mut self) -> Option<&mut ZsetValue> {
+        self.v.as_zset_mut()
+    }
+
+    pub fn hash_mut(&mut self) -> Option<&mut HashValue> {
+        self.v.as_hash_mut()
     }
 
     /// Mutable access to the eviction byte.
