@@ -215,6 +215,11 @@ pub struct Client {
     pub pubsub: crate::pubsub::ClientPubSub,
     /// Peer is on a loopback address or the unix socket (DEBUG "local", protected-mode).
     pub is_local: bool,
+    /// Set while the client waits in a blocking command (see `blocking`).
+    pub blocked: Option<std::sync::Arc<crate::blocking::Waiter>>,
+    /// Keys written by this client's last command while some client was
+    /// blocked: their waiters are served after the command (or EXEC).
+    pub ready_keys: Vec<Vec<u8>>,
 }
 
 impl Client {
@@ -238,6 +243,8 @@ impl Client {
             tx: Default::default(),
             last_lookup: None,
             in_exec: false,
+            blocked: None,
+            ready_keys: Vec::new(),
         }
     }
 

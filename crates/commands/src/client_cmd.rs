@@ -1,10 +1,10 @@
 //! `CLIENT` and its subcommands: ID, SETNAME, GETNAME, LIST, INFO, KILL,
-//! PAUSE, UNPAUSE, REPLY, NO-EVICT, NO-TOUCH, SETINFO, HELP.
+//! PAUSE, UNPAUSE, REPLY, NO-EVICT, NO-TOUCH, SETINFO, UNBLOCK, HELP.
 //!
 //! Replies and error texts follow Redis 7.0.15. NO-TOUCH, SETINFO, the
 //! MAXAGE filter of KILL and the `lib-name`/`lib-ver` fields of LIST/INFO
 //! arrived in Redis 7.2; they follow 7.2's behaviour. TRACKING, CACHING,
-//! GETREDIR, TRACKINGINFO and UNBLOCK are not registered, so they answer
+//! GETREDIR and TRACKINGINFO are not registered, so they answer
 //! Redis's unknown-subcommand error.
 //!
 //! Clients served by other worker threads are only read through their
@@ -68,6 +68,19 @@ const KILL_ARGS: &[Arg] = &[Arg::new("filter", ArgType::OneOf).of(&[
 ])];
 
 const SUBS: &[CommandSpec] = &[
+    CommandSpec {
+        acl: ACL_CONN,
+        docs: docs(
+            "5.0.0",
+            "O(log N) where N is the number of client connections",
+            "Unblocks a client blocked by a blocking command from a different connection.",
+        )
+        .args(&[
+            Arg::new("client-id", ArgType::Integer),
+            Arg::new("unblock-type", ArgType::OneOf).optional(),
+        ]),
+        ..CommandSpec::new("unblock", -3, F_ADMIN, client_unblock)
+    },
     CommandSpec {
         acl: ACL_CONN,
         tips: &["nondeterministic_output"],
@@ -287,6 +300,8 @@ const HELP: &[&str] = &[
     "    Control the replies sent to the current connection.",
     "SETNAME <name>",
     "    Assign the name <name> to the current connection.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
     "SETINFO <option> <value>",
     "    Set client meta attr. Options are:",
     "    * LIB-NAME: the client lib name.",
@@ -366,6 +381,36 @@ fn on_off(arg: &[u8]) -> Option<bool> {
     } else {
         None
     }
+}
+
+/// CLIENT UNBLOCK id [TIMEOUT|ERROR]: ends another client's blocking wait
+/// with its timeout reply or an UNBLOCKED error; 1 if it was blocked.
+fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(id) = ctx.parse_i64(args[2]) else {
+        return;
+    };
+    let error = match args.get(3) {
+        None => false,
+        Some(a) if a.eq_ignore_ascii_case(b"timeout") => false,
+        Some(a) if a.eq_ignore_ascii_case(b"error") => true,
+        Some(_) => return ctx.error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"),
+    };
+    if args.len() > 4 {
+        return ctx.syntax_error();
+    }
+    let srv = ctx.srv;
+    let done = srv.blocking.of_client(id as u64).and_then(|w| {
+        let bytes = crate::blocking::unblock_with(srv, &w, error)?;
+        srv.hub.send(
+            w.worker,
+            WorkerMsg::Unblock {
+                client_id: w.client_id,
+                bytes,
+            },
+        );
+        Some(())
+    });
+    ctx.out.int(done.is_some() as i64);
 }
 
 fn client_no_evict(ctx: &mut Ctx, args: &[&[u8]]) {

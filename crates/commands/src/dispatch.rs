@@ -24,6 +24,9 @@ pub enum Outcome {
     Done,
     /// The server is paused for this command: keep it and retry later.
     Paused,
+    /// The command blocked the client (`client.blocked` is set): read no
+    /// more commands until its worker gets the reply.
+    Blocked,
 }
 
 /// Executes one command. `args[0]` is the command name.
@@ -35,7 +38,14 @@ pub fn execute(
     out: &mut ReplyBuf,
 ) -> Outcome {
     let reply_start = out.len();
-    let outcome = execute_inner(srv, client, settings, args, out);
+    let mut outcome = execute_inner(srv, client, settings, args, out);
+    if client.blocked.is_some() {
+        outcome = Outcome::Blocked;
+    }
+    if !client.ready_keys.is_empty() && !client.in_exec {
+        let keys = std::mem::take(&mut client.ready_keys);
+        crate::blocking::serve_ready(srv, &settings.limits, settings.notify_keyspace_events, keys);
+    }
     if outcome == Outcome::Done {
         match client.reply_mode {
             ReplyMode::On => {}
@@ -354,6 +364,9 @@ fn call(
         if srv.watches.any() {
             touch_watched(srv, client, entry, args);
         }
+        if srv.blocking.any() {
+            collect_ready_keys(srv, client, entry, args);
+        }
     }
     if srv.has_monitors.load(std::sync::atomic::Ordering::Relaxed)
         && spec.flags & (flag::SKIP_MONITOR | flag::ADMIN) == 0
@@ -389,6 +402,31 @@ fn touch_watched(
                         .touch(if any_db { None } else { Some(client.db) }, k);
                 }
             }
+        }
+    }
+}
+
+/// Records the keys a successful write named, so the waiters blocked on them
+/// are served after the command (see `blocking`). SWAPDB wakes every key
+/// with waiters in the two databases.
+fn collect_ready_keys(
+    srv: &Server,
+    client: &mut Client,
+    entry: &crate::table::CommandEntry,
+    args: &[&[u8]],
+) {
+    if entry.full_name == "swapdb" {
+        for a in &args[1..3] {
+            if let Some(db) = crate::util::parse_i64(a) {
+                let keys = srv.blocking.keys_in_db(db.max(0) as usize);
+                client.ready_keys.extend(keys);
+            }
+        }
+        return;
+    }
+    for i in entry.spec.key_indexes(args).unwrap_or_default() {
+        if let Some(k) = args.get(i) {
+            client.ready_keys.push(k.to_vec());
         }
     }
 }

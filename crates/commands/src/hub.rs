@@ -21,6 +21,9 @@ pub enum WorkerMsg {
         msg: Arc<crate::pubsub::Published>,
         client_ids: Vec<u64>,
     },
+    /// A blocked client's wait is over: append `bytes` (its reply) and let
+    /// it run its next commands.
+    Unblock { client_id: u64, bytes: Vec<u8> },
     /// Re-check the client: it may have been killed or unblocked.
     Poke { client_id: u64 },
     /// The server is shutting down.

@@ -6,6 +6,8 @@
 
 pub mod admin;
 pub mod bitmap;
+pub mod blocking;
+pub mod blocking_cmds;
 pub mod client;
 pub mod client_cmd;
 pub mod coll;

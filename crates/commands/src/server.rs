@@ -78,6 +78,8 @@ pub struct Server {
     pub hub: Hub,
     pub pubsub: crate::pubsub::PubSub,
     pub watches: crate::transactions::Watches,
+    /// Clients waiting in blocking commands.
+    pub blocking: crate::blocking::Blocking,
     /// CLIENT PAUSE state; written through [`Server::set_pause`] only.
     pause: Mutex<Pause>,
     /// Copy of `pause.until_ms` so the per-command check is one atomic load.
@@ -111,6 +113,7 @@ impl Server {
             hub: Hub::default(),
             pubsub: Default::default(),
             watches: Default::default(),
+            blocking: Default::default(),
             pause: Mutex::new(Pause::default()),
             pause_until_ms: AtomicU64::new(0),
             monitors: Mutex::new(Vec::new()),

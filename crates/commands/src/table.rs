@@ -53,6 +53,7 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     crate::sets::COMMANDS,
     crate::zsets::COMMANDS,
     crate::sort::COMMANDS,
+    crate::blocking_cmds::COMMANDS,
     crate::expire::COMMANDS,
     crate::memory::COMMANDS,
     crate::bitmap::COMMANDS,

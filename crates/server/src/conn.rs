@@ -123,7 +123,11 @@ impl Conn {
     /// Parses and executes every complete command in the query buffer.
     pub fn process(&mut self, srv: &Server, settings: &Settings, limits: &Limits) {
         self.paused = false;
-        while !self.closing && !self.dead && !self.client.shutdown_requested {
+        while !self.closing
+            && !self.dead
+            && !self.client.shutdown_requested
+            && self.client.blocked.is_none()
+        {
             let data = &self.rbuf[self.rpos..self.rlen];
             if data.is_empty() {
                 break;
@@ -168,6 +172,14 @@ impl Conn {
                             if self.client.close_after_reply {
                                 self.closing = true;
                             }
+                        }
+                        Ok(Outcome::Blocked) => {
+                            self.rpos += consumed;
+                            self.client
+                                .shared
+                                .last_interaction_ms
+                                .store(commands::util::cached_time_ms(), Relaxed);
+                            break;
                         }
                         Ok(Outcome::Paused) => {
                             self.parser.reset();

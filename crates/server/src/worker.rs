@@ -52,6 +52,8 @@ pub struct Worker {
     touched: Vec<usize>,
     /// Connections holding a command back during CLIENT PAUSE.
     paused: Vec<usize>,
+    /// Connections waiting in a blocking command.
+    blocked: Vec<usize>,
     last_cron: Instant,
 }
 
@@ -88,6 +90,7 @@ impl Worker {
             settings_gen: gen,
             touched: Vec::new(),
             paused: Vec::new(),
+            blocked: Vec::new(),
             last_cron: Instant::now(),
         }
     }
@@ -101,11 +104,15 @@ impl Worker {
         let mut events = Events::with_capacity(1024);
         loop {
             let any_paused = !self.paused.is_empty();
-            let timeout = if any_paused {
+            let mut timeout = if any_paused {
                 Duration::from_millis(10)
             } else {
                 Duration::from_millis(100)
             };
+            if let Some(ms) = self.next_block_deadline() {
+                let now = commands::util::unix_time_ms();
+                timeout = timeout.min(Duration::from_millis(ms.saturating_sub(now)));
+            }
             if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
                 if e.kind() != std::io::ErrorKind::Interrupted {
                     crate::warning!("poll failed on worker {}: {e}", self.index);
@@ -143,6 +150,9 @@ impl Worker {
                 }
             }
 
+            if !self.blocked.is_empty() {
+                self.expire_blocked();
+            }
             // Messages this thread sent itself (no wake was needed for them).
             if self.drain_inbox() {
                 self.close_all();
@@ -193,6 +203,11 @@ impl Worker {
                                 self.touched.push(slot);
                             }
                         }
+                    }
+                }
+                WorkerMsg::Unblock { client_id, bytes } => {
+                    if let Some(&slot) = self.by_id.get(&client_id) {
+                        self.finish_block(slot, &bytes);
                     }
                 }
                 WorkerMsg::Poke { client_id } => {
@@ -274,6 +289,11 @@ impl Worker {
             conn.process(&self.srv, &self.settings, &self.limits);
             self.limits.unauthenticated = false;
         }
+        if conn.client.blocked.is_some() && !self.blocked.contains(&slot) {
+            self.blocked.push(slot);
+            conn.client.shared.set_flag(cflag::BLOCKED, true);
+            self.srv.stats.blocked_clients.fetch_add(1, Relaxed);
+        }
         if conn.paused && !self.paused.contains(&slot) {
             self.paused.push(slot);
         }
@@ -333,6 +353,57 @@ impl Worker {
         self.touched = touched;
     }
 
+    /// Earliest deadline of this worker's blocked clients.
+    fn next_block_deadline(&self) -> Option<u64> {
+        self.blocked
+            .iter()
+            .filter_map(|&s| {
+                self.conns
+                    .get(s)?
+                    .as_ref()?
+                    .client
+                    .blocked
+                    .as_ref()?
+                    .deadline_ms
+            })
+            .min()
+    }
+
+    /// Times out blocked clients whose deadline passed.
+    fn expire_blocked(&mut self) {
+        let now = commands::util::unix_time_ms();
+        for slot in self.blocked.clone() {
+            let Some(w) = self
+                .conns
+                .get(slot)
+                .and_then(|c| c.as_ref())
+                .and_then(|c| c.client.blocked.clone())
+            else {
+                continue;
+            };
+            if w.deadline_ms.is_some_and(|d| d <= now) {
+                if let Some(bytes) = commands::blocking::unblock_with(&self.srv, &w, false) {
+                    self.finish_block(slot, &bytes);
+                }
+            }
+        }
+    }
+
+    /// Ends the wait of a blocked client with `reply` and resumes its input.
+    fn finish_block(&mut self, slot: usize, reply: &[u8]) {
+        let Some(conn) = self.conns.get_mut(slot).and_then(|c| c.as_mut()) else {
+            return;
+        };
+        if conn.client.blocked.take().is_none() {
+            return;
+        }
+        conn.client.shared.set_flag(cflag::BLOCKED, false);
+        self.srv.stats.blocked_clients.fetch_sub(1, Relaxed);
+        self.blocked.retain(|&s| s != slot);
+        conn.out.raw(reply);
+        self.run_commands(slot);
+    }
+
     fn check_killed(&mut self, slot: usize) {
         if let Some(conn) = self.conns.get_mut(slot).and_then(|c| c.as_mut()) {
             if conn.client.shared.killed.load(Relaxed) {
@@ -349,6 +420,13 @@ impl Worker {
                 commands::admin::stop_monitor(&self.srv, &conn.client);
             }
             commands::pubsub::unsubscribe_all(&self.srv, &mut conn.client);
+            if let Some(w) = conn.client.blocked.take() {
+                // Served meanwhile or not, the waiter must leave the registry.
+                w.finish();
+                self.srv.blocking.unregister(&w);
+                self.srv.stats.blocked_clients.fetch_sub(1, Relaxed);
+                self.blocked.retain(|&s| s != slot);
+            }
             commands::transactions::discard_transaction(&self.srv, &mut conn.client);
             self.by_id.remove(&conn.client.id);
             self.srv.clients.remove(conn.client.id);

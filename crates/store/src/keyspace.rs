@@ -575,6 +575,19 @@ impl Keyspace {
         self.parts.iter().map(|p| p.0.hold()).collect()
     }
 
+    /// Holds the partitions of `keys` (ascending order) without borrowing
+    /// them, so this thread can still lock them one by one (a blocking
+    /// command checks its keys and registers its waiter under this hold).
+    pub fn hold_keys(&self, keys: &[Key]) -> Vec<Hold<'_, Partition>> {
+        let mut ps: Vec<usize> = keys
+            .iter()
+            .map(|k| self.partition_of_slot(k.slot()))
+            .collect();
+        ps.sort_unstable();
+        ps.dedup();
+        ps.into_iter().map(|p| self.parts[p].0.hold()).collect()
+    }
+
     /// Locks the partitions of all `keys`, in ascending order.
     pub fn lock_keys(&self, keys: &[Key]) -> MultiGuard<'_> {
         let mut ps: Vec<usize> = keys
