@@ -93,10 +93,7 @@ impl Client {
         let mut n = 0;
         let mut pos = 0;
         let buf = &self.inbuf;
-        loop {
-            let Some(eol) = buf[pos..].windows(2).position(|w| w == b"\r\n") else {
-                break;
-            };
+        while let Some(eol) = buf[pos..].windows(2).position(|w| w == b"\r\n") {
             let line = &buf[pos..pos + eol];
             let mut end = pos + eol + 2;
             match line.first() {
