@@ -78,6 +78,9 @@ pub struct ClientShared {
     pub last_cmd: AtomicU32,
     /// Set by `CLIENT KILL` (or an output limit) from any thread; the owner closes the connection.
     pub killed: AtomicBool,
+    /// Pub/Sub message bytes sent to this client's worker and not yet in
+    /// its output buffer.
+    pub pubsub_queued: AtomicU64,
     /// Set by `CLIENT UNBLOCK`: 1 = timeout, 2 = error.
     pub unblock: AtomicU8,
     pub worker: usize,
@@ -103,6 +106,21 @@ pub mod cflag {
 }
 
 impl ClientShared {
+    /// Accounts `n` more Pub/Sub bytes queued for this client; false (and
+    /// nothing accounted) when queued plus output bytes would pass `hard`
+    /// (0 = no limit) or the client is already being closed.
+    pub fn queue_pubsub_bytes(&self, n: u64, hard: u64) -> bool {
+        if self.killed.load(Relaxed) {
+            return false;
+        }
+        let queued = self.pubsub_queued.fetch_add(n, Relaxed) + n;
+        if hard > 0 && queued + self.omem.load(Relaxed) > hard {
+            self.pubsub_queued.fetch_sub(n, Relaxed);
+            return false;
+        }
+        true
+    }
+
     pub fn new(id: u64, addr: String, laddr: String, fd: i32, worker: usize, now_ms: u64) -> Self {
         ClientShared {
             id,
@@ -130,6 +148,7 @@ impl ClientShared {
             tot_cmds: AtomicU64::new(0),
             last_cmd: AtomicU32::new(0),
             killed: AtomicBool::new(false),
+            pubsub_queued: AtomicU64::new(0),
             unblock: AtomicU8::new(0),
             worker,
             strings: Mutex::new(ClientStrings {

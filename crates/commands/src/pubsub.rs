@@ -39,10 +39,12 @@ impl ClientPubSub {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 struct Subscriber {
     client_id: u64,
     worker: usize,
+    /// The subscriber's shared state: its queued-message bytes and kill flag.
+    shared: Arc<crate::client::ClientShared>,
 }
 
 /// Kind of delivered message.
@@ -83,6 +85,21 @@ impl Published {
 }
 
 impl Published {
+    /// Bytes this message takes in a subscriber's queue or output buffer
+    /// (RESP2 size; RESP3 differs by one byte).
+    pub fn approx_len(&self) -> usize {
+        let bulk = |n: usize| n + 5 + n.checked_ilog10().unwrap_or(0) as usize + 1;
+        let kind = match self.kind {
+            MessageKind::Message => 7,
+            MessageKind::SMessage => 8,
+            MessageKind::PMessage => 8,
+        };
+        4 + bulk(kind)
+            + bulk(self.channel.len())
+            + bulk(self.payload.len())
+            + self.pattern.as_ref().map_or(0, |p| bulk(p.len()))
+    }
+
     /// Appends the message for a connection (push in RESP3, array in RESP2).
     /// Each protocol's bytes are built once and copied to every receiver.
     pub fn encode(&self, out: &mut resp::ReplyBuf) {
@@ -183,6 +200,11 @@ impl PubSub {
         my_out: &mut resp::ReplyBuf,
     ) -> usize {
         let mut receivers = 0;
+        // `client-output-buffer-limit pubsub` hard limit, applied to the bytes
+        // queued for a subscriber (in its worker's inbox and in its output
+        // buffer), so a subscriber that stops reading is cut off by the
+        // publishers and queued memory stays bounded.
+        let hard = srv.config.get().output_pubsub.hard;
         let mut batches: Vec<(usize, Arc<Published>, Vec<u64>)> = Vec::new();
         let mut deliver =
             |subs: &[Subscriber],
@@ -191,6 +213,24 @@ impl PubSub {
                 for s in subs {
                     if s.client_id == me {
                         msg.encode(my_out);
+                        continue;
+                    }
+                    if !s.shared.queue_pubsub_bytes(msg.approx_len() as u64, hard) {
+                        if !s
+                            .shared
+                            .killed
+                            .swap(true, std::sync::atomic::Ordering::AcqRel)
+                        {
+                            srv.stats
+                                .client_output_buffer_limit_disconnections
+                                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            srv.hub.send(
+                                s.worker,
+                                WorkerMsg::Poke {
+                                    client_id: s.client_id,
+                                },
+                            );
+                        }
                         continue;
                     }
                     match batches
@@ -281,6 +321,7 @@ fn me(ctx: &Ctx) -> Subscriber {
     Subscriber {
         client_id: ctx.client.id,
         worker: ctx.client.shared.worker,
+        shared: ctx.client.shared.clone(),
     }
 }
 

@@ -43,6 +43,10 @@ fn main() {
         }
     };
     install_memory_probe();
+    // Like Redis's `jemalloc-bg-thread yes`: jemalloc returns freed pages to
+    // the OS from its own thread, so RSS follows used memory without purging
+    // work on the workers (a table split frees whole segments).
+    let _ = tikv_jemalloc_ctl::background_thread::write(true);
     if let Err(e) = server::run(settings, file) {
         eprintln!("{e}");
         std::process::exit(1);

@@ -199,6 +199,10 @@ impl Worker {
                     for id in client_ids {
                         if let Some(&slot) = self.by_id.get(&id) {
                             if let Some(c) = self.conns[slot].as_mut() {
+                                c.client
+                                    .shared
+                                    .pubsub_queued
+                                    .fetch_sub(msg.approx_len() as u64, Relaxed);
                                 msg.encode(&mut c.out);
                                 self.touched.push(slot);
                             }
@@ -316,7 +320,9 @@ impl Worker {
                 match conn.flush(&self.srv) {
                     Ok(true) => {}
                     Ok(false) => {
-                        if conn.over_output_limit(&self.settings, now) {
+                        if conn.over_output_limit(&self.settings, now)
+                            && !conn.client.shared.killed.swap(true, Relaxed)
+                        {
                             crate::warning!(
                                 "Client id={} addr={} scheduled to be closed ASAP for overcoming of output buffer limits.",
                                 conn.client.id,
@@ -326,6 +332,8 @@ impl Worker {
                                 .stats
                                 .client_output_buffer_limit_disconnections
                                 .fetch_add(1, Relaxed);
+                            conn.dead = true;
+                        } else if conn.client.shared.killed.load(Relaxed) {
                             conn.dead = true;
                         }
                     }

@@ -113,9 +113,22 @@ fn slow_subscriber_is_disconnected_and_memory_stays_bounded() {
     let payload = "x".repeat(16 * 1024);
     let start = Instant::now();
     let mut receivers = 1;
+    let used_memory = |c: &mut redis::Connection| -> u64 {
+        let mem: String = redis::cmd("INFO").arg("memory").query(c).unwrap();
+        mem.lines()
+            .find_map(|l| l.strip_prefix("used_memory:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap()
+    };
+    let base = used_memory(&mut c);
+    let mut peak = base;
     // Publish ~64 MB while the subscriber never reads: the server must drop it
-    // once its output buffer passes the 1 MB hard limit.
-    for _ in 0..4096 {
+    // once its output buffer passes the 1 MB hard limit, and what is queued
+    // for it must stay near that limit meanwhile.
+    for i in 0..4096 {
+        if i % 64 == 0 {
+            peak = peak.max(used_memory(&mut c));
+        }
         receivers = redis::cmd("PUBLISH")
             .arg("flood")
             .arg(&payload)
@@ -137,6 +150,11 @@ fn slow_subscriber_is_disconnected_and_memory_stays_bounded() {
             r.get(1) == Some(&redis::Value::Int(0))
         });
     assert!(dropped, "the slow subscriber was never disconnected");
+    assert!(
+        peak - base < 16 * 1024 * 1024,
+        "used_memory grew by {} while flooding a subscriber limited to 1 MB",
+        peak - base
+    );
     assert!(start.elapsed() < Duration::from_secs(30));
     let info: String = redis::cmd("INFO").arg("stats").query(&mut c).unwrap();
     let line = info
