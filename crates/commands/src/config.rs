@@ -109,6 +109,10 @@ pub struct Settings {
     /// `hll-sparse-max-bytes`: a sparse HyperLogLog growing past this many
     /// bytes (header included) is converted to the dense representation.
     pub hll_sparse_max_bytes: u64,
+    /// `lazyfree-lazy-user-del`: DEL behaves like UNLINK.
+    pub lazyfree_lazy_user_del: bool,
+    /// `lazyfree-lazy-user-flush`: FLUSHDB/FLUSHALL without SYNC free in the background.
+    pub lazyfree_lazy_user_flush: bool,
     /// Collection encoding thresholds (`hash-max-listpack-entries` ...).
     pub limits: collections::Limits,
 }
@@ -162,6 +166,8 @@ impl Default for Settings {
             active_expire_enabled: true,
             notify_keyspace_events: 0,
             hll_sparse_max_bytes: 0,
+            lazyfree_lazy_user_del: false,
+            lazyfree_lazy_user_flush: false,
             limits: collections::Limits::default(),
         };
         for p in all_params() {
@@ -636,6 +642,26 @@ pub static PARAMS: &[Param] = &[
         |s, v| {
             s.notify_keyspace_events = crate::notify::parse_flags(v)
                 .ok_or("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")?;
+            Ok(())
+        }
+    ),
+    p!(
+        "lazyfree-lazy-user-del",
+        true,
+        "no",
+        |s| fmt_bool(s.lazyfree_lazy_user_del),
+        |s, v| {
+            s.lazyfree_lazy_user_del = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    p!(
+        "lazyfree-lazy-user-flush",
+        true,
+        "no",
+        |s| fmt_bool(s.lazyfree_lazy_user_flush),
+        |s, v| {
+            s.lazyfree_lazy_user_flush = parse_bool(v)?;
             Ok(())
         }
     ),

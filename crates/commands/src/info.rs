@@ -465,8 +465,8 @@ fn memory_section(srv: &Server, t: &mut String) {
     field!(t, "mem_aof_buffer", "0");
     field!(t, "mem_allocator", "{}", p.name);
     field!(t, "active_defrag_running", "0");
-    field!(t, "lazyfree_pending_objects", "0");
-    field!(t, "lazyfreed_objects", "0");
+    field!(t, "lazyfree_pending_objects", "{}", srv.lazyfree.pending());
+    field!(t, "lazyfreed_objects", "{}", srv.lazyfree.freed());
 }
 
 fn persistence_section(srv: &Server, _s: &crate::config::Settings, t: &mut String) {

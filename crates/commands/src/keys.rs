@@ -91,7 +91,7 @@ const OBJECT_SUBS: &[CommandSpec] = &[
 
 pub const COMMANDS: &[CommandSpec] = &[
     cmd!("del", -2, flag::WRITE, &["keyspace", "write", "slow"], KeyPos::ALL, "1.0.0", "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).", "Deletes one or more keys.", del),
-    cmd!("unlink", -2, flag::WRITE | flag::FAST, &["keyspace", "write", "fast"], KeyPos::ALL, "4.0.0", "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.", "Asynchronously deletes one or more keys.", del),
+    cmd!("unlink", -2, flag::WRITE | flag::FAST, &["keyspace", "write", "fast"], KeyPos::ALL, "4.0.0", "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.", "Asynchronously deletes one or more keys.", unlink),
     cmd!("exists", -2, flag::READONLY | flag::FAST, &["keyspace", "read", "fast"], KeyPos::ALL, "1.0.0", "O(N) where N is the number of keys to check.", "Determines whether one or more keys exist.", exists),
     cmd!("type", 2, flag::READONLY | flag::FAST, &["keyspace", "read", "fast"], KeyPos::ONE, "1.0.0", "O(1)", "Determines the type of value stored at a key.", type_cmd),
     cmd!("rename", 3, flag::WRITE, &["keyspace", "write", "slow"], KeyPos::range(1, 2, 1), "1.0.0", "O(1)", "Renames a key and overwrites the destination.", rename),
@@ -188,6 +188,17 @@ pub(crate) fn notify_db(ctx: &mut Ctx, class: u32, event: &str, key: &[u8], db: 
 }
 
 fn del(ctx: &mut Ctx, args: &[&[u8]]) {
+    let lazy = ctx.settings.lazyfree_lazy_user_del;
+    del_generic(ctx, args, lazy);
+}
+
+fn unlink(ctx: &mut Ctx, args: &[&[u8]]) {
+    del_generic(ctx, args, true);
+}
+
+/// DEL and UNLINK: remove the keys under their partitions' locks, then free
+/// the values (large ones on the lazyfree thread when `lazy`).
+fn del_generic(ctx: &mut Ctx, args: &[&[u8]], lazy: bool) {
     let keys: Vec<Key> = args[1..].iter().map(|a| Key::new(a)).collect();
     let (db, now, srv) = (ctx.client.db, ctx.now_ms, ctx.srv);
     let mut deleted = Vec::new();
@@ -201,7 +212,7 @@ fn del(ctx: &mut Ctx, args: &[&[u8]]) {
             }
         }
     }
-    drop(garbage);
+    srv.lazyfree.free_entries(garbage, lazy);
     for &i in &deleted {
         ctx.notify(notify::GENERIC, "del", args[i]);
     }
@@ -479,39 +490,30 @@ fn swapdb(ctx: &mut Ctx, args: &[&[u8]]) {
 }
 
 /// FLUSHDB/FLUSHALL option: Some(async) or None on a syntax error.
-fn flush_mode(args: &[&[u8]]) -> Option<bool> {
+fn flush_mode(args: &[&[u8]], lazy_default: bool) -> Option<bool> {
     match args.len() {
-        1 => Some(false),
+        1 => Some(lazy_default),
         2 if eq_ic(args[1], "async") => Some(true),
         2 if eq_ic(args[1], "sync") => Some(false),
         _ => None,
     }
 }
 
-#[allow(clippy::vec_box)]
-fn free_dbs(dbs: Vec<Box<store::Db>>, lazy: bool) {
-    if lazy && !dbs.is_empty() {
-        std::thread::spawn(move || drop(dbs));
-    } else {
-        drop(dbs);
-    }
-}
-
 fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) {
-    let Some(lazy) = flush_mode(args) else {
+    let Some(lazy) = flush_mode(args, ctx.settings.lazyfree_lazy_user_flush) else {
         return ctx.syntax_error();
     };
     let dbs = ctx.srv.keyspace.flush_db(ctx.client.db);
-    free_dbs(dbs, lazy);
+    ctx.srv.lazyfree.free_dbs(dbs, lazy);
     ctx.ok();
 }
 
 fn flushall(ctx: &mut Ctx, args: &[&[u8]]) {
-    let Some(lazy) = flush_mode(args) else {
+    let Some(lazy) = flush_mode(args, ctx.settings.lazyfree_lazy_user_flush) else {
         return ctx.syntax_error();
     };
     let dbs = ctx.srv.keyspace.flush_all();
-    free_dbs(dbs, lazy);
+    ctx.srv.lazyfree.free_dbs(dbs, lazy);
     ctx.ok();
 }
 

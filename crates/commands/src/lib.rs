@@ -26,6 +26,7 @@ pub mod info;
 pub mod introspection;
 pub mod keys;
 pub mod latency_cmd;
+pub mod lazyfree;
 pub mod lists;
 pub mod memory;
 pub mod notify;

@@ -78,6 +78,8 @@ pub struct Server {
     pub hub: Hub,
     pub pubsub: crate::pubsub::PubSub,
     pub watches: crate::transactions::Watches,
+    /// Background freeing of large values (UNLINK, FLUSHALL ASYNC...).
+    pub lazyfree: crate::lazyfree::LazyFree,
     /// Clients waiting in blocking commands.
     pub blocking: crate::blocking::Blocking,
     /// CLIENT PAUSE state; written through [`Server::set_pause`] only.
@@ -114,6 +116,7 @@ impl Server {
             pubsub: Default::default(),
             watches: Default::default(),
             blocking: Default::default(),
+            lazyfree: Default::default(),
             pause: Mutex::new(Pause::default()),
             pause_until_ms: AtomicU64::new(0),
             monitors: Mutex::new(Vec::new()),

@@ -1,0 +1,120 @@
+//! Lazy freeing: dropping large values on a background thread.
+//!
+//! UNLINK, FLUSHDB/FLUSHALL ASYNC and the `lazyfree-lazy-user-del` /
+//! `lazyfree-lazy-user-flush` settings hand what they removed to one
+//! background thread, so freeing a 10M-member set costs the client O(1).
+//! Like Redis, only values whose freeing takes many allocations go there
+//! ([`LAZYFREE_THRESHOLD`] elements); small ones are freed in place, which is
+//! cheaper than a hand-off.
+//!
+//! Invariants: `pending` counts objects handed over and not yet dropped
+//! (INFO `lazyfree_pending_objects`); `freed` counts objects the thread has
+//! dropped (`lazyfreed_objects`). An object is one key with its value, or one
+//! whole database of a flush.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crossbeam_channel::{unbounded, Sender};
+use parking_lot::Mutex;
+use store::Entry;
+
+/// Values with more elements than this are freed in the background
+/// (Redis's `LAZYFREE_THRESHOLD`, counted in allocations).
+pub const LAZYFREE_THRESHOLD: usize = 64;
+
+enum Garbage {
+    Entries(Vec<Entry>),
+    #[allow(clippy::vec_box)]
+    Dbs(Vec<Box<store::Db>>),
+}
+
+impl Garbage {
+    fn objects(&self) -> u64 {
+        match self {
+            Garbage::Entries(v) => v.len() as u64,
+            Garbage::Dbs(v) => v.len() as u64,
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct LazyFree {
+    tx: Mutex<Option<Sender<Garbage>>>,
+    pending: std::sync::Arc<AtomicU64>,
+    freed: std::sync::Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for LazyFree {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LazyFree(pending={})", self.pending())
+    }
+}
+
+/// Is freeing this entry's value worth a hand-off?
+pub fn worth_lazy(e: &Entry) -> bool {
+    e.value().collection_len() > LAZYFREE_THRESHOLD
+}
+
+impl LazyFree {
+    pub fn pending(&self) -> u64 {
+        self.pending.load(Ordering::Relaxed)
+    }
+
+    pub fn freed(&self) -> u64 {
+        self.freed.load(Ordering::Relaxed)
+    }
+
+    fn send(&self, g: Garbage) {
+        let n = g.objects();
+        if n == 0 {
+            return;
+        }
+        let mut tx = self.tx.lock();
+        let sender = tx.get_or_insert_with(|| {
+            let (tx, rx) = unbounded::<Garbage>();
+            let pending = self.pending.clone();
+            let freed = self.freed.clone();
+            std::thread::Builder::new()
+                .name("petrel-lazyfree".into())
+                .spawn(move || {
+                    for g in rx {
+                        let n = g.objects();
+                        drop(g);
+                        pending.fetch_sub(n, Ordering::Relaxed);
+                        freed.fetch_add(n, Ordering::Relaxed);
+                    }
+                })
+                .expect("spawn the lazyfree thread");
+            tx
+        });
+        self.pending.fetch_add(n, Ordering::Relaxed);
+        if let Err(e) = sender.send(g) {
+            // The thread is gone (cannot happen while the server runs):
+            // free here.
+            self.pending.fetch_sub(n, Ordering::Relaxed);
+            drop(e.into_inner());
+        }
+    }
+
+    /// Frees removed entries: the large ones in the background when `lazy`,
+    /// everything else right here.
+    pub fn free_entries(&self, entries: Vec<Entry>, lazy: bool) {
+        if !lazy {
+            drop(entries);
+            return;
+        }
+        let (big, small): (Vec<Entry>, Vec<Entry>) = entries.into_iter().partition(worth_lazy);
+        drop(small);
+        self.send(Garbage::Entries(big));
+    }
+
+    /// Frees flushed databases, in the background when `lazy`.
+    #[allow(clippy::vec_box)]
+    pub fn free_dbs(&self, dbs: Vec<Box<store::Db>>, lazy: bool) {
+        if lazy {
+            self.send(Garbage::Dbs(dbs));
+        } else {
+            drop(dbs);
+        }
+    }
+}
