@@ -189,6 +189,10 @@ fn exec(ctx: &mut Ctx, _args: &[&[u8]]) {
         return;
     }
     ctx.client.in_exec = true;
+    // While EXEC runs, CLIENT INFO/LIST still show the transaction (flag x,
+    // multi=<queued>), as Redis does.
+    ctx.client.shared.multi.store(queue.len() as i64, Relaxed);
+    ctx.client.shared.set_flag(cflag::MULTI, true);
     ctx.out.array_len(queue.len());
     let srv = ctx.srv;
     let settings = ctx.settings;
@@ -201,6 +205,8 @@ fn exec(ctx: &mut Ctx, _args: &[&[u8]]) {
         }
     });
     ctx.client.in_exec = false;
+    ctx.client.shared.multi.store(-1, Relaxed);
+    ctx.client.shared.set_flag(cflag::MULTI, false);
 }
 
 fn watch(ctx: &mut Ctx, args: &[&[u8]]) {

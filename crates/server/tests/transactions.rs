@@ -226,3 +226,19 @@ fn exec_is_atomic_across_partitions_and_threads() {
     );
     eprintln!("atomicity: {moved} transfers, {checks} consistent sums");
 }
+
+#[test]
+fn client_info_inside_exec_shows_the_transaction() {
+    let s = TestServer::start(&[]);
+    let mut c = s.raw();
+    c.cmd(&["MULTI"]);
+    c.cmd(&["SET", "a", "1"]);
+    c.cmd(&["CLIENT", "INFO"]);
+    let r = format!("{}", c.cmd(&["EXEC"]));
+    assert!(r.contains("flags=x ") && r.contains(" multi=2 "), "{r}");
+    let after = format!("{}", c.cmd(&["CLIENT", "INFO"]));
+    assert!(
+        after.contains("flags=N ") && after.contains(" multi=-1 "),
+        "{after}"
+    );
+}
