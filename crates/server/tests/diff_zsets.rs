@@ -37,6 +37,23 @@ ZADD z 1 a 2
 ZADD z nan a
 ZADD z 1 a x b
 ZADD z abc
+ZADD q 1e400 a
+ZADD q 1e-400 a
+ZADD q 0x10 a 1e-320 b infinity c 1. d .5 e -0x1A f
+ZADD q ' 1' g
+ZADD q '1 ' g
+ZINCRBY q 1e400 a
+ZRANGE q 0 -1 WITHSCORES
+ZRANGEBYSCORE q 1e400 +inf
+ZRANGEBYSCORE q 0x10 +inf
+ZRANGEBYSCORE q ' 1' +inf
+ZRANGEBYSCORE q ( +inf
+ZRANGEBYSCORE q '' +inf
+ZUNION 1 q WEIGHTS 1e400
+ZADD gl GT 5 a LT 6 b
+ZADD gl GT CH 4 a 7 b
+ZADD gl LT CH 4 a 7 b
+ZRANGE gl 0 -1 WITHSCORES
 ZADD z
 ZADD z inf i -inf ni +inf pi 1.5 f1 0.1 f2 1e300 big -0 nz 0 pz 1e-5 small
 ZRANGE z 0 -1 WITHSCORES

@@ -137,7 +137,7 @@ fn generic(
         let a = args[j];
         if op != Op::Diff && !card && remaining > n && eq_ic(a, "weights") {
             for (i, w) in weights.iter_mut().enumerate() {
-                match crate::util::parse_f64(args[j + 1 + i]) {
+                match super::parse_score(args[j + 1 + i]) {
                     Some(x) => *w = x,
                     None => return ctx.error("ERR weight value is not a float"),
                 }

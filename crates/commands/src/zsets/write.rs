@@ -62,7 +62,7 @@ pub(super) fn zadd(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let mut pairs = Vec::with_capacity(elements / 2);
     for c in args[i..].chunks_exact(2) {
-        let Some(s) = crate::util::parse_f64(c[0]) else {
+        let Some(s) = super::parse_score(c[0]) else {
             return ctx.error(ERR_NOT_FLOAT);
         };
         pairs.push((s, c[1]));
@@ -71,7 +71,7 @@ pub(super) fn zadd(ctx: &mut Ctx, args: &[&[u8]]) {
 }
 
 pub(super) fn zincrby(ctx: &mut Ctx, args: &[&[u8]]) {
-    let Some(s) = crate::util::parse_f64(args[2]) else {
+    let Some(s) = super::parse_score(args[2]) else {
         return ctx.error(ERR_NOT_FLOAT);
     };
     let f = AddFlags {
@@ -99,10 +99,14 @@ fn zadd_apply(ctx: &mut Ctx, key: &[u8], f: AddFlags, pairs: &[(f64, &[u8])]) {
             ctx.out.int(0)
         };
     }
-    let (z, _) = coll::write_or_create::<ZsetValue>(&mut p, db, &k, now, || {
-        ZsetValue::new_for(pairs[0].1.len(), &limits)
-    })
-    .expect("type checked");
+    if !exists {
+        let v = ZsetValue::new_for(pairs[0].1.len(), &limits);
+        p.insert(db, &k, store::CompactValue::from_zset(v), None, now);
+    }
+    let z = coll::write::<ZsetValue>(&mut p, db, &k, now)
+        .ok()
+        .flatten()
+        .expect("zset checked or just created");
     let (mut added, mut updated, mut processed) = (0i64, 0i64, 0i64);
     let mut last = 0.0;
     for &(score, m) in pairs {
@@ -297,7 +301,10 @@ pub(crate) fn pop_key(
         return Ok(None);
     };
     let items = pop_value(z, max, count);
-    let emptied = coll::remove_if_empty::<ZsetValue>(p, db, key, now_ms);
+    let emptied = z.is_empty();
+    if emptied {
+        p.remove(db, key, now_ms);
+    }
     Ok(Some(Popped { items, emptied }))
 }
 
