@@ -6,9 +6,21 @@ use resp::Value;
 
 #[test]
 fn zsets_add_and_read() {
-    diff_text(
-        "zsets_add_and_read",
-        r#"
+    for (name, setup) in [
+        (
+            "zsets_add_and_read_small",
+            "CONFIG SET zset-max-listpack-entries 128",
+        ),
+        (
+            "zsets_add_and_read_big",
+            "CONFIG SET zset-max-listpack-entries 1",
+        ),
+    ] {
+        diff_text(
+            name,
+            &format!(
+                r#"
+{setup}
 ZADD z 1 a 2 b 3 c
 ZADD z 1 a 5 b 10 d
 ZADD z CH 1 a 6 b 11 e
@@ -98,8 +110,19 @@ ZRANGE z 0 -1 WITHSCORES
 ZREM z a b nosuch
 ZREM z nosuch
 ZREM nokey a
-"#,
-    );
+ZRANDMEMBER str 0
+ZADD u1 1 a 2 b
+ZADD u2 3 b 4 c
+ZUNIONSTORE u1 2 u1 u2
+ZRANGE u1 0 -1 WITHSCORES
+ZINTERSTORE u2 2 u1 u2 AGGREGATE MIN
+ZRANGE u2 0 -1 WITHSCORES
+ZRANGESTORE u2 u2 0 0
+ZRANGE u2 0 -1 WITHSCORES
+"#
+            ),
+        );
+    }
 }
 
 #[test]
