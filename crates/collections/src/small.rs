@@ -698,6 +698,8 @@ impl ListpackZset {
     /// Insert or update; returns the previous score.
     pub fn insert(&mut self, member: &[u8], score: f64) -> Option<f64> {
         debug_assert!(!score.is_nan());
+        // Redis 7.0 writes -0 into a listpack as integer 0.
+        let score = if score == 0.0 { 0.0 } else { score };
         let old = match self.0.find(member) {
             Some((k, off)) => {
                 let next = self.0.lp.entry_at(off).1;
@@ -728,6 +730,19 @@ impl ListpackZset {
         let se = score_enc(score, &mut buf);
         self.0.insert_element(k, off, &[Enc::of(member), se]);
         old
+    }
+
+    /// Append `member` with `score` at the end; the caller guarantees
+    /// (score, member) sorts after every element and `member` is absent
+    /// (building a STORE result from sorted pairs).
+    pub fn push_back(&mut self, member: &[u8], score: f64) {
+        debug_assert!(!score.is_nan());
+        let score = if score == 0.0 { 0.0 } else { score };
+        let k = self.len();
+        let off = self.0.lp.end_offset();
+        let mut buf = Vec::new();
+        let se = score_enc(score, &mut buf);
+        self.0.insert_element(k, off, &[Enc::of(member), se]);
     }
 
     /// Remove `member`; returns its score.

@@ -592,7 +592,8 @@ impl SortedSet {
         assert!(!score.is_nan(), "NaN score");
         match self.score(member) {
             Some(old) => {
-                if old != score || old.to_bits() != score.to_bits() {
+                // Equal scores (0 and -0 included) are left alone, as Redis.
+                if old != score {
                     self.tree.remove(old, member);
                     self.tree.insert(score, member);
                     self.map.insert(member, &score.to_le_bytes());
@@ -637,6 +638,12 @@ impl SortedSet {
     ) {
         self.tree
             .for_each_in(start, end, rev, |e| f(e.member.bytes(), e.score))
+    }
+
+    /// Number of leading elements (ascending) for which
+    /// `before(member, score)` holds; `before` must hold for a prefix.
+    pub fn rank_by(&self, before: impl Fn(&[u8], f64) -> bool) -> usize {
+        self.tree.rank_by(|e| before(e.member.bytes(), e.score))
     }
 
     /// Number of elements with score < `min` (or <= when `exclusive`): the

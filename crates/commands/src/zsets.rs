@@ -1,6 +1,0 @@
-//! Sorted-set commands (being written; the family is registered so the table
-//! stays in one place).
-
-use crate::spec::CommandSpec;
-
-pub const COMMANDS: &[CommandSpec] = &[];
