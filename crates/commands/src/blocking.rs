@@ -67,8 +67,15 @@ pub enum BlockOp {
 }
 
 impl BlockOp {
-    /// The reply of a waiter that timed out (also CLIENT UNBLOCK TIMEOUT).
+    /// The reply of a waiter that timed out (also CLIENT UNBLOCK TIMEOUT):
+    /// a null array for every blocking command, BLMOVE included (Redis 7.0).
     pub fn timeout_reply(&self, out: &mut ReplyBuf) {
+        out.null_array();
+    }
+
+    /// The reply when the command runs inside EXEC and finds nothing: what
+    /// its non-blocking form answers (LMOVE: a null bulk).
+    pub fn empty_reply(&self, out: &mut ReplyBuf) {
         match self {
             BlockOp::ListMove { .. } => out.null_bulk(),
             _ => out.null_array(),
@@ -375,17 +382,7 @@ fn attempt(
             };
             let p = g.part(&k);
             let z = coll::write::<ZsetValue>(p, db, &k, now_ms)?.expect("checked");
-            let mut items = Vec::new();
-            while items.len() < want {
-                let popped = match z {
-                    ZsetValue::Listpack(z) => z.pop(*max),
-                    ZsetValue::Tree(z) => z.pop(*max),
-                };
-                match popped {
-                    Some(x) => items.push(x),
-                    None => break,
-                }
-            }
+            let items = crate::zsets::write::pop_value(z, *max, want);
             let emptied = coll::remove_if_empty::<ZsetValue>(p, db, &k, now_ms);
             drop(g);
             events.push(ev(notify::ZSET, if *max { "zpopmax" } else { "zpopmin" }));

@@ -141,7 +141,7 @@ fn run(ctx: &mut Ctx, keys: &[&[u8]], timeout: &[u8], op: BlockOp) {
     }
     if ctx.client.in_exec {
         drop(hold);
-        op.timeout_reply(ctx.out);
+        op.empty_reply(ctx.out);
         return;
     }
     let Some(worker) = crate::hub::current_worker() else {
