@@ -368,14 +368,11 @@ mod tests {
                     "hashtable"
                 }
             }
-            "listpack" => {
+            "listpack"
                 if model.len() < lim.set_max_listpack_entries
-                    && m.len() <= lim.set_max_listpack_value
-                {
-                    "listpack"
-                } else {
-                    "hashtable"
-                }
+                    && m.len() <= lim.set_max_listpack_value =>
+            {
+                "listpack"
             }
             _ => "hashtable",
         }
