@@ -463,7 +463,6 @@ ZDIFFSTORE d 0 a
 
 /// Plain sets as inputs (score 1). Needs SADD from the sets branch.
 #[test]
-#[ignore = "needs SADD (sets family, another branch)"]
 fn zsets_setops_with_sets() {
     diff_text(
         "zsets_setops_with_sets",
