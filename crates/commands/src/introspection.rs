@@ -312,12 +312,9 @@ fn reply_info(ctx: &mut Ctx, e: &CommandEntry) {
     for f in flags {
         ctx.out.simple(f);
     }
-    let movable = spec.getkeys.is_some() || spec.flags & flag::MOVABLEKEYS != 0;
-    let k = if movable {
-        crate::spec::KeyPos::NONE
-    } else {
-        spec.keys
-    };
+    // Movable-key commands still report their legacy (first, last, step)
+    // (SORT: 1 1 1, ZUNIONSTORE: 1 1 1, EVAL: 0 0 0), as Redis 7.0 does.
+    let k = spec.keys;
     ctx.out.int(k.first as i64);
     ctx.out.int(k.last as i64);
     ctx.out.int(k.step as i64);
