@@ -46,6 +46,11 @@ SORT nokey LIMIT 0 1 foo
 SORT
 SORT_RO
 EXISTS d
+MULTI
+SORT nokey BY w_* GET #
+SORT nokey STORE d
+HSET h b 2
+EXEC
 "##,
     );
 }
