@@ -312,8 +312,8 @@ fn reply_info(ctx: &mut Ctx, e: &CommandEntry) {
     for f in flags {
         ctx.out.simple(f);
     }
-    // Movable-key commands print the fixed part of their keys, if any
-    // (ZUNIONSTORE: 1 1 1), as Redis derives it from the first key spec.
+    // Movable-key commands still report their legacy (first, last, step)
+    // (SORT: 1 1 1, ZUNIONSTORE: 1 1 1, EVAL: 0 0 0), as Redis 7.0 does.
     let k = spec.keys;
     ctx.out.int(k.first as i64);
     ctx.out.int(k.last as i64);
