@@ -308,3 +308,21 @@ mod tests {
         }
     }
 }
+
+/// Memory figure for the report: `cargo test -p collections --release --
+/// --ignored memory_10m --nocapture`.
+#[cfg(test)]
+#[test]
+#[ignore]
+fn memory_10m() {
+    let mut l = ListValue::new(&crate::Limits::default());
+    for i in 0..10_000_000u32 {
+        l.push(End::Tail, (i % 10000).to_string().as_bytes());
+    }
+    println!(
+        "10M elements: heap_bytes {} ({} nodes, {:.2} B/elem)",
+        l.heap_bytes(),
+        l.ql.node_count(),
+        l.heap_bytes() as f64 / 1e7
+    );
+}
