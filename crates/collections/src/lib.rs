@@ -35,7 +35,7 @@ pub mod value;
 pub mod zset;
 
 pub use intset::IntSet;
-pub use listpack::{Listpack, LpValue};
+pub use listpack::{Listpack, LpValue, Needle};
 pub use quicklist::Quicklist;
 pub use small::{ListpackHash, ListpackSet, ListpackZset};
 pub use table::{CompactMap, CompactSet};

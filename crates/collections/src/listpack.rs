@@ -82,6 +82,33 @@ impl fmt::Display for LpValue<'_> {
     }
 }
 
+/// A byte string prepared for many comparisons with listpack elements
+/// (LPOS, LREM, LINSERT): its integer form is parsed once.
+#[derive(Clone, Copy, Debug)]
+pub struct Needle<'a> {
+    raw: &'a [u8],
+    int: Option<i64>,
+}
+
+impl<'a> Needle<'a> {
+    pub fn new(raw: &'a [u8]) -> Self {
+        Needle {
+            raw,
+            int: string_to_i64(raw),
+        }
+    }
+
+    /// True if `v` equals the needle byte for byte (a stored string is
+    /// never a canonical integer, so each kind compares with its own form).
+    #[inline]
+    pub fn matches(&self, v: LpValue<'_>) -> bool {
+        match v {
+            LpValue::Int(x) => self.int == Some(x),
+            LpValue::Str(b) => b == self.raw,
+        }
+    }
+}
+
 /// Redis's `lpStringToInt64`: a canonical decimal i64 — no sign other than a
 /// leading `-`, no leading zeros (except `"0"` itself), no `"-0"`, no spaces,
 /// at most 20 bytes, no overflow.
@@ -526,6 +553,40 @@ impl Listpack {
             front: HEADER_SIZE,
             back: self.end_offset(),
             left: self.count,
+        }
+    }
+
+    /// Iterator over the elements from `index` (0..=len) to the tail; its
+    /// `next_back` still ends at the tail. Seeks from the nearer end.
+    pub fn iter_at(&self, index: usize) -> Iter<'_> {
+        if index >= self.count {
+            return Iter {
+                lp: self,
+                front: self.end_offset(),
+                back: self.end_offset(),
+                left: 0,
+            };
+        }
+        Iter {
+            lp: self,
+            front: self.seek(index as isize).unwrap(),
+            back: self.end_offset(),
+            left: self.count - index,
+        }
+    }
+
+    /// Iterator over the elements `0..=index` (clipped to len), to be
+    /// walked with `.rev()` from element `index` towards the head.
+    pub fn iter_upto(&self, index: usize) -> Iter<'_> {
+        if index + 1 >= self.count {
+            return self.iter();
+        }
+        let off = self.seek(index as isize).unwrap();
+        Iter {
+            lp: self,
+            front: HEADER_SIZE,
+            back: self.entry_at(off).1,
+            left: index + 1,
         }
     }
 

@@ -26,7 +26,7 @@
 //! After removals a node is merged with a neighbour when the two fit in one
 //! node, so a list that shrinks does not keep many tiny nodes.
 
-use crate::listpack::{encoded_size, Listpack, LpValue, HEADER_SIZE};
+use crate::listpack::{encoded_size, Listpack, LpValue, Needle, HEADER_SIZE};
 use std::collections::VecDeque;
 
 /// Redis's per-node byte limit for positive fill values.
@@ -354,6 +354,7 @@ impl Quicklist {
         } else {
             count.unsigned_abs() as usize
         };
+        let needle = Needle::new(s);
         let mut removed = 0;
         let rev = count < 0;
         let mut k = 0;
@@ -365,7 +366,7 @@ impl Quicklist {
                     let mut off = lp.end_offset();
                     while r < limit - removed {
                         let Some(p) = lp.prev_offset(off) else { break };
-                        if lp.entry_at(p).0.eq_bytes(s) {
+                        if needle.matches(lp.entry_at(p).0) {
                             lp.delete_at_offset(p, 1);
                             r += 1;
                         }
@@ -375,7 +376,7 @@ impl Quicklist {
                     let mut off = lp.first_offset();
                     while off < lp.end_offset() && r < limit - removed {
                         let (v, next) = lp.entry_at(off);
-                        if v.eq_bytes(s) {
+                        if needle.matches(v) {
                             lp.delete_at_offset(off, 1);
                             r += 1;
                         } else {
@@ -404,29 +405,103 @@ impl Quicklist {
         self.nodes.iter().flat_map(|n| n.iter())
     }
 
-    /// Elements from `index` towards the tail.
+    /// Elements from `index` towards the tail (nothing when `index >= len`).
+    /// Seeks once (nearer end of the list, then of the node), then walks.
     pub fn iter_from(&self, index: usize) -> impl Iterator<Item = LpValue<'_>> + '_ {
-        let (ni, pos) = if index < self.len {
-            self.locate(index)
+        let (first, rest) = if index < self.len {
+            let (ni, pos) = self.locate(index);
+            (Some(self.nodes[ni].iter_at(pos)), ni + 1)
         } else {
-            (self.nodes.len(), 0)
+            (None, self.nodes.len())
         };
-        self.nodes.range(ni..).flat_map(|n| n.iter()).skip(pos)
+        first
+            .into_iter()
+            .flatten()
+            .chain(self.nodes.range(rest..).flat_map(|n| n.iter()))
     }
 
-    /// Elements from `index` towards the head.
+    /// Elements from `index` towards the head (from the tail when
+    /// `index >= len`).
     pub fn iter_rev_from(&self, index: usize) -> impl Iterator<Item = LpValue<'_>> + '_ {
-        let (ni, skip) = if index < self.len {
+        let (first, rest) = if index < self.len {
             let (ni, pos) = self.locate(index);
-            (ni + 1, self.nodes[ni].len() - 1 - pos)
+            (Some(self.nodes[ni].iter_upto(pos)), ni)
         } else {
-            (0, 0)
+            (None, self.nodes.len())
         };
-        self.nodes
-            .range(..ni)
-            .rev()
-            .flat_map(|n| n.iter().rev())
-            .skip(skip)
+        first
+            .into_iter()
+            .flat_map(|it| it.rev())
+            .chain(self.nodes.range(..rest).rev().flat_map(|n| n.iter().rev()))
+    }
+
+    /// Remove and return up to `n` elements from the head, in pop order.
+    pub fn pop_front_n(&mut self, n: usize) -> Vec<Vec<u8>> {
+        if n == 1 {
+            return self.pop_front().into_iter().collect();
+        }
+        let v: Vec<Vec<u8>> = self.iter().take(n).map(|x| x.to_vec()).collect();
+        self.remove_range(0, v.len());
+        v
+    }
+
+    /// Remove and return up to `n` elements from the tail, in pop order
+    /// (last element first).
+    pub fn pop_back_n(&mut self, n: usize) -> Vec<Vec<u8>> {
+        if n == 1 {
+            return self.pop_back().into_iter().collect();
+        }
+        let v: Vec<Vec<u8>> = self.iter().rev().take(n).map(|x| x.to_vec()).collect();
+        self.remove_range(self.len - v.len(), v.len());
+        v
+    }
+
+    /// LINSERT: insert `s` before (or after) the first element equal to
+    /// `pivot`, scanning from the head. False when no element matches.
+    pub fn insert_at_pivot(&mut self, pivot: &Needle<'_>, s: &[u8], after: bool) -> bool {
+        for ni in 0..self.nodes.len() {
+            let n = &self.nodes[ni];
+            let (mut off, end) = (n.first_offset(), n.end_offset());
+            while off < end {
+                let (v, next) = n.entry_at(off);
+                if pivot.matches(v) {
+                    self.insert_in_node(ni, if after { next } else { off }, s);
+                    return true;
+                }
+                off = next;
+            }
+        }
+        false
+    }
+
+    /// Insert `s` at byte offset `off` of node `ni`. A full node hands an
+    /// element at its edge to the neighbour (or a new node) instead of
+    /// splitting; otherwise it splits after the insert.
+    fn insert_in_node(&mut self, ni: usize, off: usize, s: &[u8]) {
+        let add = encoded_size(s);
+        let n = &self.nodes[ni];
+        if !self.fits(n, add) {
+            if off == n.end_offset() {
+                match self.nodes.get(ni + 1) {
+                    Some(next) if self.fits(next, add) => {
+                        self.with_node(ni + 1, |x| x.push_front(s))
+                    }
+                    _ => self.new_node_with(ni + 1, s),
+                }
+                return;
+            }
+            if off == n.first_offset() {
+                match ni.checked_sub(1).map(|p| &self.nodes[p]) {
+                    Some(prev) if self.fits(prev, add) => {
+                        self.with_node(ni - 1, |x| x.push_back(s))
+                    }
+                    _ => self.new_node_with(ni, s),
+                }
+                return;
+            }
+        }
+        self.with_node(ni, |x| x.insert_at_offset(off, s));
+        self.split_if_needed(ni);
     }
 
     /// The nodes (for RDB save: each is a Redis listpack).
@@ -476,6 +551,8 @@ mod tests {
         RemoveRange(usize, usize),
         Trim(usize, usize),
         Lrem(Vec<u8>, i64),
+        InsertPivot(Vec<u8>, Vec<u8>, bool),
+        PopN(bool, usize),
     }
 
     fn elem() -> impl Strategy<Value = Vec<u8>> {
@@ -498,6 +575,8 @@ mod tests {
             1 => (0usize..60, 0usize..30).prop_map(|(a, b)| Op::RemoveRange(a, b)),
             1 => (0usize..10, 0usize..200).prop_map(|(a, b)| Op::Trim(a, b)),
             1 => (elem(), -3i64..3).prop_map(|(e, c)| Op::Lrem(e, c)),
+            2 => (elem(), elem(), any::<bool>()).prop_map(|(p, e, a)| Op::InsertPivot(p, e, a)),
+            1 => (any::<bool>(), 0usize..40).prop_map(|(h, n)| Op::PopN(h, n)),
         ]
     }
 
@@ -548,6 +627,21 @@ mod tests {
                         for &h in hits.iter().rev() { m.remove(h); }
                         prop_assert_eq!(q.remove_value(&e, c), hits.len());
                     }
+                    Op::InsertPivot(p, e, after) => {
+                        let at = m.iter().position(|x| *x == p);
+                        prop_assert_eq!(q.insert_at_pivot(&Needle::new(&p), &e, after), at.is_some());
+                        if let Some(i) = at { m.insert(if after { i + 1 } else { i }, e) }
+                    }
+                    Op::PopN(head, n) => {
+                        let k = n.min(m.len());
+                        if head {
+                            let want: Vec<Vec<u8>> = m.drain(..k).collect();
+                            prop_assert_eq!(q.pop_front_n(n), want);
+                        } else {
+                            let want: Vec<Vec<u8>> = m.drain(m.len() - k..).rev().collect();
+                            prop_assert_eq!(q.pop_back_n(n), want);
+                        }
+                    }
                 }
                 q.check();
                 prop_assert_eq!(q.len(), m.len());
@@ -559,12 +653,12 @@ mod tests {
             for (i, x) in m.iter().enumerate() {
                 prop_assert_eq!(&q.get(i as isize).unwrap().to_vec(), x);
             }
-            let k = m.len() / 3;
-            let from: Vec<Vec<u8>> = q.iter_from(k).map(|v| v.to_vec()).collect();
-            prop_assert_eq!(&from[..], &m[k.min(m.len())..]);
-            if !m.is_empty() {
+            for k in 0..=m.len() + 1 {
+                let from: Vec<Vec<u8>> = q.iter_from(k).map(|v| v.to_vec()).collect();
+                prop_assert_eq!(&from[..], &m[k.min(m.len())..]);
                 let rv: Vec<Vec<u8>> = q.iter_rev_from(k).map(|v| v.to_vec()).collect();
-                prop_assert_eq!(rv, m[..=k].iter().rev().cloned().collect::<Vec<_>>());
+                let upto = (k + 1).min(m.len());
+                prop_assert_eq!(rv, m[..upto].iter().rev().cloned().collect::<Vec<_>>());
             }
         }
     }
