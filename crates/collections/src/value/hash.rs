@@ -28,7 +28,7 @@ use crate::{CompactMap, ListpackHash, LpValue};
 #[derive(Clone, Debug)]
 pub enum HashValue {
     Listpack(ListpackHash),
-    Table(CompactMap),
+    Table(Box<CompactMap>),
 }
 
 impl Default for HashValue {
@@ -122,7 +122,7 @@ impl HashValue {
     pub fn heap_bytes(&self) -> usize {
         match self {
             HashValue::Listpack(h) => h.heap_bytes(),
-            HashValue::Table(h) => h.heap_bytes(),
+            HashValue::Table(h) => crate::value::boxed_bytes(&**h),
         }
     }
 
@@ -164,7 +164,7 @@ impl HashValue {
             for (f, v) in lp.iter() {
                 t.insert(lp_bytes(f, &mut a), lp_bytes(v, &mut b));
             }
-            *self = HashValue::Table(t);
+            *self = HashValue::Table(Box::new(t));
         }
     }
 

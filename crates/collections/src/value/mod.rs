@@ -36,6 +36,36 @@ pub use list::ListValue;
 pub use set::SetValue;
 pub use zset::ZsetValue;
 
+/// A large encoding lives in its own box so the per-type enum (boxed again
+/// by the keyspace) stays as small as the listpack variant: this is what
+/// every small collection pays. Its bytes: the box's size class plus what
+/// the structure allocated.
+pub(crate) trait HeapSized {
+    fn heap_bytes(&self) -> usize;
+}
+
+impl HeapSized for crate::CompactMap {
+    fn heap_bytes(&self) -> usize {
+        crate::CompactMap::heap_bytes(self)
+    }
+}
+
+impl HeapSized for crate::CompactSet {
+    fn heap_bytes(&self) -> usize {
+        crate::CompactSet::heap_bytes(self)
+    }
+}
+
+impl HeapSized for crate::SortedSet {
+    fn heap_bytes(&self) -> usize {
+        crate::SortedSet::heap_bytes(self)
+    }
+}
+
+pub(crate) fn boxed_bytes<T: HeapSized>(b: &T) -> usize {
+    crate::mem::grow_capacity(std::mem::size_of::<T>()) + b.heap_bytes()
+}
+
 /// Encoding thresholds, with Redis's config names and defaults.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {

@@ -63,7 +63,7 @@ fn digits(v: i64) -> usize {
 pub enum SetValue {
     IntSet(IntSet),
     Listpack(ListpackSet),
-    Table(CompactSet),
+    Table(Box<CompactSet>),
 }
 
 impl Default for SetValue {
@@ -94,7 +94,7 @@ impl SetValue {
         match self {
             SetValue::IntSet(s) => s.heap_bytes(),
             SetValue::Listpack(s) => s.heap_bytes(),
-            SetValue::Table(s) => s.heap_bytes(),
+            SetValue::Table(s) => crate::value::boxed_bytes(&**s),
         }
     }
 
@@ -211,7 +211,7 @@ impl SetValue {
                 Member::Str(b) => t.insert(b),
             };
         }
-        *self = SetValue::Table(t);
+        *self = SetValue::Table(Box::new(t));
     }
 
     /// All members (intset ascending, listpack insertion order, table slot

@@ -23,7 +23,7 @@ use rand::Rng;
 #[derive(Clone, Debug)]
 pub enum ZsetValue {
     Listpack(ListpackZset),
-    Tree(SortedSet),
+    Tree(Box<SortedSet>),
 }
 
 impl Default for ZsetValue {
@@ -99,7 +99,7 @@ impl ZsetValue {
         if limits.zset_max_listpack_entries == 0
             || first_member_len > limits.zset_max_listpack_value
         {
-            ZsetValue::Tree(SortedSet::new())
+            ZsetValue::Tree(Box::default())
         } else {
             ZsetValue::default()
         }
@@ -123,7 +123,7 @@ impl ZsetValue {
             for (m, s) in pairs {
                 z.insert(m, *s);
             }
-            ZsetValue::Tree(z)
+            ZsetValue::Tree(Box::new(z))
         }
     }
 
@@ -142,7 +142,7 @@ impl ZsetValue {
     pub fn heap_bytes(&self) -> usize {
         match self {
             ZsetValue::Listpack(z) => z.heap_bytes(),
-            ZsetValue::Tree(z) => z.heap_bytes(),
+            ZsetValue::Tree(z) => crate::value::boxed_bytes(&**z),
         }
     }
 
@@ -178,7 +178,7 @@ impl ZsetValue {
                     t.insert(b, s);
                 });
             }
-            *self = ZsetValue::Tree(t);
+            *self = ZsetValue::Tree(Box::new(t));
         }
     }
 
