@@ -446,7 +446,7 @@ mod tests {
             let inner = match &s {
                 SetValue::IntSet(i) => i.heap_bytes(),
                 SetValue::Listpack(l) => l.heap_bytes(),
-                SetValue::Table(t) => t.heap_bytes(),
+                SetValue::Table(t) => crate::value::boxed_bytes(&**t),
             };
             prop_assert_eq!(s.heap_bytes(), inner);
         }
