@@ -235,6 +235,14 @@ struct Event {
     key: Vec<u8>,
 }
 
+fn end(left: bool) -> collections::value::list::End {
+    if left {
+        collections::value::list::End::Head
+    } else {
+        collections::value::list::End::Tail
+    }
+}
+
 /// Result of trying a blocking operation on one key.
 pub enum Attempt {
     /// Served: the reply was written.
@@ -305,34 +313,23 @@ fn attempt(
                 BlockOp::ListMPop { count, .. } => *count,
                 _ => 1,
             };
-            let p = g.part(&k);
-            let l = coll::write::<ListValue>(p, db, &k, now_ms)?.expect("checked");
-            let n = want.min(l.len());
-            let mut items = Vec::with_capacity(n);
-            for _ in 0..n {
-                let v = if *left {
-                    l.ql.pop_front()
-                } else {
-                    l.ql.pop_back()
-                };
-                items.extend(v);
-            }
-            let emptied = coll::remove_if_empty::<ListValue>(p, db, &k, now_ms);
+            let popped = crate::lists::pop_elems(g.part(&k), db, &k, now_ms, end(*left), want)?
+                .expect("checked");
             drop(g);
             events.push(ev(notify::LIST, if *left { "lpop" } else { "rpop" }));
-            if emptied {
+            if popped.deleted {
                 events.push(ev(notify::GENERIC, "del"));
             }
             touched.push(key.to_vec());
             out.array_len(2);
             out.bulk(key);
             if matches!(op, BlockOp::ListMPop { .. }) {
-                out.array_len(items.len());
-                for i in &items {
+                out.array_len(popped.elems.len());
+                for i in &popped.elems {
                     out.bulk(i);
                 }
             } else {
-                out.bulk(&items[0]);
+                out.bulk(&popped.elems[0]);
             }
         }
         BlockOp::ListMove {
@@ -341,29 +338,20 @@ fn attempt(
             to_left,
         } => {
             let dk = dk.as_ref().expect("dest key");
-            let (ps, pd) = g.pair(&k, dk);
-            let l = coll::write::<ListValue>(ps, db, &k, now_ms)?.expect("checked");
-            let v = if *from_left {
-                l.ql.pop_front()
-            } else {
-                l.ql.pop_back()
-            }
-            .expect("non-empty list");
-            let emptied = coll::remove_if_empty::<ListValue>(ps, db, &k, now_ms);
-            let pd = match pd {
-                Some(pd) => pd,
-                None => ps,
-            };
-            let (dl, _) =
-                coll::write_or_create::<ListValue>(pd, db, dk, now_ms, || ListValue::new(limits))?;
-            if *to_left {
-                dl.ql.push_front(&v);
-            } else {
-                dl.ql.push_back(&v);
-            }
+            let moved = crate::lists::move_elem(
+                &mut g,
+                db,
+                &k,
+                dk,
+                now_ms,
+                end(*from_left),
+                end(*to_left),
+                limits,
+            )?
+            .expect("checked");
             drop(g);
             events.push(ev(notify::LIST, if *from_left { "lpop" } else { "rpop" }));
-            if emptied {
+            if moved.src_deleted {
                 events.push(ev(notify::GENERIC, "del"));
             }
             events.push(Event {
@@ -373,7 +361,7 @@ fn attempt(
             });
             touched.push(key.to_vec());
             touched.push(dest.clone());
-            out.bulk(&v);
+            out.bulk(&moved.elem);
         }
         BlockOp::ZPop { max } | BlockOp::ZMPop { max, .. } => {
             let want = match op {
