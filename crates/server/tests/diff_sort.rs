@@ -248,53 +248,6 @@ SORT dst BY nosort
     );
 }
 
-/// Keyspace events a list of commands fires, as (channel, payload) pairs.
-fn keyspace_events(srv: &Server, cmds: &[&[&str]]) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut c = srv.raw();
-    let mut sub = srv.raw();
-    c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
-    sub.cmd(&["PSUBSCRIBE", "__key*"]);
-    sub.cmd(&["SUBSCRIBE", "end-of-test"]);
-    for cmd in cmds {
-        c.cmd(cmd);
-    }
-    c.cmd(&["PUBLISH", "end-of-test", "x"]);
-    let mut out = Vec::new();
-    loop {
-        let Value::Array(m) = sub.read_reply() else {
-            panic!("unexpected message")
-        };
-        match &m[..] {
-            [Value::Bulk(k), _, Value::Bulk(ch), Value::Bulk(p)] if k == b"pmessage" => {
-                out.push((ch.clone(), p.clone()))
-            }
-            [Value::Bulk(k), ..] if k == b"message" => return out,
-            _ => panic!("unexpected message {m:?}"),
-        }
-    }
-}
-
-fn diff_events(cmds: &[&[&str]]) {
-    let petrel = TestServer::start(&[]);
-    let got = keyspace_events(&petrel, cmds);
-    let Some(redis) = RefRedis::start() else {
-        return;
-    };
-    let want = keyspace_events(&redis, cmds);
-    let show = |v: &[(Vec<u8>, Vec<u8>)]| {
-        v.iter()
-            .map(|(c, p)| {
-                format!(
-                    "{} {}",
-                    String::from_utf8_lossy(c),
-                    String::from_utf8_lossy(p)
-                )
-            })
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(show(&got), show(&want), "petrel vs redis keyspace events");
-}
-
 #[test]
 fn sort_notifications_without_collections() {
     diff_events(&[

@@ -630,32 +630,6 @@ fn zsets_rank_withscore() {
     assert_eq!(c.cmd(&["ZRANK", "z", "a"]), Value::Int(0));
 }
 
-/// Keyspace events a list of commands fires, as (channel, payload) pairs.
-fn keyspace_events(srv: &Server, cmds: &[&[&str]]) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut c = srv.raw();
-    let mut sub = srv.raw();
-    c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
-    sub.cmd(&["PSUBSCRIBE", "__key*"]);
-    sub.cmd(&["SUBSCRIBE", "end-of-test"]);
-    for cmd in cmds {
-        c.cmd(cmd);
-    }
-    c.cmd(&["PUBLISH", "end-of-test", "x"]);
-    let mut out = Vec::new();
-    loop {
-        let Value::Array(m) = sub.read_reply() else {
-            panic!("unexpected message")
-        };
-        match &m[..] {
-            [Value::Bulk(k), _, Value::Bulk(ch), Value::Bulk(p)] if k == b"pmessage" => {
-                out.push((ch.clone(), p.clone()))
-            }
-            [Value::Bulk(k), ..] if k == b"message" => return out,
-            _ => panic!("unexpected message {m:?}"),
-        }
-    }
-}
-
 #[test]
 fn zsets_notifications() {
     let cmds: &[&[&str]] = &[

@@ -634,3 +634,53 @@ macro_rules! assert_reply {
 pub fn err(text: &str) -> Value {
     Value::Error(text.as_bytes().to_vec())
 }
+
+/// Keyspace events a list of commands fires, as (channel, payload) pairs,
+/// collected by a second connection subscribed to every keyspace channel.
+pub fn keyspace_events(srv: &Server, cmds: &[&[&str]]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut c = srv.raw();
+    let mut sub = srv.raw();
+    c.cmd(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
+    sub.cmd(&["PSUBSCRIBE", "__key*"]);
+    sub.cmd(&["SUBSCRIBE", "end-of-test"]);
+    for cmd in cmds {
+        c.cmd(cmd);
+    }
+    c.cmd(&["PUBLISH", "end-of-test", "x"]);
+    let mut out = Vec::new();
+    loop {
+        let Value::Array(m) = sub.read_reply() else {
+            panic!("unexpected message")
+        };
+        match &m[..] {
+            [Value::Bulk(k), _, Value::Bulk(ch), Value::Bulk(p)] if k == b"pmessage" => {
+                out.push((ch.clone(), p.clone()))
+            }
+            [Value::Bulk(k), ..] if k == b"message" => return out,
+            _ => panic!("unexpected message {m:?}"),
+        }
+    }
+}
+
+/// Runs `cmds` on petrel and on redis-server and compares the keyspace
+/// events both fired.
+pub fn diff_events(cmds: &[&[&str]]) {
+    let petrel = TestServer::start(&[]);
+    let got = keyspace_events(&petrel, cmds);
+    let Some(redis) = RefRedis::start() else {
+        return;
+    };
+    let want = keyspace_events(&redis, cmds);
+    let show = |v: &[(Vec<u8>, Vec<u8>)]| {
+        v.iter()
+            .map(|(c, p)| {
+                format!(
+                    "{} {}",
+                    String::from_utf8_lossy(c),
+                    String::from_utf8_lossy(p)
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(show(&got), show(&want), "petrel vs redis keyspace events");
+}
