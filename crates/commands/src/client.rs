@@ -239,6 +239,11 @@ pub struct Client {
     /// Keys written by this client's last command while some client was
     /// blocked: their waiters are served after the command (or EXEC).
     pub ready_keys: Vec<Vec<u8>>,
+    /// Keys the running command changed (Redis's signalModifiedKey), as
+    /// (db, key); filled only while some client WATCHes (see `Ctx::modified`).
+    pub modified: Vec<(usize, Vec<u8>)>,
+    /// How many changes the running command signalled (dirty counter).
+    pub changes: u64,
 }
 
 impl Client {
@@ -264,6 +269,8 @@ impl Client {
             in_exec: false,
             blocked: None,
             ready_keys: Vec::new(),
+            modified: Vec::new(),
+            changes: 0,
         }
     }
 

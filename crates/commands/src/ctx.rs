@@ -50,7 +50,22 @@ impl<'a> Ctx<'a> {
 
     /// Fires a keyspace notification (`notify-keyspace-events`) for `key` in
     /// the client's database. `class` is one of the `notify::*` class bits.
+    /// Records that the running command changed `key` in database `db`
+    /// (Redis's signalModifiedKey): after the command, WATCHes on it are
+    /// invalidated and the dirty counter grows. A write that changes nothing
+    /// signals nothing, so it leaves WATCHes alone as in Redis.
+    pub fn modified(&mut self, db: usize, key: &[u8]) {
+        self.client.changes += 1;
+        if self.srv.watches.any() {
+            self.client.modified.push((db, key.to_vec()));
+        }
+    }
+
+    /// Fires a keyspace event for a change to `key` in the client's
+    /// database. Every change a command makes is announced this way (the
+    /// event names are Redis's), so it also signals the change.
     pub fn notify(&mut self, class: u32, event: &str, key: &[u8]) {
+        self.modified(self.client.db, key);
         let flags = self.settings.notify_keyspace_events;
         if flags == 0 {
             return;

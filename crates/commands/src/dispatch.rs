@@ -355,19 +355,22 @@ fn call(
         srv.latency.add(ev, ms);
     }
     if !failed && spec.flags & flag::WRITE != 0 {
-        // Changes since the last save (INFO persistence): one per key a
-        // successful write names, at least one per write.
-        let keys = spec.key_count(args).max(1);
+        let whole_db = matches!(entry.full_name.as_str(), "flushdb" | "flushall" | "swapdb");
+        // Changes since the last save (INFO persistence): one per change the
+        // command signalled; the whole-database commands count once.
+        let changes = if whole_db { 1 } else { client.changes };
         srv.stats
             .dirty
-            .fetch_add(keys as u64, std::sync::atomic::Ordering::Relaxed);
+            .fetch_add(changes, std::sync::atomic::Ordering::Relaxed);
         if srv.watches.any() {
-            touch_watched(srv, client, entry, args);
+            touch_watched(srv, client);
         }
         if srv.blocking.any() {
             collect_ready_keys(srv, client, entry, args);
         }
     }
+    client.changes = 0;
+    client.modified.clear();
     if srv.has_monitors.load(std::sync::atomic::Ordering::Relaxed)
         && spec.flags & (flag::SKIP_MONITOR | flag::ADMIN) == 0
     {
@@ -376,33 +379,11 @@ fn call(
     }
 }
 
-/// Invalidates WATCHes on the keys a successful write command named.
-fn touch_watched(
-    srv: &Server,
-    client: &Client,
-    entry: &crate::table::CommandEntry,
-    args: &[&[u8]],
-) {
-    match entry.full_name.as_str() {
-        "flushdb" => srv.watches.touch_db(Some(client.db)),
-        "flushall" => srv.watches.touch_db(None),
-        "swapdb" => {
-            for a in &args[1..3] {
-                if let Some(db) = crate::util::parse_i64(a) {
-                    srv.watches.touch_db(Some(db as usize));
-                }
-            }
-        }
-        name => {
-            // MOVE and COPY ... DB also write the key in another database.
-            let any_db = name == "move" || name == "copy";
-            for i in entry.spec.key_indexes(args).unwrap_or_default() {
-                if let Some(k) = args.get(i) {
-                    srv.watches
-                        .touch(if any_db { None } else { Some(client.db) }, k);
-                }
-            }
-        }
+/// Invalidates WATCHes on the keys the command reported changing (see
+/// `Ctx::modified`): a no-op write leaves WATCHes alone, as in Redis.
+fn touch_watched(srv: &Server, client: &Client) {
+    for (db, k) in &client.modified {
+        srv.watches.touch(Some(*db), k);
     }
 }
 

@@ -174,6 +174,7 @@ pub const DEBUG: &[DebugSub] = &[
 
 /// Fires a keyspace event in a given database.
 pub(crate) fn notify_db(ctx: &mut Ctx, class: u32, event: &str, key: &[u8], db: usize) {
+    ctx.modified(db, key);
     let flags = ctx.settings.notify_keyspace_events;
     if flags == 0 {
         return;
@@ -485,7 +486,25 @@ fn swapdb(ctx: &mut Ctx, args: &[&[u8]]) {
     if a < 0 || a >= n || b < 0 || b >= n {
         return ctx.error(ERR_DB_RANGE);
     }
-    ctx.srv.keyspace.swap_db(a as usize, b as usize);
+    let (a, b) = (a as usize, b as usize);
+    // Like Redis, a watched key is touched when it exists in either database.
+    let watched: Vec<_> = [a, b]
+        .iter()
+        .flat_map(|&d| ctx.srv.watches.keys_in_db(Some(d)))
+        .collect();
+    let now = ctx.now_ms;
+    let changed: Vec<_> = watched
+        .into_iter()
+        .filter(|(_, key)| {
+            let k = Key::new(key);
+            let mut p = ctx.srv.keyspace.lock(&k);
+            p.exists(a, &k, now) || p.exists(b, &k, now)
+        })
+        .collect();
+    ctx.srv.keyspace.swap_db(a, b);
+    for (d, key) in changed {
+        ctx.modified(d, &key);
+    }
     ctx.ok();
 }
 
@@ -503,8 +522,12 @@ fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(lazy) = flush_mode(args, ctx.settings.lazyfree_lazy_user_flush) else {
         return ctx.syntax_error();
     };
+    let doomed = watched_existing(ctx, Some(ctx.client.db));
     let dbs = ctx.srv.keyspace.flush_db(ctx.client.db);
     ctx.srv.lazyfree.free_dbs(dbs, lazy);
+    for (d, key) in doomed {
+        ctx.modified(d, &key);
+    }
     ctx.ok();
 }
 
@@ -512,9 +535,28 @@ fn flushall(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(lazy) = flush_mode(args, ctx.settings.lazyfree_lazy_user_flush) else {
         return ctx.syntax_error();
     };
+    let doomed = watched_existing(ctx, None);
     let dbs = ctx.srv.keyspace.flush_all();
     ctx.srv.lazyfree.free_dbs(dbs, lazy);
+    for (d, key) in doomed {
+        ctx.modified(d, &key);
+    }
     ctx.ok();
+}
+
+/// The watched keys of `db` (all when None) that exist now: a flush touches
+/// only those, as in Redis (watching a missing key survives FLUSHALL).
+fn watched_existing(ctx: &Ctx, db: Option<usize>) -> Vec<crate::transactions::WatchKey> {
+    let now = ctx.now_ms;
+    ctx.srv
+        .watches
+        .keys_in_db(db)
+        .into_iter()
+        .filter(|(d, key)| {
+            let k = Key::new(key);
+            ctx.srv.keyspace.lock(&k).exists(*d, &k, now)
+        })
+        .collect()
 }
 
 // ------------------------------------------------------------------ OBJECT

@@ -41,7 +41,7 @@ impl Transaction {
     }
 }
 
-type WatchKey = (usize, Vec<u8>);
+pub type WatchKey = (usize, Vec<u8>);
 
 #[derive(Default, Debug)]
 pub struct Watches {
@@ -99,17 +99,16 @@ impl Watches {
         }
     }
 
-    /// Marks every watcher of a key in `db` (all dbs when None) dirty.
-    pub fn touch_db(&self, db: Option<usize>) {
+    /// The watched keys of database `db` (every database when None).
+    pub fn keys_in_db(&self, db: Option<usize>) -> Vec<WatchKey> {
         if !self.any() {
-            return;
+            return Vec::new();
         }
         let m = self.map.lock();
-        for ((d, _), v) in m.iter() {
-            if db.is_none_or(|db| db == *d) {
-                v.iter().for_each(|c| c.set_flag(cflag::DIRTY_CAS, true));
-            }
-        }
+        m.keys()
+            .filter(|(d, _)| db.is_none_or(|db| db == *d))
+            .cloned()
+            .collect()
     }
 }
 

@@ -426,7 +426,6 @@ COMMAND GETKEYS BITFIELD k GET u8 0
 }
 
 #[test]
-#[ignore = "petrel has no list type yet: needs a non-string key"]
 fn bitmap_wrongtype() {
     diff_text(
         "bitmap_wrongtype",

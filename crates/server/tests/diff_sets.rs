@@ -441,7 +441,6 @@ EXEC
 /// A write that changes nothing (SADD of a present member, SREM of an
 /// absent one) does not touch WATCHed keys in Redis.
 #[test]
-#[ignore = "petrel bug: dispatch invalidates WATCH for every successful write command's keys, even no-op SADD/SREM"]
 fn sets_noop_write_keeps_watch() {
     diff_text(
         "sets_noop_write_keeps_watch",
