@@ -446,12 +446,56 @@ fn reply_arg(ctx: &mut Ctx, a: &crate::spec::Arg) {
     }
 }
 
+/// Redis 7.0's deprecated commands: (name, deprecated_since, replaced_by).
+/// COMMAND DOCS shows the `deprecated` doc flag and these two fields.
+const DEPRECATED: &[(&str, &str, &str)] = &[
+    (
+        "brpoplpush",
+        "6.2.0",
+        "`BLMOVE` with the `RIGHT` and `LEFT` arguments",
+    ),
+    ("getset", "6.2.0", "`SET` with the `!GET` argument"),
+    ("hmset", "4.0.0", "`HSET` with multiple field-value pairs"),
+    (
+        "rpoplpush",
+        "6.2.0",
+        "`LMOVE` with the `RIGHT` and `LEFT` arguments",
+    ),
+    ("substr", "2.0.0", "`GETRANGE`"),
+    ("zrangebylex", "6.2.0", "`ZRANGE` with the `BYLEX` argument"),
+    (
+        "zrangebyscore",
+        "6.2.0",
+        "`ZRANGE` with the `BYSCORE` argument",
+    ),
+    ("zrevrange", "6.2.0", "`ZRANGE` with the `REV` argument"),
+    (
+        "zrevrangebylex",
+        "6.2.0",
+        "`ZRANGE` with the `REV` and `BYLEX` arguments",
+    ),
+    (
+        "zrevrangebyscore",
+        "6.2.0",
+        "`ZRANGE` with the `REV` and `BYSCORE` arguments",
+    ),
+];
+
 fn reply_docs(ctx: &mut Ctx, e: &CommandEntry) {
     let d = &e.spec.docs;
     let subs = sub_indexes(ctx, e);
+    let deprecated = DEPRECATED
+        .iter()
+        .find(|(name, _, _)| *name == e.full_name)
+        .map(|&(_, since, by)| (since, by));
+    let doc_flags: &[&str] = match (d.doc_flags.is_empty(), deprecated) {
+        (true, Some(_)) => &["deprecated"],
+        _ => d.doc_flags,
+    };
     let n = 3
         + !d.complexity.is_empty() as usize
-        + !d.doc_flags.is_empty() as usize
+        + !doc_flags.is_empty() as usize
+        + 2 * deprecated.is_some() as usize
         + !d.history.is_empty() as usize
         + !d.args.is_empty() as usize
         + !subs.is_empty() as usize;
@@ -466,12 +510,18 @@ fn reply_docs(ctx: &mut Ctx, e: &CommandEntry) {
         ctx.out.bulk(b"complexity");
         ctx.out.bulk(d.complexity.as_bytes());
     }
-    if !d.doc_flags.is_empty() {
+    if !doc_flags.is_empty() {
         ctx.out.bulk(b"doc_flags");
-        ctx.out.set_len(d.doc_flags.len());
-        for f in d.doc_flags {
+        ctx.out.set_len(doc_flags.len());
+        for f in doc_flags {
             ctx.out.simple(f);
         }
+    }
+    if let Some((since, by)) = deprecated {
+        ctx.out.bulk(b"deprecated_since");
+        ctx.out.bulk(since.as_bytes());
+        ctx.out.bulk(b"replaced_by");
+        ctx.out.bulk(by.as_bytes());
     }
     if !d.history.is_empty() {
         ctx.out.bulk(b"history");
