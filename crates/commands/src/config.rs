@@ -356,13 +356,13 @@ macro_rules! p {
 
 /// Every supported parameter, in the order CONFIG REWRITE appends them.
 pub static PARAMS: &[Param] = &[
-    p!("port", false, "6379", |s| s.port.to_string(), |s, v| {
+    p!("port", true, "6379", |s| s.port.to_string(), |s, v| {
         s.port = int_in(v, 0, 65535)? as u16;
         Ok(())
     }),
     p!(
         "bind",
-        false,
+        true,
         "127.0.0.1 -::1",
         |s| s.bind.join(" "),
         |s, v| {
@@ -786,7 +786,16 @@ pub struct ConfigStore {
     current: RwLock<Arc<Settings>>,
     generation: AtomicU64,
     pub file: Option<PathBuf>,
+    /// Rebinds the TCP listeners when CONFIG SET changes `port` or `bind`;
+    /// installed by the server binary. Without it (unit tests) the new
+    /// values are only stored.
+    listener_hook: std::sync::OnceLock<ListenerHook>,
 }
+
+/// Moves the TCP listeners to the `bind` addresses and `port` of the given
+/// settings, or fails leaving the old listeners in place (the error says
+/// why, for the log; the client gets Redis's fixed text).
+pub type ListenerHook = Box<dyn Fn(&Settings) -> Result<(), String> + Send + Sync>;
 
 impl ConfigStore {
     pub fn new(settings: Settings, file: Option<PathBuf>) -> Self {
@@ -794,7 +803,13 @@ impl ConfigStore {
             current: RwLock::new(Arc::new(settings)),
             generation: AtomicU64::new(1),
             file,
+            listener_hook: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Installs the listener rebinding hook (once, at startup).
+    pub fn set_listener_hook(&self, hook: ListenerHook) {
+        let _ = self.listener_hook.set(hook);
     }
 
     pub fn get(&self) -> Arc<Settings> {
@@ -837,6 +852,26 @@ impl ConfigStore {
             std::env::set_current_dir(&next.dir).map_err(|e| {
                 format!("ERR CONFIG SET failed (possibly related to argument 'dir') - {e}")
             })?;
+        }
+        if next.port != guard.port || next.bind != guard.bind {
+            if let Some(hook) = self.listener_hook.get() {
+                let which = if next.port != guard.port {
+                    "port"
+                } else {
+                    "bind"
+                };
+                if hook(&next).is_err() {
+                    // Redis's texts for the two settings.
+                    let why = if which == "port" {
+                        "Unable to listen on this port. Check server logs."
+                    } else {
+                        "Failed to bind to specified addresses."
+                    };
+                    return Err(format!(
+                        "ERR CONFIG SET failed (possibly related to argument '{which}') - {why}"
+                    ));
+                }
+            }
         }
         *guard = Arc::new(next);
         self.generation.fetch_add(1, Ordering::Release);
@@ -1153,7 +1188,7 @@ mod tests {
             .unwrap();
         assert_eq!((c.get().maxclients, c.get().timeout), (10, 5));
         assert!(c
-            .set_many(&[("port", "1")])
+            .set_many(&[("daemonize", "yes")])
             .unwrap_err()
             .contains("immutable"));
     }

@@ -94,10 +94,37 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     );
     notice!("Ready to accept connections");
 
+    let acceptor_poll = Poll::new().map_err(|e| e.to_string())?;
+    let acceptor_waker =
+        Arc::new(Waker::new(acceptor_poll.registry(), REBIND).map_err(|e| e.to_string())?);
+    let (rebind_tx, rebind_rx) = crossbeam_channel::unbounded::<RebindRequest>();
+    srv.config.set_listener_hook(Box::new(move |s: &Settings| {
+        let (reply_tx, reply_rx) = crossbeam_channel::bounded(1);
+        let req = RebindRequest {
+            bind: s.bind.clone(),
+            port: s.port,
+            backlog: s.tcp_backlog as i32,
+            reply: reply_tx,
+        };
+        rebind_tx
+            .send(req)
+            .map_err(|_| "the acceptor is not running".to_string())?;
+        let _ = acceptor_waker.wake();
+        reply_rx
+            .recv()
+            .map_err(|_| "the acceptor is not running".to_string())?
+    }));
     let acceptor_srv = srv.clone();
+    let acceptor = Acceptor {
+        srv: acceptor_srv,
+        poll: acceptor_poll,
+        listeners,
+        workers: conn_txs,
+        rebind: rebind_rx,
+    };
     std::thread::Builder::new()
         .name("petrel-acceptor".into())
-        .spawn(move || accept_loop(acceptor_srv, listeners, conn_txs))
+        .spawn(move || acceptor.run())
         .map_err(|e| e.to_string())?;
 
     for j in joins {
@@ -114,41 +141,126 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     Ok(())
 }
 
-fn accept_loop(
+/// Token of the acceptor's waker (CONFIG SET port/bind requests).
+const REBIND: Token = Token(usize::MAX);
+
+/// CONFIG SET port/bind, carried to the acceptor thread that owns the
+/// listeners; the reply is the outcome of binding.
+struct RebindRequest {
+    bind: Vec<String>,
+    port: u16,
+    backlog: i32,
+    reply: Sender<Result<(), String>>,
+}
+
+/// The acceptor thread: owns the listening sockets, hands accepted
+/// connections to workers round-robin, and swaps the TCP listeners when
+/// CONFIG SET changes `port` or `bind`.
+struct Acceptor {
     srv: Arc<Server>,
-    mut listeners: Vec<Listener>,
+    poll: Poll,
+    listeners: Vec<Listener>,
     workers: Vec<(Sender<NewConn>, Arc<Waker>)>,
-) {
-    let mut poll = match Poll::new() {
-        Ok(p) => p,
-        Err(e) => {
-            warning!("acceptor poll: {e}");
-            return;
-        }
-    };
-    for (i, l) in listeners.iter_mut().enumerate() {
-        let r = match l {
-            Listener::Tcp(t) => poll.registry().register(t, Token(i), Interest::READABLE),
-            Listener::Unix(u) => poll.registry().register(u, Token(i), Interest::READABLE),
-        };
-        if let Err(e) = r {
-            warning!("acceptor register: {e}");
+    rebind: crossbeam_channel::Receiver<RebindRequest>,
+}
+
+impl Acceptor {
+    fn register_all(&mut self) {
+        for (i, l) in self.listeners.iter_mut().enumerate() {
+            let r = match l {
+                Listener::Tcp(t) => self
+                    .poll
+                    .registry()
+                    .register(t, Token(i), Interest::READABLE),
+                Listener::Unix(u) => self
+                    .poll
+                    .registry()
+                    .register(u, Token(i), Interest::READABLE),
+            };
+            if let Err(e) = r {
+                warning!("acceptor register: {e}");
+            }
         }
     }
+
+    /// Replaces the TCP listeners. Like Redis, the old sockets are closed
+    /// first (so the same port can be bound on other addresses); if the new
+    /// ones cannot be bound the old configuration is bound again.
+    fn rebind(&mut self, req: &RebindRequest) -> Result<(), String> {
+        let old: Vec<_> = self
+            .listeners
+            .iter()
+            .filter_map(|l| match l {
+                Listener::Tcp(t) => t.local_addr().ok(),
+                Listener::Unix(_) => None,
+            })
+            .collect();
+        for l in &mut self.listeners {
+            let _ = match l {
+                Listener::Tcp(t) => self.poll.registry().deregister(t),
+                Listener::Unix(u) => self.poll.registry().deregister(u),
+            };
+        }
+        self.listeners.retain(|l| matches!(l, Listener::Unix(_)));
+        let bound = if req.port == 0 {
+            Ok(Vec::new())
+        } else {
+            net::bind_tcp(&req.bind, req.port, req.backlog)
+        };
+        let result = match bound {
+            Ok(tcp) => {
+                let port = tcp.first().map_or(0, |(_, a)| a.port());
+                self.srv.tcp_port.store(port as u64, Relaxed);
+                self.listeners
+                    .extend(tcp.into_iter().map(|(l, _)| Listener::Tcp(l)));
+                Ok(())
+            }
+            Err(e) => {
+                warning!("CONFIG SET port/bind: {e}");
+                for a in old {
+                    match net::bind_tcp(&[a.ip().to_string()], a.port(), req.backlog) {
+                        Ok(tcp) => self
+                            .listeners
+                            .extend(tcp.into_iter().map(|(l, _)| Listener::Tcp(l))),
+                        Err(e) => warning!("Restoring listener {a}: {e}"),
+                    }
+                }
+                Err(e)
+            }
+        };
+        self.register_all();
+        result
+    }
+
+    fn run(mut self) {
+        self.register_all();
+        accept_loop(self)
+    }
+}
+
+fn accept_loop(mut a: Acceptor) {
     let mut events = Events::with_capacity(64);
     let mut next = 0usize;
+    let srv = a.srv.clone();
     loop {
         if srv.shutdown_requested.load(Relaxed) {
             return;
         }
-        if poll
+        if a.poll
             .poll(&mut events, Some(Duration::from_millis(200)))
             .is_err()
         {
             continue;
         }
+        let mut rebind = false;
         for ev in events.iter() {
-            let l = &mut listeners[ev.token().0];
+            if ev.token() == REBIND {
+                rebind = true;
+                continue;
+            }
+            let Some(l) = a.listeners.get_mut(ev.token().0) else {
+                continue;
+            };
             loop {
                 let accepted = match l {
                     Listener::Tcp(t) => t.accept().map(|(s, peer)| {
@@ -193,7 +305,7 @@ fn accept_loop(
                     continue;
                 }
                 srv.stats.connected_clients.fetch_add(1, Relaxed);
-                let (tx, waker) = &workers[next % workers.len()];
+                let (tx, waker) = &a.workers[next % a.workers.len()];
                 next = next.wrapping_add(1);
                 if tx
                     .send(NewConn {
@@ -209,6 +321,12 @@ fn accept_loop(
                 } else {
                     srv.stats.connected_clients.fetch_sub(1, Relaxed);
                 }
+            }
+        }
+        if rebind {
+            while let Ok(req) = a.rebind.try_recv() {
+                let r = a.rebind(&req);
+                let _ = req.reply.send(r);
             }
         }
     }

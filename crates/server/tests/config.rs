@@ -382,3 +382,65 @@ fn protected_mode_text_matches_redis() {
         );
     }
 }
+
+/// CONFIG SET port moves the listener at once, as in Redis: new clients
+/// reach the new port, the old one is closed, open connections stay; a port
+/// that cannot be bound is refused with Redis's text and the old listener
+/// keeps serving.
+#[test]
+fn config_set_port_rebinds_the_listener() {
+    let srv = Server::start(&[]);
+    let mut c = srv.client();
+    let new_port = free_port();
+    let r: String = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("port")
+        .arg(new_port)
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(r, "OK");
+    let mut fresh = redis::Client::open(format!("redis://127.0.0.1:{new_port}/"))
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let pong: String = redis::cmd("PING").query(&mut fresh).unwrap();
+    assert_eq!(pong, "PONG");
+    assert!(std::net::TcpStream::connect(("127.0.0.1", srv.port())).is_err());
+    let port: Vec<String> = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("port")
+        .query(&mut c)
+        .unwrap();
+    assert_eq!(port[1], new_port.to_string());
+    let tcp_port = redis::cmd("INFO")
+        .arg("server")
+        .query::<String>(&mut c)
+        .unwrap();
+    assert!(tcp_port.contains(&format!("tcp_port:{new_port}\r\n")));
+
+    // A port someone else holds: error, nothing changes.
+    let blocker = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let taken = blocker.local_addr().unwrap().port();
+    let err = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("port")
+        .arg(taken)
+        .query::<String>(&mut c)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "An error was signalled by the server - ResponseError: CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs."
+    );
+    let pong: String = redis::cmd("PING").query(&mut fresh).unwrap();
+    assert_eq!(pong, "PONG");
+    let mut again = redis::Client::open(format!("redis://127.0.0.1:{new_port}/"))
+        .unwrap()
+        .get_connection()
+        .unwrap();
+    let port: Vec<String> = redis::cmd("CONFIG")
+        .arg("GET")
+        .arg("port")
+        .query(&mut again)
+        .unwrap();
+    assert_eq!(port[1], new_port.to_string());
+}
