@@ -602,8 +602,28 @@ pub fn keys_and_flags(
             Some(ks) => ks.flags,
             None => &[],
         };
+        // Each key takes the flags of the key spec that also finds it
+        // (ZUNIONSTORE: the destination OW/update, the sources RO/access).
+        // A key no complete spec finds is one only the command's own finder
+        // knows (SORT ... STORE d): it takes the flags of the last
+        // incomplete spec, which describes it (OW/update for SORT).
+        let found: Vec<(Vec<usize>, &'static [&'static str])> = specs
+            .iter()
+            .filter_map(|ks| Some((ks.find(cmd)?, ks.flags)))
+            .collect();
+        let unlocated = specs
+            .iter()
+            .rev()
+            .find(|ks| ks.find(cmd).is_none())
+            .map_or(fl, |ks| ks.flags);
+        let flags_of = |i: usize| {
+            found
+                .iter()
+                .find(|(keys, _)| keys.contains(&i))
+                .map_or(unlocated, |(_, f)| *f)
+        };
         return match f(cmd) {
-            Some(v) => Ok(v.into_iter().map(|i| (i, fl)).collect()),
+            Some(v) => Ok(v.into_iter().map(|i| (i, flags_of(i))).collect()),
             None => invalid,
         };
     }
