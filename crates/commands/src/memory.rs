@@ -180,10 +180,13 @@ fn stats(ctx: &mut Ctx, _args: &[&[u8]]) {
     }
     for (d, t) in &m.dbs {
         ctx.out.bulk(format!("db.{d}"));
-        ctx.out.map_len(2);
+        ctx.out.map_len(3);
         ctx.out.bulk("overhead.hashtable.main");
         ctx.out.int(t.bytes as i64);
         ctx.out.bulk("overhead.hashtable.expires");
+        ctx.out.int(0);
+        // 0 by design: the hash slot is the top bits of the table position.
+        ctx.out.bulk("overhead.hashtable.slot-to-keys");
         ctx.out.int(0);
     }
     let pairs_i = |ctx: &mut Ctx, k: &str, v: i64| {
@@ -248,7 +251,6 @@ fn petrel_fields(srv: &crate::server::Server, m: &MemOverhead) -> Vec<(String, i
     push("clients.output-buffers", m.clients.output_buffers);
     push("clients.argv", m.clients.argv);
     push("clients.structs", m.clients.structs);
-    push("cluster.slot-index.bytes", 0);
     push("lazyfree.pending-objects", srv.lazyfree.pending());
     v
 }

@@ -17,10 +17,13 @@
 //!   resident / active, RSS overhead = process RSS / resident, fragmentation
 //!   = process RSS / used_memory.
 //!
+//! * `overhead.hashtable.slot-to-keys` (the cluster slot index) is always 0
+//!   by design: a key's hash slot is the top bits of its table position, so
+//!   there is no per-key slot index to pay for (Redis in cluster mode keeps
+//!   one, linking every key into its slot's list).
+//!
 //! Petrel's own fields follow Redis's in MEMORY STATS (names start with
-//! `petrel.`). `petrel.cluster.slot-index.bytes` is always 0 by design: a
-//! key's hash slot is the top bits of its table position, so there is no
-//! per-key slot index to pay for (Redis cluster mode keeps one).
+//! `petrel.`).
 //!
 //! Cost: O(partitions x databases + clients); no key is visited.
 
