@@ -38,7 +38,7 @@
 //! Limits: 2^17 chunks (4 GiB of records) per map.
 
 use crate::hash::hash_bytes;
-use crate::mem::grow_capacity;
+use crate::mem::{block_bytes, grow_capacity};
 use rand::Rng;
 
 /// Bytes per arena chunk.
@@ -185,10 +185,10 @@ impl ArenaMap {
     }
 
     fn vec_heap(&self) -> usize {
-        self.ctrl.capacity()
-            + self.refs.capacity() * 4
-            + self.chunks.capacity() * std::mem::size_of::<Chunk>()
-            + self.free.capacity() * 4
+        block_bytes(self.ctrl.capacity())
+            + block_bytes(self.refs.capacity() * 4)
+            + block_bytes(self.chunks.capacity() * std::mem::size_of::<Chunk>())
+            + block_bytes(self.free.capacity() * 4)
     }
 
     #[inline]
@@ -251,7 +251,7 @@ impl ArenaMap {
     }
 
     fn rebuild(&mut self, home_cap: usize) {
-        let before = self.ctrl.capacity() + self.refs.capacity() * 4;
+        let before = block_bytes(self.ctrl.capacity()) + block_bytes(self.refs.capacity() * 4);
         let n = home_cap + GROUP + home_cap / 64;
         let old_ctrl = std::mem::take(&mut self.ctrl);
         let old_refs = std::mem::take(&mut self.refs);
@@ -277,7 +277,9 @@ impl ArenaMap {
             self.ctrl[i] = c;
             self.refs[i] = r;
         }
-        self.heap = self.heap + self.ctrl.capacity() + self.refs.capacity() * 4 - before;
+        self.heap =
+            self.heap + block_bytes(self.ctrl.capacity()) + block_bytes(self.refs.capacity() * 4)
+                - before;
     }
 
     // ------------------------------------------------------------ arena
@@ -293,7 +295,7 @@ impl ArenaMap {
             }
         };
         self.chunks[c as usize].buf = Vec::with_capacity(cap);
-        self.heap = self.heap + self.vec_heap() + cap - before;
+        self.heap = self.heap + self.vec_heap() + block_bytes(cap) - before;
         c
     }
 
@@ -319,9 +321,9 @@ impl ArenaMap {
         let need = off + size;
         if need > chunk.buf.capacity() {
             let cap = grow_capacity(need).min(CHUNK).max(need);
-            let before = chunk.buf.capacity();
+            let before = block_bytes(chunk.buf.capacity());
             chunk.buf.reserve_exact(cap - off);
-            self.heap = self.heap + chunk.buf.capacity() - before;
+            self.heap = self.heap + block_bytes(chunk.buf.capacity()) - before;
         }
         chunk.buf.extend_from_slice(&h1[..n1]);
         chunk.buf.extend_from_slice(&h2[..n2]);
@@ -347,7 +349,7 @@ impl ArenaMap {
     }
 
     fn free_chunk(&mut self, c: usize) {
-        let before = self.vec_heap() + self.chunks[c].buf.capacity();
+        let before = self.vec_heap() + block_bytes(self.chunks[c].buf.capacity());
         self.chunks[c] = Chunk::default();
         if self.tail == c as u32 {
             self.tail = NO_TAIL;
@@ -372,7 +374,7 @@ impl ArenaMap {
     /// Move chunk `c`'s live records to the tail and free it.
     fn compact_chunk(&mut self, c: usize) {
         let buf = std::mem::take(&mut self.chunks[c].buf);
-        let cap = buf.capacity();
+        let cap = block_bytes(buf.capacity());
         self.chunks[c].dead = buf.len() as u32; // all dead once moved
         self.chunks[c].buf = Vec::new();
         self.heap -= cap;
@@ -550,7 +552,7 @@ impl ArenaMap {
         let mut dead_by_chunk = vec![0usize; self.chunks.len()];
         let mut live: HashSet<u32> = HashSet::new();
         for (c, ch) in self.chunks.iter().enumerate() {
-            heap += ch.buf.capacity();
+            heap += block_bytes(ch.buf.capacity());
             let mut off = 0;
             while off < ch.buf.len() {
                 let (_, _, dead, size) = record(&ch.buf, off);

@@ -6,7 +6,7 @@
 //! waste anyway and turns most appends into in-place writes.
 
 /// The size class (>= `n`) a growable byte buffer reserves.
-pub fn grow_capacity(n: usize) -> usize {
+pub const fn grow_capacity(n: usize) -> usize {
     if n <= 8 {
         return 8;
     }
@@ -16,6 +16,18 @@ pub fn grow_capacity(n: usize) -> usize {
     let k = usize::BITS - (n - 1).leading_zeros(); // 2^(k-1) < n <= 2^k
     let step = 1usize << (k - 3);
     (n + step - 1) & !(step - 1)
+}
+
+/// Bytes the allocator really hands out for a block of `n` bytes: its
+/// jemalloc size class, or 0 when there is no block. Every `heap_bytes` in
+/// this crate adds blocks up with this, so MEMORY USAGE matches the
+/// allocator's count.
+pub const fn block_bytes(n: usize) -> usize {
+    if n == 0 {
+        0
+    } else {
+        grow_capacity(n)
+    }
 }
 
 #[cfg(test)]

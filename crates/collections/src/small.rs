@@ -68,7 +68,8 @@ pub struct KeyIndex {
 
 impl KeyIndex {
     fn heap_bytes(&self) -> usize {
-        self.fps.capacity() + self.offs.capacity() * 4
+        crate::mem::block_bytes(self.fps.capacity())
+            + crate::mem::block_bytes(self.offs.capacity() * 4)
     }
 
     fn shift_after(&mut self, k: usize, delta: isize) {
@@ -178,10 +179,9 @@ impl IndexedPack {
 
     fn heap_bytes(&self) -> usize {
         self.lp.heap_bytes()
-            + self
-                .index
-                .as_ref()
-                .map_or(0, |i| std::mem::size_of::<KeyIndex>() + i.heap_bytes())
+            + self.index.as_ref().map_or(0, |i| {
+                crate::mem::block_bytes(std::mem::size_of::<KeyIndex>()) + i.heap_bytes()
+            })
     }
 
     fn build(&mut self) {

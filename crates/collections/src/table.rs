@@ -170,9 +170,10 @@ impl<const MAP: bool, V: Copy + Default, const N: usize> RawTable<MAP, V, N> {
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.ctrl.capacity()
-            + self.slots.capacity() * std::mem::size_of::<Elem<N>>()
-            + self.vals.capacity() * std::mem::size_of::<V>()
+        use crate::mem::block_bytes;
+        block_bytes(self.ctrl.capacity())
+            + block_bytes(self.slots.capacity() * std::mem::size_of::<Elem<N>>())
+            + block_bytes(self.vals.capacity() * std::mem::size_of::<V>())
             + self.elem_heap
     }
 

@@ -29,6 +29,7 @@
 
 use crate::arena::ArenaMap;
 use crate::elem::Elem;
+use crate::mem::block_bytes;
 use rand::Rng;
 use std::cmp::Ordering;
 
@@ -65,13 +66,18 @@ struct Inner {
 const ENTRY: usize = std::mem::size_of::<Entry>();
 const NODE: usize = std::mem::size_of::<Node>();
 
+/// Heap blocks of an inner node's own vectors (allocator size classes).
+fn inner_shallow(i: &Inner) -> usize {
+    block_bytes(i.seps.capacity() * ENTRY)
+        + block_bytes(i.kids.capacity() * NODE)
+        + block_bytes(i.counts.capacity() * 8)
+}
+
 impl Node {
     fn shallow(&self) -> usize {
         match self {
-            Node::Leaf(v) => v.capacity() * ENTRY,
-            Node::Inner(i) => {
-                i.seps.capacity() * ENTRY + i.kids.capacity() * NODE + i.counts.capacity() * 8
-            }
+            Node::Leaf(v) => block_bytes(v.capacity() * ENTRY),
+            Node::Inner(i) => inner_shallow(i),
         }
     }
 
@@ -92,9 +98,7 @@ impl Node {
     /// Deep heap bytes (for a node being dropped or moved wholesale).
     fn deep(&self) -> usize {
         match self {
-            Node::Leaf(v) => {
-                v.capacity() * ENTRY + v.iter().map(|e| e.member.heap_size()).sum::<usize>()
-            }
+            Node::Leaf(v) => self.shallow() + v.iter().map(|e| e.member.heap_size()).sum::<usize>(),
             Node::Inner(i) => {
                 self.shallow()
                     + i.seps.iter().map(|e| e.member.heap_size()).sum::<usize>()
@@ -349,9 +353,7 @@ impl ScoreTree {
             }
             let old = std::mem::replace(&mut self.root, Node::Leaf(Vec::new()));
             if let Node::Inner(mut i) = old {
-                acc.sub(
-                    i.seps.capacity() * ENTRY + i.kids.capacity() * NODE + i.counts.capacity() * 8,
-                );
+                acc.sub(inner_shallow(&i));
                 for s in &i.seps {
                     acc.sub(s.member.heap_size());
                 }

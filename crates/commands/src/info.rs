@@ -3,10 +3,11 @@
 //!
 //! * Persistence: Petrel does not save yet, so it reports a server that has
 //!   never saved (no fork, no RDB/AOF activity, `rdb_last_save_time` = start).
-//! * Memory: `used_memory` comes from the allocator through [`MemProbe`]
-//!   (glibc's `mallinfo2` by default; the binary may install a jemalloc
-//!   probe); RSS from `/proc/self/statm`. A later issue replaces this with
-//!   exact per-value accounting.
+//! * Memory: `used_memory` comes through [`MemProbe`]: the binary's counting
+//!   allocator (exact, every block by its jemalloc size class), glibc's
+//!   `mallinfo2` in unit tests; RSS from `/proc/self/statm`. The overhead and
+//!   ratio fields are computed by [`crate::memory_stats::MemOverhead`], as
+//!   MEMORY STATS reports them.
 //! * CPU: `getrusage` for the process, its children and the calling thread
 //!   (Petrel has no single main thread; the `_main_thread` fields describe
 //!   the worker thread that ran INFO).
@@ -49,17 +50,32 @@ pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
     )
 }];
 
-/// Where `used_memory` and friends come from.
+/// Allocator statistics (INFO `allocator_*`, MEMORY STATS `allocator.*`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AllocStats {
+    /// Bytes the allocator handed out (all callers, C code included).
+    pub allocated: u64,
+    /// Bytes in pages the allocator holds active (allocated + fragmentation).
+    pub active: u64,
+    /// Bytes the allocator keeps resident.
+    pub resident: u64,
+}
+
+/// Where `used_memory` and the allocator figures come from. The binary
+/// installs jemalloc's (with an exact counting allocator); without it (unit
+/// tests) glibc's `mallinfo2` stands in.
 #[derive(Clone, Copy, Debug)]
 pub struct MemProbe {
     /// `mem_allocator` field, e.g. "libc" or "jemalloc-5.3.0".
     pub name: &'static str,
-    /// Bytes handed out to the program.
-    pub allocated: fn() -> u64,
-    /// Bytes in pages the allocator holds active (allocated + fragmentation).
-    pub active: fn() -> u64,
-    /// Bytes the allocator keeps resident.
-    pub resident: fn() -> u64,
+    /// `used_memory`: bytes of the live blocks, O(threads).
+    pub used: fn() -> u64,
+    /// The allocator's own statistics (may cost a refresh).
+    pub stats: fn() -> AllocStats,
+    /// MEMORY PURGE: returns dirty pages to the OS; false on failure.
+    pub purge: fn() -> bool,
+    /// MEMORY MALLOC-STATS text.
+    pub malloc_stats: fn() -> String,
 }
 
 static PROBE: OnceLock<MemProbe> = OnceLock::new();
@@ -69,12 +85,22 @@ pub fn set_mem_probe(p: MemProbe) -> bool {
     PROBE.set(p).is_ok()
 }
 
-fn probe() -> &'static MemProbe {
+/// The installed probe.
+pub fn probe() -> &'static MemProbe {
     PROBE.get_or_init(|| MemProbe {
         name: "libc",
-        allocated: libc_allocated,
-        active: libc_active,
-        resident: rss_bytes,
+        used: libc_allocated,
+        stats: || AllocStats {
+            allocated: libc_allocated(),
+            active: libc_active(),
+            resident: rss_bytes(),
+        },
+        purge: || {
+            // SAFETY: malloc_trim has no preconditions.
+            unsafe { libc::malloc_trim(0) };
+            true
+        },
+        malloc_stats: || "Stats not supported for the current allocator".to_string(),
     })
 }
 
@@ -90,9 +116,11 @@ fn libc_active() -> u64 {
     (mi.arena + mi.hblkhd) as u64
 }
 
-/// Bytes currently allocated by the process (INFO `used_memory`).
+/// Bytes currently allocated by the process (INFO `used_memory`): exact
+/// under the binary's counting allocator, and cheap (a sum over per-thread
+/// counters), so it may be called before every write.
 pub fn used_memory() -> u64 {
-    (probe().allocated)()
+    (probe().used)()
 }
 
 /// Resident set size from /proc/self/statm.
@@ -123,6 +151,11 @@ static STARTUP_MEMORY: OnceLock<u64> = OnceLock::new();
 /// Records the baseline memory (called when the server starts; lazily otherwise).
 pub fn note_startup_memory() {
     STARTUP_MEMORY.get_or_init(used_memory);
+}
+
+/// `used_memory_startup` (taken now if the baseline was never noted).
+pub fn startup_memory() -> u64 {
+    *STARTUP_MEMORY.get_or_init(used_memory)
 }
 
 fn master_replid() -> &'static str {
@@ -369,30 +402,9 @@ fn clients_section(srv: &Server, s: &crate::config::Settings, t: &mut String) {
     field!(t, "clients_in_timeout_table", "0");
 }
 
-fn ratio(a: u64, b: u64) -> f64 {
-    if b == 0 {
-        0.0
-    } else {
-        a as f64 / b as f64
-    }
-}
-
 fn memory_section(srv: &Server, t: &mut String) {
-    let p = probe();
-    let used = (p.allocated)();
-    let active = (p.active)().max(used);
-    let resident = (p.resident)().max(active);
-    let rss = rss_bytes();
-    let peak = crate::cron::metrics().note_memory(used);
-    let startup = *STARTUP_MEMORY.get_or_init(|| used);
-    let clients_mem: u64 = srv
-        .clients
-        .all()
-        .iter()
-        .map(|c| c.qbuf.load(Relaxed) + c.qbuf_free.load(Relaxed) + c.omem.load(Relaxed))
-        .sum();
-    let overhead = startup.min(used) + clients_mem;
-    let dataset = used.saturating_sub(overhead);
+    let m = crate::memory_stats::MemOverhead::now(srv);
+    let (used, peak, rss, a) = (m.used, m.peak, m.rss, m.alloc);
     let sys = total_system_memory();
     t.push_str("# Memory\r\n");
     field!(t, "used_memory", "{used}");
@@ -401,24 +413,14 @@ fn memory_section(srv: &Server, t: &mut String) {
     field!(t, "used_memory_rss_human", "{}", bytes_to_human(rss));
     field!(t, "used_memory_peak", "{peak}");
     field!(t, "used_memory_peak_human", "{}", bytes_to_human(peak));
-    field!(
-        t,
-        "used_memory_peak_perc",
-        "{:.2}%",
-        ratio(used, peak) * 100.0
-    );
-    field!(t, "used_memory_overhead", "{overhead}");
-    field!(t, "used_memory_startup", "{startup}");
-    field!(t, "used_memory_dataset", "{dataset}");
-    field!(
-        t,
-        "used_memory_dataset_perc",
-        "{:.2}%",
-        ratio(dataset, used.saturating_sub(startup)) * 100.0
-    );
-    field!(t, "allocator_allocated", "{used}");
-    field!(t, "allocator_active", "{active}");
-    field!(t, "allocator_resident", "{resident}");
+    field!(t, "used_memory_peak_perc", "{:.2}%", m.peak_perc());
+    field!(t, "used_memory_overhead", "{}", m.overhead_total());
+    field!(t, "used_memory_startup", "{}", m.startup);
+    field!(t, "used_memory_dataset", "{}", m.dataset());
+    field!(t, "used_memory_dataset_perc", "{:.2}%", m.dataset_perc());
+    field!(t, "allocator_allocated", "{}", a.allocated);
+    field!(t, "allocator_active", "{}", a.active);
+    field!(t, "allocator_resident", "{}", a.resident);
     field!(t, "total_system_memory", "{sys}");
     field!(t, "total_system_memory_human", "{}", bytes_to_human(sys));
     // No scripting engine: nothing is used by Lua or functions.
@@ -436,34 +438,29 @@ fn memory_section(srv: &Server, t: &mut String) {
         "used_memory_functions:0",
         "used_memory_scripts:0",
         "used_memory_scripts_human:0B",
-        "maxmemory:0",
-        "maxmemory_human:0B",
-        "maxmemory_policy:noeviction",
     ] {
         t.push_str(f);
         t.push_str("\r\n");
     }
-    field!(t, "allocator_frag_ratio", "{:.2}", ratio(active, used));
-    field!(t, "allocator_frag_bytes", "{}", active.saturating_sub(used));
-    field!(t, "allocator_rss_ratio", "{:.2}", ratio(resident, active));
-    field!(
-        t,
-        "allocator_rss_bytes",
-        "{}",
-        resident.saturating_sub(active)
-    );
-    field!(t, "rss_overhead_ratio", "{:.2}", ratio(rss, resident));
-    field!(t, "rss_overhead_bytes", "{}", rss as i64 - resident as i64);
-    field!(t, "mem_fragmentation_ratio", "{:.2}", ratio(rss, used));
-    field!(t, "mem_fragmentation_bytes", "{}", rss as i64 - used as i64);
+    field!(t, "maxmemory", "{}", m.maxmemory);
+    field!(t, "maxmemory_human", "{}", bytes_to_human(m.maxmemory));
+    field!(t, "maxmemory_policy", "{}", m.maxmemory_policy);
+    field!(t, "allocator_frag_ratio", "{:.2}", m.allocator_frag());
+    field!(t, "allocator_frag_bytes", "{}", m.allocator_frag_bytes());
+    field!(t, "allocator_rss_ratio", "{:.2}", m.allocator_rss());
+    field!(t, "allocator_rss_bytes", "{}", m.allocator_rss_bytes());
+    field!(t, "rss_overhead_ratio", "{:.2}", m.rss_overhead());
+    field!(t, "rss_overhead_bytes", "{}", m.rss_overhead_bytes());
+    field!(t, "mem_fragmentation_ratio", "{:.2}", m.fragmentation());
+    field!(t, "mem_fragmentation_bytes", "{}", m.fragmentation_bytes());
     field!(t, "mem_not_counted_for_evict", "0");
     field!(t, "mem_replication_backlog", "0");
     field!(t, "mem_total_replication_buffers", "0");
     field!(t, "mem_clients_slaves", "0");
-    field!(t, "mem_clients_normal", "{clients_mem}");
+    field!(t, "mem_clients_normal", "{}", m.clients_normal);
     field!(t, "mem_cluster_links", "0");
     field!(t, "mem_aof_buffer", "0");
-    field!(t, "mem_allocator", "{}", p.name);
+    field!(t, "mem_allocator", "{}", probe().name);
     field!(t, "active_defrag_running", "0");
     field!(t, "lazyfree_pending_objects", "{}", srv.lazyfree.pending());
     field!(t, "lazyfreed_objects", "{}", srv.lazyfree.freed());

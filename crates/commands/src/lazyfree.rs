@@ -77,6 +77,13 @@ impl LazyFree {
             std::thread::Builder::new()
                 .name("petrel-lazyfree".into())
                 .spawn(move || {
+                    // Freeing runs on idle CPU time only (SCHED_IDLE): a
+                    // worker that becomes runnable always preempts it, so a
+                    // 10M-member free does not delay commands even when the
+                    // whole process is pinned to one core.
+                    let p = libc::sched_param { sched_priority: 0 };
+                    // SAFETY: changes only this thread's scheduling policy.
+                    unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &p) };
                     for g in rx {
                         let n = g.objects();
                         drop(g);

@@ -29,6 +29,7 @@ pub mod latency_cmd;
 pub mod lazyfree;
 pub mod lists;
 pub mod memory;
+pub mod memory_stats;
 pub mod notify;
 pub mod pubsub;
 pub mod server;

@@ -1,11 +1,17 @@
-//! MEMORY USAGE: the exact bytes a key costs (its share of the table slots
-//! plus the heap blocks it owns, by allocator size class), in O(1).
-//! Other MEMORY subcommands (STATS, DOCTOR, MALLOC-STATS, PURGE) belong to
-//! the memory-accounting work and are added here as they come.
+//! The MEMORY command.
+//!
+//! * USAGE: the exact bytes a key costs (its share of the table slots plus
+//!   the heap blocks it owns, by allocator size class), in O(1); SAMPLES is
+//!   accepted and ignored.
+//! * STATS and DOCTOR: Redis's fields and report, from
+//!   [`crate::memory_stats`], followed by Petrel's own breakdown.
+//! * MALLOC-STATS and PURGE: the allocator's report and purge, through the
+//!   [`crate::info::MemProbe`] the binary installs (glibc stand-ins without it).
 
 use store::Key;
 
 use crate::ctx::Ctx;
+use crate::memory_stats::MemOverhead;
 use crate::spec::{flag, CommandSpec, Docs, KeyPos};
 use crate::util::{eq_ic, ERR_SYNTAX};
 
@@ -17,7 +23,7 @@ const SUBS: &[CommandSpec] = &[
             "server",
             "4.0.0",
             "O(N) where N is the number of samples.",
-            "Estimates the memory usage of a key.",
+            "Estimate the memory usage of a key",
         ),
         ..CommandSpec::new("memory|usage", -3, flag::READONLY, usage)
     },
@@ -27,10 +33,50 @@ const SUBS: &[CommandSpec] = &[
             "server",
             "4.0.0",
             "O(1)",
-            "Returns helpful text about the different subcommands.",
+            "Show helpful text about the different subcommands",
         ),
         ..CommandSpec::new("memory|help", 2, flag::LOADING | flag::STALE, help)
     },
+    CommandSpec {
+        acl: &["slow"],
+        tips: REPORT_TIPS,
+        docs: Docs::new(
+            "server",
+            "4.0.0",
+            "Depends on how much memory is allocated, could be slow",
+            "Show allocator internal stats",
+        ),
+        ..CommandSpec::new("memory|malloc-stats", 2, 0, malloc_stats)
+    },
+    CommandSpec {
+        acl: &["slow"],
+        tips: REPORT_TIPS,
+        docs: Docs::new("server", "4.0.0", "O(1)", "Show memory usage details"),
+        ..CommandSpec::new("memory|stats", 2, 0, stats)
+    },
+    CommandSpec {
+        acl: &["slow"],
+        tips: REPORT_TIPS,
+        docs: Docs::new("server", "4.0.0", "O(1)", "Outputs memory problems report"),
+        ..CommandSpec::new("memory|doctor", 2, 0, doctor)
+    },
+    CommandSpec {
+        acl: &["slow"],
+        tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
+        docs: Docs::new(
+            "server",
+            "4.0.0",
+            "Depends on how much memory is allocated, could be slow",
+            "Ask the allocator to release memory",
+        ),
+        ..CommandSpec::new("memory|purge", 2, 0, purge)
+    },
+];
+
+const REPORT_TIPS: &[&str] = &[
+    "nondeterministic_output",
+    "request_policy:all_shards",
+    "response_policy:special",
 ];
 
 pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
@@ -72,6 +118,14 @@ fn usage(ctx: &mut Ctx, args: &[&[u8]]) {
 fn help(ctx: &mut Ctx, _args: &[&[u8]]) {
     let lines = [
         "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "DOCTOR",
+        "    Return memory problems reports.",
+        "MALLOC-STATS",
+        "    Return internal statistics report from the memory allocator.",
+        "PURGE",
+        "    Attempt to purge dirty pages for reclamation by the allocator.",
+        "STATS",
+        "    Return information about the memory usage of the server.",
         "USAGE <key> [SAMPLES <count>]",
         "    Return memory in bytes used by <key> and its value. Nested values are",
         "    sampled up to <count> times (default: 5, 0 means sample all).",
@@ -79,4 +133,124 @@ fn help(ctx: &mut Ctx, _args: &[&[u8]]) {
         "    Prints this help.",
     ];
     crate::client_cmd::reply_help(ctx, &lines);
+}
+
+fn malloc_stats(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let text = (crate::info::probe().malloc_stats)();
+    ctx.out.verbatim(b"txt", text.as_bytes());
+}
+
+fn purge(ctx: &mut Ctx, _args: &[&[u8]]) {
+    if (crate::info::probe().purge)() {
+        ctx.out.simple("OK");
+    } else {
+        ctx.error("ERR Error purging dirty pages");
+    }
+}
+
+fn doctor(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let m = MemOverhead::now(ctx.srv);
+    let text = crate::memory_stats::doctor_report(&m);
+    ctx.out.verbatim(b"txt", text.as_bytes());
+}
+
+/// MEMORY STATS: Redis 7.0's fields in its order, then `petrel.*`.
+fn stats(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let srv = ctx.srv;
+    let m = MemOverhead::now(srv);
+    let mut ints: Vec<(&str, i64)> = vec![
+        ("peak.allocated", m.peak as i64),
+        ("total.allocated", m.used as i64),
+        ("startup.allocated", m.startup as i64),
+        ("replication.backlog", 0),
+        ("clients.slaves", 0),
+        ("clients.normal", m.clients_normal as i64),
+        ("cluster.links", 0),
+        ("aof.buffer", 0),
+        ("lua.caches", 0),
+        ("functions.caches", 0),
+    ];
+    let mut n = ints.len() + m.dbs.len() + 17;
+    let extra = petrel_fields(srv, &m);
+    n += extra.len();
+    ctx.out.map_len(n);
+    for (k, v) in ints.drain(..) {
+        ctx.out.bulk(k);
+        ctx.out.int(v);
+    }
+    for (d, t) in &m.dbs {
+        ctx.out.bulk(format!("db.{d}"));
+        ctx.out.map_len(3);
+        ctx.out.bulk("overhead.hashtable.main");
+        ctx.out.int(t.bytes as i64);
+        ctx.out.bulk("overhead.hashtable.expires");
+        ctx.out.int(0);
+        // 0 by design: the hash slot is the top bits of the table position.
+        ctx.out.bulk("overhead.hashtable.slot-to-keys");
+        ctx.out.int(0);
+    }
+    let pairs_i = |ctx: &mut Ctx, k: &str, v: i64| {
+        ctx.out.bulk(k);
+        ctx.out.int(v);
+    };
+    let pairs_d = |ctx: &mut Ctx, k: &str, v: f64| {
+        ctx.out.bulk(k);
+        ctx.out.double(v);
+    };
+    pairs_i(ctx, "overhead.total", m.overhead_total() as i64);
+    pairs_i(ctx, "keys.count", m.keys() as i64);
+    pairs_i(ctx, "keys.bytes-per-key", m.bytes_per_key() as i64);
+    pairs_i(ctx, "dataset.bytes", m.dataset() as i64);
+    pairs_d(ctx, "dataset.percentage", m.dataset_perc());
+    pairs_d(ctx, "peak.percentage", m.peak_perc());
+    pairs_i(ctx, "allocator.allocated", m.alloc.allocated as i64);
+    pairs_i(ctx, "allocator.active", m.alloc.active as i64);
+    pairs_i(ctx, "allocator.resident", m.alloc.resident as i64);
+    pairs_d(ctx, "allocator-fragmentation.ratio", m.allocator_frag());
+    pairs_i(
+        ctx,
+        "allocator-fragmentation.bytes",
+        m.allocator_frag_bytes(),
+    );
+    pairs_d(ctx, "allocator-rss.ratio", m.allocator_rss());
+    pairs_i(ctx, "allocator-rss.bytes", m.allocator_rss_bytes());
+    pairs_d(ctx, "rss-overhead.ratio", m.rss_overhead());
+    pairs_i(ctx, "rss-overhead.bytes", m.rss_overhead_bytes());
+    pairs_d(ctx, "fragmentation", m.fragmentation());
+    pairs_i(ctx, "fragmentation.bytes", m.fragmentation_bytes());
+    for (k, v) in extra {
+        pairs_i(ctx, &k, v);
+    }
+}
+
+/// Petrel's breakdown (integers, bytes unless the name says otherwise).
+fn petrel_fields(srv: &crate::server::Server, m: &MemOverhead) -> Vec<(String, i64)> {
+    let mut v: Vec<(String, i64)> = Vec::new();
+    let mut push = |k: &str, n: u64| v.push((format!("petrel.{k}"), n as i64));
+    let (mut bytes, mut dir, mut slots, mut keys, mut ttl) = (0, 0, 0, 0, 0);
+    for (_, t) in &m.dbs {
+        bytes += t.bytes as u64;
+        dir += t.directory_bytes as u64;
+        slots += t.slots as u64;
+        keys += t.keys as u64;
+        ttl += t.expires as u64;
+    }
+    push("keyspace.table.bytes", bytes);
+    push("keyspace.table.directory.bytes", dir);
+    push("keyspace.table.segments.bytes", bytes - dir);
+    push("keyspace.table.slots", slots);
+    push("keyspace.table.empty-slots", slots.saturating_sub(keys));
+    push(
+        "keyspace.table.bytes-per-key",
+        bytes.checked_div(keys).unwrap_or(0),
+    );
+    push("keys.with-ttl", ttl);
+    push("ttl.index.bytes", 0);
+    push("clients.count", m.clients.count);
+    push("clients.query-buffers", m.clients.query_buffers);
+    push("clients.output-buffers", m.clients.output_buffers);
+    push("clients.argv", m.clients.argv);
+    push("clients.structs", m.clients.structs);
+    push("lazyfree.pending-objects", srv.lazyfree.pending());
+    v
 }

@@ -412,6 +412,14 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         self.segs_iter().map(|s| s.capacity()).sum()
     }
 
+    /// Entry slots currently allocated, O(1) (from the byte count: every
+    /// segment has a header and `nrows` rows of `NB` slots).
+    pub fn slot_capacity(&self) -> usize {
+        let rows = (self.seg_bytes - self.segment_count() * segment::segment_bytes::<T>())
+            / segment::row_bytes::<T>();
+        rows * segment::NB
+    }
+
     /// `len / capacity`.
     pub fn load_factor(&self) -> f64 {
         let c = self.capacity();
@@ -1180,6 +1188,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         assert_eq!(total, self.len);
         let bytes: usize = self.segs_iter().map(|s| s.bytes()).sum();
         assert_eq!(bytes, self.seg_bytes);
+        assert_eq!(self.slot_capacity(), self.capacity());
         // Every entry is reachable through its hash.
         for seg in self.segs_iter() {
             for b in 0..NB {

@@ -1,6 +1,7 @@
 //! The `petrel` server: startup, listeners, the acceptor, worker threads,
 //! signals and shutdown. Command semantics live in crate `commands`.
 
+pub mod alloc;
 pub mod conn;
 pub mod log;
 pub mod net;

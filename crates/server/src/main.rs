@@ -1,25 +1,9 @@
 //! `petrel [path/to/petrel.conf] [--name value ...]`
 
-/// jemalloc: size classes keep fragmentation low for many small blocks, and its
-/// statistics give INFO memory exact figures.
+/// jemalloc, counting every block by its size class so `used_memory` is
+/// exact (see `server::alloc`).
 #[global_allocator]
-static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
-
-fn jemalloc_stat(read: fn() -> tikv_jemalloc_ctl::Result<usize>) -> u64 {
-    // Statistics are cached per epoch; advancing refreshes them.
-    let _ = tikv_jemalloc_ctl::epoch::advance();
-    read().unwrap_or(0) as u64
-}
-
-fn install_memory_probe() {
-    use tikv_jemalloc_ctl::stats;
-    commands::info::set_mem_probe(commands::info::MemProbe {
-        name: "jemalloc-5.3.0",
-        allocated: || jemalloc_stat(stats::allocated::read),
-        active: || jemalloc_stat(stats::active::read),
-        resident: || jemalloc_stat(stats::resident::read),
-    });
-}
+static GLOBAL: server::alloc::Counting = server::alloc::Counting;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -42,7 +26,7 @@ fn main() {
             std::process::exit(1);
         }
     };
-    install_memory_probe();
+    server::alloc::install_memory_probe();
     // Like Redis's `jemalloc-bg-thread yes`: jemalloc returns freed pages to
     // the OS from its own thread, so RSS follows used memory without purging
     // work on the workers (a table split frees whole segments).

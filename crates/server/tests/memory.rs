@@ -1,4 +1,6 @@
-//! Memory seen by users: lazy freeing (UNLINK, FLUSHALL ASYNC,
+//! Memory seen by users: exact accounting (MEMORY USAGE against the change
+//! of used_memory), MEMORY STATS / DOCTOR / MALLOC-STATS / PURGE, INFO
+//! memory fields, and lazy freeing (UNLINK, FLUSHALL ASYNC,
 //! lazyfree-lazy-user-del) returning memory in the background.
 
 mod common;
@@ -11,10 +13,11 @@ fn info_text(c: &mut RawConn, section: &str) -> String {
     }
 }
 
-/// used_memory as INFO reports it (sampled by the server's cron, so wait
-/// for a fresh sample first).
+/// used_memory as INFO reports it: exact, read when INFO runs. The first
+/// INFO may grow the connection's reply buffer after it read the figure, so
+/// the second one is taken.
 fn used_memory(c: &mut RawConn) -> i64 {
-    std::thread::sleep(Duration::from_millis(250));
+    info_text(c, "memory");
     let info = info_text(c, "memory");
     info.lines()
         .find_map(|l| l.strip_prefix("used_memory:"))
@@ -113,4 +116,323 @@ fn unlink_frees_large_values_in_the_background() {
         "memory",
         "lazyfreed_objects"
     ) >= 3));
+}
+
+fn int(v: Value) -> i64 {
+    match v {
+        Value::Int(n) => n,
+        v => panic!("not an integer: {v}"),
+    }
+}
+
+fn text(v: Value) -> String {
+    match v {
+        Value::Bulk(b) | Value::Simple(b) => String::from_utf8_lossy(&b).into_owned(),
+        v => panic!("not text: {v}"),
+    }
+}
+
+/// One shape of value per type and encoding, built with one small command
+/// per element (so the connection's query buffer never grows: its size is
+/// client memory, not the key's).
+fn encodings() -> Vec<(&'static str, &'static str, Vec<Vec<String>>)> {
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    let each = |n: usize, f: &dyn Fn(usize) -> Vec<String>| (0..n).map(f).collect::<Vec<_>>();
+    vec![
+        ("string", "int", vec![s(&["SET", "k", "1234567"])]),
+        ("string", "embstr", vec![s(&["SET", "k", &"e".repeat(30)])]),
+        ("string", "raw", vec![s(&["SET", "k", &"r".repeat(300)])]),
+        (
+            "string",
+            "raw",
+            vec![s(&["SET", "k", "a"]), s(&["APPEND", "k", &"b".repeat(100)])],
+        ),
+        (
+            "hash",
+            "listpack",
+            each(20, &|i| s(&["HSET", "k", &format!("f{i}"), "value"])),
+        ),
+        (
+            "hash",
+            "hashtable",
+            each(1000, &|i| {
+                s(&["HSET", "k", &format!("f{i}"), &"v".repeat(i % 40)])
+            }),
+        ),
+        (
+            "list",
+            "quicklist",
+            each(3000, &|i| s(&["RPUSH", "k", &format!("element:{i}")])),
+        ),
+        (
+            "set",
+            "intset",
+            each(300, &|i| s(&["SADD", "k", &i.to_string()])),
+        ),
+        (
+            "set",
+            "listpack",
+            each(60, &|i| s(&["SADD", "k", &format!("m{i}")])),
+        ),
+        (
+            "set",
+            "hashtable",
+            each(2000, &|i| s(&["SADD", "k", &format!("member:{i}")])),
+        ),
+        (
+            "zset",
+            "listpack",
+            each(60, &|i| s(&["ZADD", "k", &i.to_string(), &format!("m{i}")])),
+        ),
+        (
+            "zset",
+            "skiplist",
+            each(2000, &|i| {
+                s(&[
+                    "ZADD",
+                    "k",
+                    &(i * 7 % 13).to_string(),
+                    &format!("member:{i}"),
+                ])
+            }),
+        ),
+    ]
+}
+
+/// MEMORY USAGE equals the change of used_memory when a key is created and
+/// when it is deleted, for every type and encoding.
+///
+/// Tolerance: exactly the key's share of the keyspace table (`slot share` =
+/// table bytes / keys in its partition), and nothing else. The table is
+/// allocated in whole segments ahead of the keys, so creating one key
+/// allocates only the key's own heap blocks, while MEMORY USAGE (like
+/// Redis's) also charges the key its part of the table. 3000 filler keys
+/// keep the table from growing or shrinking during the measurement, and make
+/// the share small (< 100 bytes); every heap block is counted at its
+/// jemalloc size class on both sides, so there is no further rounding slack.
+#[test]
+fn memory_usage_equals_used_memory_change() {
+    let s = TestServer::start(&[("threads", "2")]);
+    let mut c = s.raw();
+    load(
+        &mut c,
+        &(0..3000)
+            .map(|i| vec!["SET".into(), format!("filler:{i}"), "x".into()])
+            .collect::<Vec<_>>(),
+    );
+    // The key's partition's slot share: MEMORY USAGE of an inline-valued key
+    // whose key and value live in the slot (no heap blocks).
+    for (ty, enc, cmds) in encodings() {
+        c.cmd(&["SET", "k", "1"]);
+        let share = int(c.cmd(&["MEMORY", "USAGE", "k"]));
+        assert!(share > 0 && share < 100, "slot share {share}");
+        c.cmd(&["DEL", "k"]);
+        let before = used_memory(&mut c);
+        load(&mut c, &cmds);
+        let after = used_memory(&mut c);
+        assert_eq!(text(c.cmd(&["TYPE", "k"])), ty);
+        assert_eq!(text(c.cmd(&["OBJECT", "ENCODING", "k"])), enc, "{ty}");
+        let usage = int(c.cmd(&["MEMORY", "USAGE", "k"]));
+        assert_eq!(
+            usage - share,
+            after - before,
+            "{ty}/{enc}: MEMORY USAGE {usage} (share {share}) vs created +{}",
+            after - before
+        );
+        assert_eq!(int(c.cmd(&["DEL", "k"])), 1);
+        let freed = after - used_memory(&mut c);
+        assert_eq!(usage - share, freed, "{ty}/{enc}: deleted -{freed}");
+    }
+}
+
+/// A long key lives in its own heap block: counted on both sides too.
+#[test]
+fn memory_usage_counts_heap_keys() {
+    let s = TestServer::start(&[("threads", "2")]);
+    let mut c = s.raw();
+    load(
+        &mut c,
+        &(0..3000)
+            .map(|i| vec!["SET".into(), format!("filler:{i}"), "x".into()])
+            .collect::<Vec<_>>(),
+    );
+    let key = "K".repeat(70);
+    c.cmd(&["SET", &key, "1"]);
+    c.cmd(&["DEL", &key]);
+    let before = used_memory(&mut c);
+    c.cmd(&["SET", &key, &"v".repeat(50)]);
+    let after = used_memory(&mut c);
+    let usage = int(c.cmd(&["MEMORY", "USAGE", &key]));
+    // 4-byte length header + 70 -> 80-byte class; + 50 -> 64-byte class.
+    assert_eq!(after - before, 80 + 64);
+    assert!(usage - (after - before) > 0 && usage - (after - before) < 100);
+}
+
+fn stats_map(v: Value) -> Vec<(String, Value)> {
+    let Value::Array(items) = v else {
+        panic!("MEMORY STATS: {v}")
+    };
+    items
+        .chunks(2)
+        .map(|p| (text(p[0].clone()), p[1].clone()))
+        .collect()
+}
+
+/// MEMORY STATS has Redis 7.0's fields in Redis's order (then Petrel's own,
+/// all named `petrel.*`), and its figures agree with INFO and each other.
+#[test]
+fn memory_stats_fields_and_figures() {
+    let s = TestServer::start(&[("threads", "2")]);
+    let mut c = s.raw();
+    c.cmd(&["SET", "a", "1"]);
+    c.cmd(&["SELECT", "3"]);
+    c.cmd(&["SET", "b", &"x".repeat(100)]);
+    let st = stats_map(c.cmd(&["MEMORY", "STATS"]));
+    let names: Vec<&str> = st.iter().map(|(k, _)| k.as_str()).collect();
+    let redis_names: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| !n.starts_with("petrel."))
+        .collect();
+    if redis_available() {
+        let r = TestServer::start_opts(Kind::Redis, Opts::new(&[]));
+        let mut rc = r.raw();
+        rc.cmd(&["SET", "a", "1"]);
+        rc.cmd(&["SELECT", "3"]);
+        rc.cmd(&["SET", "b", &"x".repeat(100)]);
+        let rs = stats_map(rc.cmd(&["MEMORY", "STATS"]));
+        let rn: Vec<&str> = rs.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(redis_names, rn);
+        // db.N entries are maps with the same two fields.
+        for (k, v) in &rs {
+            if k.starts_with("db.") {
+                let p = &st.iter().find(|(n, _)| n == k).unwrap().1;
+                let keys = |v: &Value| match v {
+                    Value::Array(a) => a.iter().step_by(2).cloned().collect::<Vec<_>>(),
+                    v => panic!("{k}: {v}"),
+                };
+                assert_eq!(keys(v), keys(p), "{k}");
+            }
+        }
+    }
+    let get = |name: &str| -> i64 {
+        match &st.iter().find(|(k, _)| k == name).unwrap().1 {
+            Value::Int(n) => *n,
+            v => panic!("{name}: {v}"),
+        }
+    };
+    assert!(names.contains(&"db.0") && names.contains(&"db.3"));
+    assert!(!names.contains(&"db.1"));
+    assert_eq!(get("keys.count"), 2);
+    assert_eq!(get("petrel.ttl.index.bytes"), 0);
+    let total = get("total.allocated");
+    // dataset = total - overhead (0 if the startup figure was higher).
+    assert_eq!(get("dataset.bytes"), (total - get("overhead.total")).max(0));
+    assert_eq!(
+        get("keys.bytes-per-key"),
+        (total - get("startup.allocated")).max(0) / 2
+    );
+    assert!(get("peak.allocated") >= total);
+    let table = get("petrel.keyspace.table.bytes");
+    assert_eq!(
+        table,
+        get("petrel.keyspace.table.directory.bytes") + get("petrel.keyspace.table.segments.bytes")
+    );
+    assert_eq!(
+        get("petrel.keyspace.table.slots") - get("petrel.keyspace.table.empty-slots"),
+        2
+    );
+    assert!(get("clients.normal") > 0);
+    assert_eq!(
+        get("clients.normal"),
+        get("petrel.clients.query-buffers")
+            + get("petrel.clients.output-buffers")
+            + get("petrel.clients.argv")
+            + get("petrel.clients.structs")
+    );
+    // INFO memory agrees on the derived fields (same definitions).
+    let info = info_text(&mut c, "memory");
+    for f in [
+        "used_memory_startup",
+        "maxmemory",
+        "mem_replication_backlog",
+    ] {
+        assert!(info.contains(&format!("{f}:")), "{f}");
+    }
+    assert!(info.contains("maxmemory_policy:"));
+    assert_eq!(
+        info_field(&mut c, "memory", "used_memory_startup"),
+        get("startup.allocated")
+    );
+}
+
+/// INFO memory lists Redis 7.0's fields in Redis's order.
+#[test]
+fn info_memory_fields_match_redis() {
+    if !redis_available() {
+        return;
+    }
+    let names = |t: String| -> Vec<String> {
+        t.lines()
+            .filter_map(|l| l.split_once(':').map(|(k, _)| k.to_string()))
+            .collect()
+    };
+    let p = TestServer::start(&[("threads", "2")]);
+    let r = TestServer::start_opts(Kind::Redis, Opts::new(&[]));
+    assert_eq!(
+        names(info_text(&mut p.raw(), "memory")),
+        names(info_text(&mut r.raw(), "memory"))
+    );
+}
+
+/// DOCTOR's empty-instance text, HELP, MALLOC-STATS and PURGE, and the
+/// subcommands' errors, as Redis replies.
+#[test]
+fn memory_doctor_help_malloc_stats_purge() {
+    let s = TestServer::start(&[("threads", "2")]);
+    let mut c = s.raw();
+    let doc = text(c.cmd(&["MEMORY", "DOCTOR"]));
+    assert!(doc.starts_with("Hi Sam, this instance is empty"), "{doc}");
+    assert_eq!(c.cmd(&["MEMORY", "PURGE"]), Value::Simple(b"OK".to_vec()));
+    let ms = text(c.cmd(&["MEMORY", "MALLOC-STATS"]));
+    assert!(
+        ms.contains("Begin jemalloc statistics"),
+        "{}",
+        &ms[..ms.len().min(200)]
+    );
+    // Past 5 MB (~7 MB), with a 3x peak behind: the peak report.
+    load(
+        &mut c,
+        &batches("RPUSH", "big", 1_200_000, 2000, |i| {
+            vec![format!("element:{i:08}")]
+        }),
+    );
+    c.cmd(&["INFO", "memory"]); // records the peak
+    c.cmd(&["LTRIM", "big", "0", "399999"]);
+    let doc = text(c.cmd(&["MEMORY", "DOCTOR"]));
+    assert!(
+        doc.starts_with("Sam, I detected a few issues in this Redis instance memory implants:\n\n * Peak memory:"),
+        "{doc}"
+    );
+    assert!(doc.ends_with("I'm here to keep you safe, Sam. I want to help you.\n"));
+    if redis_available() {
+        let r = TestServer::start_opts(Kind::Redis, Opts::new(&[]));
+        let mut rc = r.raw();
+        for cmd in [
+            vec!["MEMORY", "HELP"],
+            vec!["MEMORY", "DOCTOR", "x"],
+            vec!["MEMORY", "STATS", "x"],
+            vec!["MEMORY", "PURGE", "x"],
+            vec!["MEMORY", "MALLOC-STATS", "x"],
+            vec!["MEMORY", "NOPE"],
+            vec!["MEMORY", "USAGE", "nokey"],
+            vec!["MEMORY", "USAGE", "big", "SAMPLES", "-1"],
+            vec!["MEMORY", "USAGE", "big", "FOO"],
+        ] {
+            assert_eq!(c.cmd(&cmd), rc.cmd(&cmd), "{cmd:?}");
+        }
+        let empty = text(rc.cmd(&["MEMORY", "DOCTOR"]));
+        let p = TestServer::start(&[("threads", "2")]);
+        assert_eq!(text(p.raw().cmd(&["MEMORY", "DOCTOR"])), empty);
+    }
 }

@@ -114,6 +114,17 @@ impl std::ops::AddAssign for Stats {
     }
 }
 
+/// One database's tables (MEMORY STATS): `bytes` includes the directory;
+/// `slots - keys` slots are empty.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TableStats {
+    pub keys: usize,
+    pub expires: usize,
+    pub bytes: usize,
+    pub directory_bytes: usize,
+    pub slots: usize,
+}
+
 /// Per-database summary (INFO keyspace).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct DbInfo {
@@ -673,6 +684,23 @@ impl Keyspace {
                 .sum::<usize>();
         }
         n
+    }
+
+    /// Table figures of database `db` summed over partitions (MEMORY
+    /// STATS), O(partitions).
+    pub fn table_stats(&self, db: usize) -> TableStats {
+        let mut t = TableStats::default();
+        for p in 0..self.parts.len() {
+            let g = self.lock_partition(p);
+            if let Some(d) = g.db(db) {
+                t.keys += d.len();
+                t.expires += d.expires;
+                t.bytes += d.table.allocated_bytes();
+                t.directory_bytes += d.table.directory_bytes();
+                t.slots += d.table.slot_capacity();
+            }
+        }
+        t
     }
 
     /// Empties one database atomically; returns the old tables so the caller
