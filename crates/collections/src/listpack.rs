@@ -809,6 +809,23 @@ impl Listpack {
         lp
     }
 
+    /// Adopt bytes this crate produced from a valid listpack of `count`
+    /// elements (a decompressed quicklist node); checked in debug builds.
+    pub(crate) fn from_trusted(buf: Vec<u8>, count: usize) -> Listpack {
+        let lp = Listpack { buf, count };
+        debug_assert!(lp.validate().is_ok());
+        lp
+    }
+
+    /// A placeholder that owns no allocation, to be overwritten at once
+    /// (it is not a valid listpack).
+    pub(crate) fn hollow() -> Listpack {
+        Listpack {
+            buf: Vec::new(),
+            count: 0,
+        }
+    }
+
     /// Append every entry of `other` (byte copy).
     pub(crate) fn append_listpack(&mut self, other: &Listpack) {
         let end = self.end_offset();

@@ -721,13 +721,15 @@ fn debug_object(ctx: &mut Ctx, args: &[&[u8]]) {
         }
     };
     let lru = v.evict_byte();
+    let list = v.as_list().map_or(String::new(), |l| l.debug_fields());
     let s = format!(
-        "Value at:{:p} refcount:1 encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{} petrel_encoding:{} key_inline:{} heap_bytes:{}",
+        "Value at:{:p} refcount:1 encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}{} petrel_encoding:{} key_inline:{} heap_bytes:{}",
         e as *const _,
         v.encoding_name(),
         ser,
         lru,
         idle_seconds(lru, now),
+        list,
         v.internal_encoding(),
         e.key_inline() as u8,
         e.heap_size()

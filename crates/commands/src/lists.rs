@@ -662,10 +662,11 @@ fn lindex(ctx: &mut Ctx, args: &[&[u8]]) {
         Ok(None) => ctx.out.null_bulk(),
         Ok(Some(l)) => match parse_i64(args[2]) {
             None => ctx.error(ERR_NOT_INT),
-            Some(i) => match l.index(i) {
-                Some(v) => reply_value(ctx, v),
-                None => ctx.out.null_bulk(),
-            },
+            Some(i) => {
+                if l.index_with(i, |v| reply_value(ctx, v)).is_none() {
+                    ctx.out.null_bulk();
+                }
+            }
         },
     }
 }
@@ -736,12 +737,7 @@ fn lrange(ctx: &mut Ctx, args: &[&[u8]]) {
         Ok(Some(l)) => {
             let n = range_window(l.len(), start, end).map_or(0, |w| w.1);
             ctx.out.array_len(n);
-            for v in l.range(start, end) {
-                match v {
-                    LpValue::Str(s) => ctx.out.bulk(s),
-                    LpValue::Int(i) => ctx.out.bulk_from_int(i),
-                }
-            }
+            l.for_each_in_range(start, end, |v| reply_value(ctx, v));
         }
     }
 }

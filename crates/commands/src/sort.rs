@@ -483,7 +483,7 @@ fn load(
     };
     let v = e.value();
     if let Some(l) = v.as_list() {
-        return Ok((l.ql.iter().map(lp_vec).collect(), Kind::List));
+        return Ok((l.to_vecs(), Kind::List));
     }
     if let Some(s) = v.as_set() {
         let elems = match s {

@@ -511,3 +511,108 @@ EXEC
 "###,
     );
 }
+
+/// `list-compress-depth` 1 and 2 with small nodes, so most nodes are
+/// interior and LZF-compressed on both servers: every read and write path
+/// goes through compressed nodes (pushes and pops moving nodes across the
+/// depth boundary, LSET/LINSERT/LREM/LTRIM inside compressed nodes, reads
+/// of single elements and ranges, LMOVE and SORT over them).
+#[test]
+fn compressed_nodes() {
+    for (depth, fill) in [("1", "4"), ("2", "4"), ("1", "-1"), ("2", "3")] {
+        let e = |i: u32| format!("element-number-{i:05}");
+        let mut s = String::new();
+        let push: Vec<String> = (0..120).map(e).collect();
+        s += &format!("RPUSH l {}\n", push.join(" "));
+        let front: Vec<String> = (500..540).map(e).collect();
+        s += &format!("LPUSH l {}\n", front.join(" "));
+        s += "LRANGE l 0 -1\nLLEN l\n";
+        for i in [
+            0, 1, 3, 4, 5, 7, 8, 40, 77, 100, 155, 158, 159, 160, -1, -4, -5, -9, -80,
+        ] {
+            s += &format!("LINDEX l {i}\n");
+        }
+        for i in [6i32, 50, 90, -7, 130] {
+            s += &format!(
+                "LSET l {i} {}\n",
+                "x".repeat(60 + i.unsigned_abs() as usize)
+            );
+        }
+        s += &format!("LSET l 60 {}\n", "y".repeat(9000));
+        s += "LRANGE l 0 -1\n";
+        s += &format!("LINSERT l BEFORE {} inserted-before\n", e(60));
+        s += &format!("LINSERT l AFTER {} inserted-after\n", e(61));
+        s += &format!("LINSERT l AFTER {} {}\n", e(62), "z".repeat(7000));
+        s += "LINSERT l BEFORE nosuch x\n";
+        s += &format!("LPOS l {}\n", e(70));
+        s += &format!("LPOS l {} RANK -1\n", e(10));
+        s += "LPOS l inserted-after COUNT 0\n";
+        s += &format!("LPOS l {} MAXLEN 50\n", e(100));
+        s += "LRANGE l 30 90\nLRANGE l -100 -60\n";
+        for i in (20..120).step_by(7) {
+            s += &format!("LREM l 1 {}\n", e(i));
+        }
+        s += &format!("RPUSH l {0} {0} {0}\nLPUSH l {0}\n", e(33));
+        s += &format!("LREM l -2 {}\nLREM l 0 {}\n", e(33), e(33));
+        s += "LRANGE l 0 -1\n";
+        s += "LMOVE l m LEFT RIGHT\nLMOVE l m RIGHT LEFT\nLMOVE l l LEFT RIGHT\nRPOPLPUSH l l\n";
+        s += "LRANGE l 0 -1\nLRANGE m 0 -1\n";
+        s +=
+            "SORT l ALPHA LIMIT 0 20\nSORT l ALPHA DESC LIMIT 10 30\nSORT l BY nosort LIMIT 5 10\n";
+        s += "SORT l ALPHA STORE sorted\nLRANGE sorted 0 -1\nLINDEX sorted 70\n";
+        s += "LTRIM l 10 -12\nLRANGE l 0 -1\nLTRIM l 5 40\nLRANGE l 0 -1\n";
+        s += "LPOP l 7\nRPOP l 9\nLRANGE l 0 -1\nLPOP l 3\nRPOP l 3\nLINDEX l 3\n";
+        for _ in 0..4 {
+            s += "RPOP l 2\nLPOP l\nLRANGE l 0 -1\n";
+        }
+        s += "LLEN l\nOBJECT ENCODING l\nLLEN sorted\n";
+        diff_text_with(
+            &format!("compressed_nodes_depth_{depth}_fill_{fill}"),
+            &s,
+            &DiffOpts::new(&[
+                ("list-compress-depth", depth),
+                ("list-max-listpack-size", fill),
+            ]),
+        );
+    }
+}
+
+/// A list keeps the compress depth it was created with (Redis passes the
+/// server setting to `quicklistCreate` only), and DEBUG OBJECT shows the
+/// quicklist fields as Redis's.
+#[test]
+fn compress_depth_is_per_list() {
+    let s = TestServer::start(&[("enable-debug-command", "yes")]);
+    let mut c = s.raw();
+    let elems: Vec<String> = (0..2000).map(|i| format!("item:{i}")).collect();
+    let mut push = vec!["RPUSH", "plain"];
+    push.extend(elems.iter().map(|e| e.as_str()));
+    c.cmd(&push);
+    c.cmd(&["CONFIG", "SET", "list-compress-depth", "1"]);
+    c.cmd(&["CONFIG", "SET", "list-max-listpack-size", "128"]);
+    push[1] = "packed";
+    c.cmd(&push);
+    c.cmd(&push[..3]);
+    let debug = |c: &mut RawConn, k: &str| match c.cmd(&["DEBUG", "OBJECT", k]) {
+        Value::Simple(s) => String::from_utf8(s).unwrap(),
+        v => panic!("{v:?}"),
+    };
+    let int = |c: &mut RawConn, a: &[&str]| match c.cmd(a) {
+        Value::Int(i) => i,
+        v => panic!("{v:?}"),
+    };
+    let d = debug(&mut c, "plain");
+    assert!(d.contains(" ql_listpack_max:-2 ql_compressed:0 "), "{d}");
+    let d = debug(&mut c, "packed");
+    assert!(
+        d.contains(" ql_nodes:16 ql_avg_node:125.06 ql_listpack_max:128 ql_compressed:1 "),
+        "{d}"
+    );
+    let plain = int(&mut c, &["MEMORY", "USAGE", "plain"]);
+    let packed = int(&mut c, &["MEMORY", "USAGE", "packed"]);
+    assert!(packed * 4 < plain * 3, "packed {packed} plain {plain}");
+    // Pushing more to the existing plain list keeps it uncompressed.
+    c.cmd(&push);
+    let d = debug(&mut c, "plain");
+    assert!(d.contains(" ql_compressed:0 "), "{d}");
+}

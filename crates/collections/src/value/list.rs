@@ -96,9 +96,14 @@ impl ListValue {
         }
     }
 
-    /// LINDEX (negative counts from the tail).
-    pub fn index(&self, i: i64) -> Option<LpValue<'_>> {
-        self.ql.get(isize::try_from(i).ok()?)
+    /// LINDEX (negative counts from the tail): `f` sees the element.
+    pub fn index_with<R>(&self, i: i64, f: impl FnOnce(LpValue<'_>) -> R) -> Option<R> {
+        self.ql.get_with(isize::try_from(i).ok()?, f)
+    }
+
+    /// LINDEX as bytes.
+    pub fn index(&self, i: i64) -> Option<Vec<u8>> {
+        self.index_with(i, |v| v.to_vec())
     }
 
     /// LSET; false when the index is out of range.
@@ -109,10 +114,25 @@ impl ListValue {
         }
     }
 
-    /// LRANGE `start end`: the elements of [`range_window`].
-    pub fn range(&self, start: i64, end: i64) -> impl Iterator<Item = LpValue<'_>> + '_ {
-        let (first, n) = range_window(self.len(), start, end).unwrap_or((self.len(), 0));
-        self.ql.iter_from(first).take(n)
+    /// LRANGE `start end`: `f` sees the elements of [`range_window`] in
+    /// order.
+    pub fn for_each_in_range(&self, start: i64, end: i64, mut f: impl FnMut(LpValue<'_>)) {
+        let Some((first, n)) = range_window(self.len(), start, end) else {
+            return;
+        };
+        let mut left = n;
+        self.ql.for_each_from(first, |v| {
+            f(v);
+            left -= 1;
+            left > 0
+        });
+    }
+
+    /// LRANGE as bytes.
+    pub fn range(&self, start: i64, end: i64) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        self.for_each_in_range(start, end, |v| out.push(v.to_vec()));
+        out
     }
 
     /// LTRIM `start end` (Redis's normalisation: an empty window empties
@@ -149,35 +169,58 @@ impl ListValue {
         let len = self.len();
         let mut out = Vec::new();
         let mut matches = 0u64;
-        let mut visit = |i: usize, v: LpValue<'_>| {
+        let mut seen = 0usize;
+        let visit = |v: LpValue<'_>| {
+            let i = if rank > 0 { seen } else { len - 1 - seen };
+            seen += 1;
             if needle.matches(v) {
                 matches += 1;
                 if matches > skip {
                     out.push(i);
-                    return out.len() < limit;
+                    if out.len() >= limit {
+                        return false;
+                    }
                 }
             }
-            true
+            seen < scan
         };
         if rank > 0 {
-            for (i, v) in self.ql.iter().take(scan).enumerate() {
-                if !visit(i, v) {
-                    break;
-                }
-            }
+            self.ql.for_each_from(0, visit);
         } else {
-            for (k, v) in self.ql.iter().rev().take(scan).enumerate() {
-                if !visit(len - 1 - k, v) {
-                    break;
-                }
-            }
+            self.ql.for_each_rev_from(usize::MAX, visit);
         }
         out
     }
 
-    /// All elements, head to tail.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = LpValue<'_>> + '_ {
-        self.ql.iter()
+    /// `f` sees every element, head to tail.
+    pub fn for_each(&self, mut f: impl FnMut(LpValue<'_>)) {
+        self.ql.for_each_from(0, |v| {
+            f(v);
+            true
+        });
+    }
+
+    /// Every element as bytes, head to tail.
+    pub fn to_vecs(&self) -> Vec<Vec<u8>> {
+        self.ql.to_vecs()
+    }
+
+    /// DEBUG OBJECT's list fields, as Redis 7.0 prints them: node count,
+    /// average elements per node, `list-max-listpack-size`, whether the
+    /// list compresses (`list-compress-depth` != 0) and the sum of the
+    /// nodes' uncompressed sizes.
+    pub fn debug_fields(&self) -> String {
+        let st = self.ql.stats();
+        let avg = self.len() as f64 / st.nodes as f64;
+        let compressed = self.ql.compress_depth() != 0;
+        format!(
+            " ql_nodes:{} ql_avg_node:{:.2} ql_listpack_max:{} ql_compressed:{} ql_uncompressed_size:{}",
+            st.nodes,
+            avg,
+            self.ql.fill(),
+            compressed as u8,
+            st.uncompressed_bytes
+        )
     }
 }
 
@@ -206,6 +249,7 @@ mod tests {
             5 => (-3i64..12).prop_map(|v| v.to_string().into_bytes()),
             2 => proptest::collection::vec(b'a'..b'c', 0..3),
             1 => Just(b"007".to_vec()),
+            2 => (0u32..4, 8usize..30).prop_map(|(k, n)| format!("item:{k}").repeat(n / 6).into_bytes()),
             1 => (0usize..3).prop_map(|k| vec![b'z'; [70, 5000, 9000][k]]),
         ]
     }
@@ -254,8 +298,9 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(60))]
         #[test]
         fn list_commands_match_vec(fill in prop_oneof![Just(-2i32), Just(-1), Just(2), Just(4), Just(16)],
+                                   depth in 0u32..3,
                                    ops in proptest::collection::vec(op(), 1..120)) {
-            let lim = Limits { list_max_listpack_size: fill, ..Limits::default() };
+            let lim = Limits { list_max_listpack_size: fill, list_compress_depth: depth, ..Limits::default() };
             let mut l = ListValue::new(&lim);
             let mut m: Vec<Vec<u8>> = Vec::new();
             for o in ops {
@@ -288,10 +333,10 @@ mod tests {
                         if let Some(i) = at { m.insert(if after { i + 1 } else { i }, e) }
                     }
                     Op::Range(a, b) => {
-                        let got: Vec<Vec<u8>> = l.range(a, b).map(|v| v.to_vec()).collect();
+                        let got = l.range(a, b);
                         prop_assert_eq!(&got[..], &m[model_window(m.len(), a, b)]);
                     }
-                    Op::Index(i) => prop_assert_eq!(l.index(i).map(|v| v.to_vec()), norm(m.len(), i).map(|j| m[j].clone())),
+                    Op::Index(i) => prop_assert_eq!(l.index(i), norm(m.len(), i).map(|j| m[j].clone())),
                     Op::Pos(e, rank, count, maxlen) => {
                         let n = m.len();
                         let order: Vec<usize> = if rank > 0 { (0..n).collect() } else { (0..n).rev().collect() };
@@ -303,8 +348,7 @@ mod tests {
                 }
                 prop_assert_eq!(l.len(), m.len());
             }
-            let all: Vec<Vec<u8>> = l.iter().map(|v| v.to_vec()).collect();
-            prop_assert_eq!(all, m);
+            prop_assert_eq!(l.to_vecs(), m);
         }
     }
 }

@@ -1,6 +1,7 @@
-//! `Quicklist`: Redis lists as a sequence of listpack nodes.
+//! `Quicklist`: Redis lists as a sequence of listpack nodes, the interior
+//! ones LZF-compressed per `list-compress-depth`.
 //!
-//! Nodes live in a `VecDeque<Listpack>` (32 bytes per node, against Redis's
+//! Nodes live in a `VecDeque<Node>` (32 bytes per node, against Redis's
 //! 32-byte `quicklistNode` plus its list links). `fill` follows
 //! `list-max-listpack-size`:
 //! * `fill > 0`: at most `fill` entries per node, and at most 8 KiB
@@ -12,22 +13,45 @@
 //! elements of 1 GiB and more into "plain" nodes; here they are simply a
 //! listpack node of one element).
 //!
-//! `list-compress-depth` is stored but **not applied**: every node stays
-//! uncompressed (no LZF of interior nodes). Memory figures in
-//! docs/BENCHMARKS.md are for uncompressed nodes, which is also Redis's
-//! default (`list-compress-depth 0`).
+//! Compression (`list-compress-depth` = `depth`, fixed when the list is
+//! created, as Redis's `quicklistCreate` takes the server setting): the
+//! `depth` nodes at each end stay plain, every node between them is stored
+//! LZF-compressed ([`node`], [`lzf`]) when Redis's rule says it pays
+//! (listpack of at least 48 bytes, compressed block more than 8 bytes
+//! smaller); a node where it does not pay is kept plain and marked so it is
+//! not retried until it changes. With `depth` 0 (the default) nothing is
+//! compressed and the bookkeeping costs one branch per write.
+//!
+//! Reads go through visitors ([`Quicklist::get_with`],
+//! [`Quicklist::for_each_from`], [`Quicklist::for_each_rev_from`]): a
+//! plain node is read in place; a compressed one is decompressed into a
+//! buffer local to the call (the stored node stays compressed, so reads
+//! never need `&mut` and the list stays `Sync`). Writes decompress the
+//! nodes they touch in place and recompress the interior ones afterwards.
 //!
 //! Invariants (checked by `check()` in tests):
 //! * no node is empty; `len` is the sum of node lengths;
-//! * every node with more than one element satisfies the fill limit;
-//! * `node_heap` is the sum of the nodes' `heap_bytes()`, so
+//! * every node with more than one element satisfies the fill limit
+//!   (measured on the uncompressed listpack size);
+//! * node `i` of `n` is plain when `i < depth` or `i >= n - depth`; every
+//!   other node is compressed, or plain and not compressible by the rule
+//!   above;
+//! * `node_heap` is the sum of the nodes' `heap_bytes()` (listpack
+//!   capacities, or the allocator size class of each compressed block), so
 //!   [`Quicklist::heap_bytes`] (plus the deque's capacity) is O(1).
 //!
 //! After removals a node is merged with a neighbour when the two fit in one
 //! node, so a list that shrinks does not keep many tiny nodes.
 
+pub mod lzf;
+pub mod node;
+#[cfg(test)]
+mod tests;
+
 use crate::listpack::{encoded_size, Listpack, LpValue, Needle, HEADER_SIZE};
+pub use node::Node;
 use std::collections::VecDeque;
+use std::ops::Range;
 
 /// Redis's per-node byte limit for positive fill values.
 pub const SIZE_SAFETY_LIMIT: usize = 8192;
@@ -36,10 +60,10 @@ const BYTE_LIMITS: [usize; 5] = [4096, 8192, 16384, 32768, 65536];
 /// A list of listpack nodes.
 #[derive(Clone, Debug)]
 pub struct Quicklist {
-    nodes: VecDeque<Listpack>,
+    nodes: VecDeque<Node>,
     len: usize,
     fill: i32,
-    compress_depth: u32,
+    depth: usize,
     node_heap: usize,
 }
 
@@ -49,14 +73,23 @@ impl Default for Quicklist {
     }
 }
 
+/// Figures for DEBUG OBJECT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuicklistStats {
+    pub nodes: usize,
+    pub compressed_nodes: usize,
+    /// Sum of the nodes' uncompressed listpack sizes.
+    pub uncompressed_bytes: usize,
+}
+
 impl Quicklist {
-    /// An empty list with `list-max-listpack-size = fill`.
+    /// An empty list with `list-max-listpack-size = fill`, uncompressed.
     pub fn new(fill: i32) -> Self {
         Quicklist {
             nodes: VecDeque::new(),
             len: 0,
             fill,
-            compress_depth: 0,
+            depth: 0,
             node_heap: 0,
         }
     }
@@ -65,13 +98,22 @@ impl Quicklist {
         self.fill
     }
 
-    /// Record `list-compress-depth` (not applied: see module docs).
+    /// Set `list-compress-depth` (Redis caps it at 65535) and bring every
+    /// node in line with it.
     pub fn set_compress_depth(&mut self, depth: u32) {
-        self.compress_depth = depth;
+        self.depth = depth.min(u16::MAX as u32) as usize;
+        let n = self.nodes.len();
+        if self.depth == 0 {
+            for i in 0..n {
+                self.touch(i, Node::decompress);
+            }
+        } else {
+            self.settle(0..n);
+        }
     }
 
     pub fn compress_depth(&self) -> u32 {
-        self.compress_depth
+        self.depth as u32
     }
 
     pub fn len(&self) -> usize {
@@ -88,7 +130,16 @@ impl Quicklist {
 
     /// Bytes allocated: every node's block plus the node array.
     pub fn heap_bytes(&self) -> usize {
-        self.node_heap + self.nodes.capacity() * std::mem::size_of::<Listpack>()
+        self.node_heap + self.nodes.capacity() * std::mem::size_of::<Node>()
+    }
+
+    /// Node count, compressed nodes and uncompressed bytes (O(nodes)).
+    pub fn stats(&self) -> QuicklistStats {
+        QuicklistStats {
+            nodes: self.nodes.len(),
+            compressed_nodes: self.nodes.iter().filter(|n| n.is_compressed()).count(),
+            uncompressed_bytes: self.nodes.iter().map(Node::bytes_len).sum(),
+        }
     }
 
     /// Whether a node of `bytes` serialized bytes and `count` entries is
@@ -105,12 +156,13 @@ impl Quicklist {
         }
     }
 
-    fn fits(&self, node: &Listpack, add: usize) -> bool {
+    fn fits(&self, node: &Node, add: usize) -> bool {
         self.within(node.bytes_len() + add, node.len() + 1)
     }
 
     /// Run `f` on node `i`, keeping `node_heap` and `len` in step.
-    fn with_node<R>(&mut self, i: usize, f: impl FnOnce(&mut Listpack) -> R) -> R {
+    #[inline]
+    fn touch<R>(&mut self, i: usize, f: impl FnOnce(&mut Node) -> R) -> R {
         let n = &mut self.nodes[i];
         let (hb, lb) = (n.heap_bytes(), n.len());
         let r = f(n);
@@ -120,12 +172,50 @@ impl Quicklist {
         r
     }
 
+    /// Run `f` on node `i`'s listpack, decompressing it first (the caller
+    /// settles compression afterwards).
+    #[inline]
+    fn with_node<R>(&mut self, i: usize, f: impl FnOnce(&mut Listpack) -> R) -> R {
+        self.touch(i, |n| f(n.plain_mut()))
+    }
+
+    /// Restore the compression invariant after a change to the nodes in
+    /// `touched` (the nodes that replaced them, after splits and merges):
+    /// nodes near both ends and near `touched` may have crossed the depth
+    /// boundary. O(depth + touched). No-op when the list is not compressed.
+    #[inline]
+    fn settle(&mut self, touched: Range<usize>) {
+        if self.depth == 0 {
+            return;
+        }
+        self.settle_slow(touched);
+    }
+
+    fn settle_slow(&mut self, touched: Range<usize>) {
+        let n = self.nodes.len();
+        let d = self.depth;
+        let head = 0..(d + 1).min(n);
+        let tail = n.saturating_sub(d + 1).max(head.end)..n;
+        // Nodes up to `d + 1` before or after the touched ones may have
+        // crossed the depth boundary when the touched range grew or shrank.
+        let mid = touched.start.saturating_sub(d + 1).max(head.end)
+            ..touched.end.saturating_add(d + 1).min(tail.start);
+        for i in head.chain(mid).chain(tail) {
+            let interior = i >= d && n - i > d;
+            match (&self.nodes[i], interior) {
+                (Node::Raw(_), true) => self.touch(i, Node::compress),
+                (Node::Raw(_), false) | (_, true) => {}
+                (_, false) => self.touch(i, Node::decompress),
+            }
+        }
+    }
+
     fn new_node_with(&mut self, at: usize, s: &[u8]) {
         let mut lp = Listpack::new();
         lp.push_back(s);
         self.node_heap += lp.heap_bytes();
         self.len += 1;
-        self.nodes.insert(at, lp);
+        self.nodes.insert(at, Node::Raw(lp));
     }
 
     fn drop_node(&mut self, i: usize) {
@@ -144,7 +234,10 @@ impl Quicklist {
                 let i = self.nodes.len() - 1;
                 self.with_node(i, |n| n.push_back(s));
             }
-            _ => self.new_node_with(self.nodes.len(), s),
+            _ => {
+                self.new_node_with(self.nodes.len(), s);
+                self.settle(0..0);
+            }
         }
     }
 
@@ -152,7 +245,10 @@ impl Quicklist {
         let add = encoded_size(s);
         match self.nodes.front() {
             Some(n) if self.fits(n, add) => self.with_node(0, |n| n.push_front(s)),
-            _ => self.new_node_with(0, s),
+            _ => {
+                self.new_node_with(0, s);
+                self.settle(0..0);
+            }
         }
     }
 
@@ -163,6 +259,7 @@ impl Quicklist {
         let v = self.with_node(0, |n| n.pop_front())?;
         if self.nodes[0].is_empty() {
             self.drop_node(0);
+            self.settle(0..0);
         }
         Some(v)
     }
@@ -172,6 +269,7 @@ impl Quicklist {
         let v = self.with_node(i, |n| n.pop_back())?;
         if self.nodes[i].is_empty() {
             self.drop_node(i);
+            self.settle(0..0);
         }
         Some(v)
     }
@@ -210,10 +308,15 @@ impl Quicklist {
         (i >= 0 && (i as usize) < self.len).then_some(i as usize)
     }
 
-    /// Element `index` (negative counts from the tail).
-    pub fn get(&self, index: isize) -> Option<LpValue<'_>> {
+    /// Element `index` (negative counts from the tail), passed to `f`.
+    pub fn get_with<R>(&self, index: isize, f: impl FnOnce(LpValue<'_>) -> R) -> Option<R> {
         let (ni, pos) = self.locate(self.norm(index)?);
-        self.nodes[ni].get(pos as isize)
+        Some(self.nodes[ni].get_with(pos, f))
+    }
+
+    /// Element `index` as bytes (integers in decimal).
+    pub fn get_vec(&self, index: isize) -> Option<Vec<u8>> {
+        self.get_with(index, |v| v.to_vec())
     }
 
     /// Replace element `index` (LSET); false when out of range.
@@ -223,7 +326,8 @@ impl Quicklist {
         };
         let (ni, pos) = self.locate(i);
         self.with_node(ni, |n| n.replace(pos as isize, s));
-        self.split_if_needed(ni);
+        let k = self.split_if_needed(ni);
+        self.settle(ni..ni + k);
         true
     }
 
@@ -240,32 +344,36 @@ impl Quicklist {
         let add = encoded_size(s);
         if pos == 0 && !self.fits(&self.nodes[ni], add) && self.fits(&self.nodes[ni - 1], add) {
             self.with_node(ni - 1, |n| n.push_back(s));
+            self.settle(ni - 1..ni);
             return;
         }
         self.with_node(ni, |n| n.insert(pos, s));
-        self.split_if_needed(ni);
+        let k = self.split_if_needed(ni);
+        self.settle(ni..ni + k);
     }
 
-    /// Split node `i` until every part is within the limit.
-    fn split_if_needed(&mut self, i: usize) {
-        let n = &self.nodes[i];
+    /// Split plain node `i` until every part is within the limit; returns
+    /// how many nodes it became.
+    fn split_if_needed(&mut self, i: usize) -> usize {
+        let n = self.nodes[i].as_plain().expect("split of a plain node");
         if self.within(n.bytes_len(), n.len()) {
-            return;
+            return 1;
         }
         let half = n.len() / 2;
         let mid = n.seek(half as isize).unwrap();
         let left = Listpack::from_entries(n.raw_entries(HEADER_SIZE, mid), half);
         let right = Listpack::from_entries(n.raw_entries(mid, n.end_offset()), n.len() - half);
-        let old = std::mem::replace(&mut self.nodes[i], left);
-        self.node_heap =
-            self.node_heap - old.heap_bytes() + self.nodes[i].heap_bytes() + right.heap_bytes();
-        self.nodes.insert(i + 1, right);
-        self.split_if_needed(i + 1);
-        self.split_if_needed(i);
+        let (lh, rh) = (left.heap_bytes(), right.heap_bytes());
+        let old = std::mem::replace(&mut self.nodes[i], Node::Raw(left));
+        self.node_heap = self.node_heap - old.heap_bytes() + lh + rh;
+        self.nodes.insert(i + 1, Node::Raw(right));
+        let r = self.split_if_needed(i + 1);
+        self.split_if_needed(i) + r
     }
 
-    /// Merge node `i` with a neighbour when both fit in one node.
-    fn merge_around(&mut self, i: usize) {
+    /// Merge node `i` with a neighbour when both fit in one node; returns
+    /// the index of the merged node.
+    fn merge_around(&mut self, i: usize) -> Option<usize> {
         for (a, b) in [(i, i + 1), (i.wrapping_sub(1), i)] {
             if b >= self.nodes.len() || a >= self.nodes.len() {
                 continue;
@@ -277,21 +385,20 @@ impl Quicklist {
             ) {
                 let y = self.nodes.remove(b).unwrap();
                 self.node_heap -= y.heap_bytes();
-                let before = self.nodes[a].heap_bytes();
-                self.nodes[a].append_listpack(&y);
-                self.node_heap = self.node_heap - before + self.nodes[a].heap_bytes();
-                return;
+                self.len -= y.len();
+                let y = y.into_plain();
+                self.with_node(a, |x| x.append_listpack(&y));
+                return Some(a);
             }
         }
+        None
     }
 
     /// Merge every pair of adjacent nodes that fits in one node.
     fn merge_all(&mut self) {
         let mut i = 0;
         while i + 1 < self.nodes.len() {
-            let before = self.nodes.len();
-            self.merge_around(i);
-            if self.nodes.len() == before {
+            if self.merge_around(i).is_none() {
                 i += 1;
             }
         }
@@ -304,7 +411,8 @@ impl Quicklist {
         }
         let mut left = count.min(self.len - start);
         let total = left;
-        let (mut ni, mut pos) = self.locate(start);
+        let (first, mut pos) = self.locate(start);
+        let mut ni = first;
         while left > 0 {
             let n = self.nodes[ni].len();
             let k = left.min(n - pos);
@@ -324,13 +432,14 @@ impl Quicklist {
                 self.merge_around(at - 1);
             }
         }
+        self.settle(first.saturating_sub(2)..first + 3);
         total
     }
 
     /// Remove element `index`; returns it.
     pub fn remove(&mut self, index: isize) -> Option<Vec<u8>> {
         let i = self.norm(index)?;
-        let v = self.get(i as isize)?.to_vec();
+        let v = self.get_vec(i as isize)?;
         self.remove_range(i, 1);
         Some(v)
     }
@@ -347,7 +456,8 @@ impl Quicklist {
     }
 
     /// LREM: remove up to `count` elements equal to `s` (from the head when
-    /// `count > 0`, from the tail when `< 0`, all when 0).
+    /// `count > 0`, from the tail when `< 0`, all when 0). A compressed
+    /// node without a match is left compressed.
     pub fn remove_value(&mut self, s: &[u8], count: i64) -> usize {
         let limit = if count == 0 {
             usize::MAX
@@ -358,8 +468,15 @@ impl Quicklist {
         let mut removed = 0;
         let rev = count < 0;
         let mut k = 0;
+        let mut buf = Vec::new();
         while k < self.nodes.len() && removed < limit {
             let ni = if rev { self.nodes.len() - 1 - k } else { k };
+            if self.nodes[ni].is_compressed()
+                && !self.nodes[ni].with_view(&mut buf, |lp| lp.iter().any(|v| needle.matches(v)))
+            {
+                k += 1;
+                continue;
+            }
             let got = self.with_node(ni, |lp| {
                 let mut r = 0;
                 if rev {
@@ -397,50 +514,85 @@ impl Quicklist {
         if removed > 0 {
             self.merge_all();
         }
+        self.settle(0..self.nodes.len());
         removed
     }
 
-    /// All elements, head to tail (`.rev()` for tail to head).
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = LpValue<'_>> + '_ {
-        self.nodes.iter().flat_map(|n| n.iter())
+    /// Call `f` on the elements from `index` towards the tail until it
+    /// returns false (nothing when `index >= len`). Seeks once (nearer end
+    /// of the list, then of the node), then walks.
+    pub fn for_each_from(&self, index: usize, mut f: impl FnMut(LpValue<'_>) -> bool) {
+        if index >= self.len {
+            return;
+        }
+        let (first, pos) = self.locate(index);
+        let mut buf = Vec::new();
+        let mut go = true;
+        for (k, n) in self.nodes.range(first..).enumerate() {
+            let from = if k == 0 { pos } else { 0 };
+            n.with_view(&mut buf, |lp| {
+                for v in lp.iter_at(from) {
+                    if !f(v) {
+                        go = false;
+                        break;
+                    }
+                }
+            });
+            if !go {
+                return;
+            }
+        }
     }
 
-    /// Elements from `index` towards the tail (nothing when `index >= len`).
-    /// Seeks once (nearer end of the list, then of the node), then walks.
-    pub fn iter_from(&self, index: usize) -> impl Iterator<Item = LpValue<'_>> + '_ {
-        let (first, rest) = if index < self.len {
-            let (ni, pos) = self.locate(index);
-            (Some(self.nodes[ni].iter_at(pos)), ni + 1)
-        } else {
-            (None, self.nodes.len())
-        };
-        first
-            .into_iter()
-            .flatten()
-            .chain(self.nodes.range(rest..).flat_map(|n| n.iter()))
+    /// Call `f` on the elements from `index` towards the head (from the
+    /// tail when `index >= len`) until it returns false.
+    pub fn for_each_rev_from(&self, index: usize, mut f: impl FnMut(LpValue<'_>) -> bool) {
+        if self.len == 0 {
+            return;
+        }
+        let (last, pos) = self.locate(index.min(self.len - 1));
+        let mut buf = Vec::new();
+        let mut go = true;
+        for (k, n) in self.nodes.range(..=last).rev().enumerate() {
+            n.with_view(&mut buf, |lp| {
+                let it = if k == 0 { lp.iter_upto(pos) } else { lp.iter() };
+                for v in it.rev() {
+                    if !f(v) {
+                        go = false;
+                        break;
+                    }
+                }
+            });
+            if !go {
+                return;
+            }
+        }
     }
 
-    /// Elements from `index` towards the head (from the tail when
-    /// `index >= len`).
-    pub fn iter_rev_from(&self, index: usize) -> impl Iterator<Item = LpValue<'_>> + '_ {
-        let (first, rest) = if index < self.len {
-            let (ni, pos) = self.locate(index);
-            (Some(self.nodes[ni].iter_upto(pos)), ni)
-        } else {
-            (None, self.nodes.len())
-        };
-        first
-            .into_iter()
-            .flat_map(|it| it.rev())
-            .chain(self.nodes.range(..rest).rev().flat_map(|n| n.iter().rev()))
+    /// Every element head to tail, as bytes.
+    pub fn to_vecs(&self) -> Vec<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.len);
+        self.for_each_from(0, |v| {
+            out.push(v.to_vec());
+            true
+        });
+        out
     }
 
     /// Remove and return up to `n` elements from the head, in pop order.
     pub fn pop_front_n(&mut self, n: usize) -> Vec<Vec<u8>> {
-        if n == 1 {
-            return self.pop_front().into_iter().collect();
+        if n <= 1 {
+            return if n == 0 {
+                Vec::new()
+            } else {
+                self.pop_front().into_iter().collect()
+            };
         }
-        let v: Vec<Vec<u8>> = self.iter().take(n).map(|x| x.to_vec()).collect();
+        let mut v = Vec::with_capacity(n.min(self.len));
+        self.for_each_from(0, |x| {
+            v.push(x.to_vec());
+            v.len() < n
+        });
         self.remove_range(0, v.len());
         v
     }
@@ -448,10 +600,18 @@ impl Quicklist {
     /// Remove and return up to `n` elements from the tail, in pop order
     /// (last element first).
     pub fn pop_back_n(&mut self, n: usize) -> Vec<Vec<u8>> {
-        if n == 1 {
-            return self.pop_back().into_iter().collect();
+        if n <= 1 {
+            return if n == 0 {
+                Vec::new()
+            } else {
+                self.pop_back().into_iter().collect()
+            };
         }
-        let v: Vec<Vec<u8>> = self.iter().rev().take(n).map(|x| x.to_vec()).collect();
+        let mut v = Vec::with_capacity(n.min(self.len));
+        self.for_each_rev_from(usize::MAX, |x| {
+            v.push(x.to_vec());
+            v.len() < n
+        });
         self.remove_range(self.len - v.len(), v.len());
         v
     }
@@ -459,16 +619,22 @@ impl Quicklist {
     /// LINSERT: insert `s` before (or after) the first element equal to
     /// `pivot`, scanning from the head. False when no element matches.
     pub fn insert_at_pivot(&mut self, pivot: &Needle<'_>, s: &[u8], after: bool) -> bool {
+        let mut buf = Vec::new();
         for ni in 0..self.nodes.len() {
-            let n = &self.nodes[ni];
-            let (mut off, end) = (n.first_offset(), n.end_offset());
-            while off < end {
-                let (v, next) = n.entry_at(off);
-                if pivot.matches(v) {
-                    self.insert_in_node(ni, if after { next } else { off }, s);
-                    return true;
+            let hit = self.nodes[ni].with_view(&mut buf, |n| {
+                let (mut off, end) = (n.first_offset(), n.end_offset());
+                while off < end {
+                    let (v, next) = n.entry_at(off);
+                    if pivot.matches(v) {
+                        return Some(if after { next } else { off });
+                    }
+                    off = next;
                 }
-                off = next;
+                None
+            });
+            if let Some(off) = hit {
+                self.insert_in_node(ni, off, s);
+                return true;
             }
         }
         false
@@ -481,31 +647,33 @@ impl Quicklist {
         let add = encoded_size(s);
         let n = &self.nodes[ni];
         if !self.fits(n, add) {
-            if off == n.end_offset() {
+            if off == n.bytes_len() - 1 {
                 match self.nodes.get(ni + 1) {
                     Some(next) if self.fits(next, add) => {
                         self.with_node(ni + 1, |x| x.push_front(s))
                     }
                     _ => self.new_node_with(ni + 1, s),
                 }
-                return;
+                return self.settle(ni + 1..ni + 2);
             }
-            if off == n.first_offset() {
+            if off == HEADER_SIZE {
                 match ni.checked_sub(1).map(|p| &self.nodes[p]) {
                     Some(prev) if self.fits(prev, add) => {
-                        self.with_node(ni - 1, |x| x.push_back(s))
+                        self.with_node(ni - 1, |x| x.push_back(s));
+                        return self.settle(ni - 1..ni);
                     }
                     _ => self.new_node_with(ni, s),
                 }
-                return;
+                return self.settle(ni..ni + 1);
             }
         }
         self.with_node(ni, |x| x.insert_at_offset(off, s));
-        self.split_if_needed(ni);
+        let k = self.split_if_needed(ni);
+        self.settle(ni..ni + k);
     }
 
-    /// The nodes (for RDB save: each is a Redis listpack).
-    pub fn nodes(&self) -> impl Iterator<Item = &Listpack> {
+    /// The nodes (for RDB save: each is a Redis listpack, plain or LZF).
+    pub fn nodes(&self) -> impl Iterator<Item = &Node> {
         self.nodes.iter()
     }
 
@@ -516,168 +684,42 @@ impl Quicklist {
         }
         self.len += lp.len();
         self.node_heap += lp.heap_bytes();
-        self.nodes.push_back(lp);
+        self.nodes.push_back(Node::Raw(lp));
+        self.settle(0..0);
     }
 
     #[cfg(test)]
     fn check(&self) {
         let mut len = 0;
         let mut heap = 0;
-        for n in &self.nodes {
-            n.validate().unwrap();
-            assert!(!n.is_empty());
-            assert!(self.within(n.bytes_len(), n.len()), "node over limit");
-            len += n.len();
-            heap += n.heap_bytes();
+        let (n, d) = (self.nodes.len(), self.depth);
+        for (i, node) in self.nodes.iter().enumerate() {
+            assert!(!node.is_empty());
+            assert!(self.within(node.bytes_len(), node.len()), "node over limit");
+            let lp = node.clone().into_plain();
+            lp.validate().unwrap();
+            assert_eq!((lp.len(), lp.bytes_len()), (node.len(), node.bytes_len()));
+            let interior = d > 0 && i >= d && n - i > d;
+            match node {
+                Node::Raw(_) => assert!(
+                    !interior,
+                    "plain interior node {i} of {n} (depth {d}): {:?}",
+                    self.nodes
+                        .iter()
+                        .map(|x| (x.len(), x.bytes_len(), x.is_compressed()))
+                        .collect::<Vec<_>>()
+                ),
+                Node::Stuck(lp) => {
+                    assert!(interior, "stuck edge node {i} of {n} (depth {d})");
+                    assert!(!Node::compressible(lp), "stuck node {i} compresses");
+                }
+                Node::Lzf { .. } => {
+                    assert!(interior, "compressed edge node {i} of {n} (depth {d})")
+                }
+            }
+            len += node.len();
+            heap += node.heap_bytes();
         }
         assert_eq!((len, heap), (self.len, self.node_heap));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    #[derive(Debug, Clone)]
-    enum Op {
-        PushBack(Vec<u8>),
-        PushFront(Vec<u8>),
-        PopBack,
-        PopFront,
-        Insert(usize, Vec<u8>),
-        Set(isize, Vec<u8>),
-        Remove(isize),
-        RemoveRange(usize, usize),
-        Trim(usize, usize),
-        Lrem(Vec<u8>, i64),
-        InsertPivot(Vec<u8>, Vec<u8>, bool),
-        PopN(bool, usize),
-    }
-
-    fn elem() -> impl Strategy<Value = Vec<u8>> {
-        prop_oneof![
-            4 => (0i64..20).prop_map(|v| v.to_string().into_bytes()),
-            2 => proptest::collection::vec(b'a'..b'd', 0..4),
-            1 => (0usize..3).prop_map(|k| vec![b'x'; [100, 3000, 9000][k]]),
-        ]
-    }
-
-    fn op() -> impl Strategy<Value = Op> {
-        prop_oneof![
-            6 => elem().prop_map(Op::PushBack),
-            4 => elem().prop_map(Op::PushFront),
-            1 => Just(Op::PopBack),
-            1 => Just(Op::PopFront),
-            3 => (any::<usize>(), elem()).prop_map(|(i, e)| Op::Insert(i, e)),
-            2 => (-50isize..50, elem()).prop_map(|(i, e)| Op::Set(i, e)),
-            1 => (-50isize..50).prop_map(Op::Remove),
-            1 => (0usize..60, 0usize..30).prop_map(|(a, b)| Op::RemoveRange(a, b)),
-            1 => (0usize..10, 0usize..200).prop_map(|(a, b)| Op::Trim(a, b)),
-            1 => (elem(), -3i64..3).prop_map(|(e, c)| Op::Lrem(e, c)),
-            2 => (elem(), elem(), any::<bool>()).prop_map(|(p, e, a)| Op::InsertPivot(p, e, a)),
-            1 => (any::<bool>(), 0usize..40).prop_map(|(h, n)| Op::PopN(h, n)),
-        ]
-    }
-
-    fn norm(len: usize, i: isize) -> Option<usize> {
-        let j = if i < 0 { len as isize + i } else { i };
-        (j >= 0 && (j as usize) < len).then_some(j as usize)
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(40))]
-        #[test]
-        fn model(fill in prop_oneof![Just(-1i32), Just(-2), Just(1), Just(3), Just(5)],
-                 ops in proptest::collection::vec(op(), 1..300)) {
-            let mut q = Quicklist::new(fill);
-            let mut m: Vec<Vec<u8>> = Vec::new();
-            for o in ops {
-                match o {
-                    Op::PushBack(e) => { q.push_back(&e); m.push(e); }
-                    Op::PushFront(e) => { q.push_front(&e); m.insert(0, e); }
-                    Op::PopBack => prop_assert_eq!(q.pop_back(), m.pop()),
-                    Op::PopFront => prop_assert_eq!(q.pop_front(), if m.is_empty() { None } else { Some(m.remove(0)) }),
-                    Op::Insert(i, e) => { let i = i % (m.len() + 1); q.insert(i, &e); m.insert(i, e); }
-                    Op::Set(i, e) => {
-                        let r = q.set(i, &e);
-                        match norm(m.len(), i) { Some(j) => { prop_assert!(r); m[j] = e; } None => prop_assert!(!r) }
-                    }
-                    Op::Remove(i) => {
-                        let want = norm(m.len(), i).map(|j| m.remove(j));
-                        prop_assert_eq!(q.remove(i), want);
-                    }
-                    Op::RemoveRange(a, n) => {
-                        let e = (a + n).min(m.len());
-                        let want = e.saturating_sub(a);
-                        if a < m.len() { m.drain(a..e); }
-                        prop_assert_eq!(q.remove_range(a, n), want);
-                    }
-                    Op::Trim(a, b) => {
-                        q.trim(a, b);
-                        let b = b.min(m.len());
-                        m = if a < b { m[a..b].to_vec() } else { Vec::new() };
-                    }
-                    Op::Lrem(e, c) => {
-                        let limit = if c == 0 { usize::MAX } else { c.unsigned_abs() as usize };
-                        let mut hits: Vec<usize> = m.iter().enumerate().filter(|(_, x)| **x == e).map(|(i, _)| i).collect();
-                        if c < 0 { hits.reverse(); }
-                        hits.truncate(limit);
-                        hits.sort_unstable();
-                        for &h in hits.iter().rev() { m.remove(h); }
-                        prop_assert_eq!(q.remove_value(&e, c), hits.len());
-                    }
-                    Op::InsertPivot(p, e, after) => {
-                        let at = m.iter().position(|x| *x == p);
-                        prop_assert_eq!(q.insert_at_pivot(&Needle::new(&p), &e, after), at.is_some());
-                        if let Some(i) = at { m.insert(if after { i + 1 } else { i }, e) }
-                    }
-                    Op::PopN(head, n) => {
-                        let k = n.min(m.len());
-                        if head {
-                            let want: Vec<Vec<u8>> = m.drain(..k).collect();
-                            prop_assert_eq!(q.pop_front_n(n), want);
-                        } else {
-                            let want: Vec<Vec<u8>> = m.drain(m.len() - k..).rev().collect();
-                            prop_assert_eq!(q.pop_back_n(n), want);
-                        }
-                    }
-                }
-                q.check();
-                prop_assert_eq!(q.len(), m.len());
-            }
-            let fwd: Vec<Vec<u8>> = q.iter().map(|v| v.to_vec()).collect();
-            prop_assert_eq!(&fwd, &m);
-            let back: Vec<Vec<u8>> = q.iter().rev().map(|v| v.to_vec()).collect();
-            prop_assert_eq!(back, m.iter().rev().cloned().collect::<Vec<_>>());
-            for (i, x) in m.iter().enumerate() {
-                prop_assert_eq!(&q.get(i as isize).unwrap().to_vec(), x);
-            }
-            for k in 0..=m.len() + 1 {
-                let from: Vec<Vec<u8>> = q.iter_from(k).map(|v| v.to_vec()).collect();
-                prop_assert_eq!(&from[..], &m[k.min(m.len())..]);
-                let rv: Vec<Vec<u8>> = q.iter_rev_from(k).map(|v| v.to_vec()).collect();
-                let upto = (k + 1).min(m.len());
-                prop_assert_eq!(rv, m[..upto].iter().rev().cloned().collect::<Vec<_>>());
-            }
-        }
-    }
-
-    #[test]
-    fn node_sizes() {
-        let mut q = Quicklist::new(-2);
-        for i in 0..100_000 {
-            q.push_back((i % 100).to_string().as_bytes());
-        }
-        q.check();
-        // 2-byte entries, 8 KiB nodes: ~4000 per node.
-        assert!(q.node_count() < 30, "{}", q.node_count());
-        let mut p = Quicklist::new(128);
-        for i in 0..1000 {
-            p.push_front(i.to_string().as_bytes());
-        }
-        assert_eq!(p.node_count(), 8);
-        assert_eq!(p.get(0).unwrap(), LpValue::Int(999));
-        assert_eq!(p.get(-1).unwrap(), LpValue::Int(0));
     }
 }

@@ -1,0 +1,253 @@
+//! Model tests of [`Quicklist`] against a `Vec`, at compress depths 0, 1
+//! and 2 with small nodes (so most nodes are interior).
+
+use super::*;
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+enum Op {
+    PushBack(Vec<u8>),
+    PushFront(Vec<u8>),
+    PopBack,
+    PopFront,
+    Insert(usize, Vec<u8>),
+    Set(isize, Vec<u8>),
+    Remove(isize),
+    RemoveRange(usize, usize),
+    Trim(usize, usize),
+    Lrem(Vec<u8>, i64),
+    InsertPivot(Vec<u8>, Vec<u8>, bool),
+    PopN(bool, usize),
+}
+
+fn elem() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        4 => (0i64..20).prop_map(|v| v.to_string().into_bytes()),
+        2 => proptest::collection::vec(b'a'..b'd', 0..4),
+        2 => (0u32..6, 8usize..40).prop_map(|(k, n)| format!("item:{k}").repeat(n / 8).into_bytes()),
+        1 => (0usize..3).prop_map(|k| vec![b'x'; [100, 3000, 9000][k]]),
+    ]
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => elem().prop_map(Op::PushBack),
+        4 => elem().prop_map(Op::PushFront),
+        1 => Just(Op::PopBack),
+        1 => Just(Op::PopFront),
+        3 => (any::<usize>(), elem()).prop_map(|(i, e)| Op::Insert(i, e)),
+        2 => (-50isize..50, elem()).prop_map(|(i, e)| Op::Set(i, e)),
+        1 => (-50isize..50).prop_map(Op::Remove),
+        1 => (0usize..60, 0usize..30).prop_map(|(a, b)| Op::RemoveRange(a, b)),
+        1 => (0usize..10, 0usize..200).prop_map(|(a, b)| Op::Trim(a, b)),
+        1 => (elem(), -3i64..3).prop_map(|(e, c)| Op::Lrem(e, c)),
+        2 => (elem(), elem(), any::<bool>()).prop_map(|(p, e, a)| Op::InsertPivot(p, e, a)),
+        1 => (any::<bool>(), 0usize..40).prop_map(|(h, n)| Op::PopN(h, n)),
+    ]
+}
+
+fn norm(len: usize, i: isize) -> Option<usize> {
+    let j = if i < 0 { len as isize + i } else { i };
+    (j >= 0 && (j as usize) < len).then_some(j as usize)
+}
+
+fn from(q: &Quicklist, k: usize) -> Vec<Vec<u8>> {
+    let mut v = Vec::new();
+    q.for_each_from(k, |x| {
+        v.push(x.to_vec());
+        true
+    });
+    v
+}
+
+fn rev_from(q: &Quicklist, k: usize) -> Vec<Vec<u8>> {
+    let mut v = Vec::new();
+    q.for_each_rev_from(k, |x| {
+        v.push(x.to_vec());
+        true
+    });
+    v
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+    #[test]
+    fn model(fill in prop_oneof![Just(-1i32), Just(-2), Just(1), Just(3), Just(5)],
+             depth in 0u32..3,
+             ops in proptest::collection::vec(op(), 1..300)) {
+        let mut q = Quicklist::new(fill);
+        q.set_compress_depth(depth);
+        let mut m: Vec<Vec<u8>> = Vec::new();
+        for o in ops {
+            let desc: String = format!("{o:?}").chars().take(60).collect();
+            match o {
+                Op::PushBack(e) => { q.push_back(&e); m.push(e); }
+                Op::PushFront(e) => { q.push_front(&e); m.insert(0, e); }
+                Op::PopBack => prop_assert_eq!(q.pop_back(), m.pop()),
+                Op::PopFront => prop_assert_eq!(q.pop_front(), if m.is_empty() { None } else { Some(m.remove(0)) }),
+                Op::Insert(i, e) => { let i = i % (m.len() + 1); q.insert(i, &e); m.insert(i, e); }
+                Op::Set(i, e) => {
+                    let r = q.set(i, &e);
+                    match norm(m.len(), i) { Some(j) => { prop_assert!(r); m[j] = e; } None => prop_assert!(!r) }
+                }
+                Op::Remove(i) => {
+                    let want = norm(m.len(), i).map(|j| m.remove(j));
+                    prop_assert_eq!(q.remove(i), want);
+                }
+                Op::RemoveRange(a, n) => {
+                    let e = (a + n).min(m.len());
+                    let want = e.saturating_sub(a);
+                    if a < m.len() { m.drain(a..e); }
+                    prop_assert_eq!(q.remove_range(a, n), want);
+                }
+                Op::Trim(a, b) => {
+                    q.trim(a, b);
+                    let b = b.min(m.len());
+                    m = if a < b { m[a..b].to_vec() } else { Vec::new() };
+                }
+                Op::Lrem(e, c) => {
+                    let limit = if c == 0 { usize::MAX } else { c.unsigned_abs() as usize };
+                    let mut hits: Vec<usize> = m.iter().enumerate().filter(|(_, x)| **x == e).map(|(i, _)| i).collect();
+                    if c < 0 { hits.reverse(); }
+                    hits.truncate(limit);
+                    hits.sort_unstable();
+                    for &h in hits.iter().rev() { m.remove(h); }
+                    prop_assert_eq!(q.remove_value(&e, c), hits.len());
+                }
+                Op::InsertPivot(p, e, after) => {
+                    let at = m.iter().position(|x| *x == p);
+                    prop_assert_eq!(q.insert_at_pivot(&Needle::new(&p), &e, after), at.is_some());
+                    if let Some(i) = at { m.insert(if after { i + 1 } else { i }, e) }
+                }
+                Op::PopN(head, n) => {
+                    let k = n.min(m.len());
+                    if head {
+                        let want: Vec<Vec<u8>> = m.drain(..k).collect();
+                        prop_assert_eq!(q.pop_front_n(n), want);
+                    } else {
+                        let want: Vec<Vec<u8>> = m.drain(m.len() - k..).rev().collect();
+                        prop_assert_eq!(q.pop_back_n(n), want);
+                    }
+                }
+            }
+            if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| q.check())).is_err() {
+                panic!("invariant broken after {desc}");
+            }
+            prop_assert_eq!(q.len(), m.len());
+        }
+        prop_assert_eq!(&q.to_vecs(), &m);
+        prop_assert_eq!(rev_from(&q, usize::MAX), m.iter().rev().cloned().collect::<Vec<_>>());
+        for (i, x) in m.iter().enumerate() {
+            prop_assert_eq!(&q.get_vec(i as isize).unwrap(), x);
+            prop_assert_eq!(&q.get_vec(i as isize - m.len() as isize).unwrap(), x);
+        }
+        prop_assert_eq!(q.get_vec(m.len() as isize), None);
+        for k in 0..=m.len() + 1 {
+            let from = from(&q, k);
+            prop_assert_eq!(&from[..], &m[k.min(m.len())..]);
+            let rv = rev_from(&q, k);
+            let upto = (k + 1).min(m.len());
+            prop_assert_eq!(rv, m[..upto].iter().rev().cloned().collect::<Vec<_>>());
+        }
+    }
+}
+
+#[test]
+fn node_sizes() {
+    let mut q = Quicklist::new(-2);
+    for i in 0..100_000 {
+        q.push_back((i % 100).to_string().as_bytes());
+    }
+    q.check();
+    // 2-byte entries, 8 KiB nodes: ~4000 per node.
+    assert!(q.node_count() < 30, "{}", q.node_count());
+    let mut p = Quicklist::new(128);
+    for i in 0..1000 {
+        p.push_front(i.to_string().as_bytes());
+    }
+    assert_eq!(p.node_count(), 8);
+    assert_eq!(p.get_with(0, |v| v == LpValue::Int(999)), Some(true));
+    assert_eq!(p.get_with(-1, |v| v == LpValue::Int(0)), Some(true));
+}
+
+/// Interior nodes of a long list of `item:N` compress; the edges do not;
+/// reads, early stops and memory accounting see through it.
+#[test]
+fn compressed_list() {
+    for depth in [1u32, 2, 3] {
+        let mut q = Quicklist::new(-2);
+        q.set_compress_depth(depth);
+        let mut plain = Quicklist::new(-2);
+        for i in 0..50_000 {
+            let s = format!("item:{i}");
+            q.push_back(s.as_bytes());
+            plain.push_back(s.as_bytes());
+        }
+        q.check();
+        let st = q.stats();
+        assert_eq!(st.compressed_nodes, st.nodes - 2 * depth as usize, "{st:?}");
+        assert_eq!(st.uncompressed_bytes, plain.stats().uncompressed_bytes);
+        assert!(
+            q.heap_bytes() * 2 < plain.heap_bytes(),
+            "{} vs {}",
+            q.heap_bytes(),
+            plain.heap_bytes()
+        );
+        assert_eq!(q.get_vec(25_000).unwrap(), b"item:25000");
+        let mut seen = Vec::new();
+        q.for_each_from(20_000, |v| {
+            seen.push(v.to_vec());
+            seen.len() < 3
+        });
+        assert_eq!(seen, [&b"item:20000"[..], b"item:20001", b"item:20002"]);
+        // Popping everything walks every node across the depth boundary.
+        for i in 0..25_000 {
+            assert_eq!(q.pop_front().unwrap(), format!("item:{i}").into_bytes());
+            assert_eq!(
+                q.pop_back().unwrap(),
+                format!("item:{}", 49_999 - i).into_bytes()
+            );
+            if i % 997 == 0 {
+                q.check();
+            }
+        }
+        assert!(q.is_empty());
+        assert_eq!(
+            q.heap_bytes(),
+            q.nodes.capacity() * std::mem::size_of::<Node>()
+        );
+    }
+}
+
+/// Nodes whose listpack does not compress (random bytes) stay plain and
+/// are marked, and a later change makes them candidates again.
+#[test]
+fn incompressible_nodes_stay_plain() {
+    let mut q = Quicklist::new(4);
+    q.set_compress_depth(1);
+    let mut x = 1u64;
+    for _ in 0..40 {
+        let e: Vec<u8> = (0..30)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (x >> 56) as u8
+            })
+            .collect();
+        q.push_back(&e);
+    }
+    q.check();
+    assert_eq!(q.stats().compressed_nodes, 0);
+    assert!(matches!(q.nodes[3], Node::Stuck(_)));
+    for i in 4..8 {
+        q.set(i, &[b'z'; 30]);
+    }
+    q.check();
+    assert!(q.nodes[1].is_compressed());
+}
+
+#[test]
+fn node_is_32_bytes() {
+    assert_eq!(std::mem::size_of::<Node>(), 32);
+}

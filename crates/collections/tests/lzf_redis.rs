@@ -1,0 +1,246 @@
+//! LZF compatibility with redis-server 7.0, both ways, through DUMP and
+//! RESTORE of a compressed list (skipped when `redis-server` is not on the
+//! PATH):
+//! * every LZF node in Redis's DUMP decodes with our decompressor into a
+//!   valid listpack, and the nodes together hold the list;
+//! * a DUMP payload built from our compressed nodes (copied as they are)
+//!   RESTOREs in Redis to the same list.
+
+use collections::quicklist::{lzf, Node};
+use collections::{Listpack, Quicklist};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+struct Redis(Child);
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+enum Reply {
+    Status(String),
+    Bulk(Option<Vec<u8>>),
+    Int(i64),
+    Array(Vec<Reply>),
+}
+
+fn read_reply(r: &mut BufReader<TcpStream>) -> Reply {
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    let (t, rest) = line.trim_end().split_at(1);
+    match t {
+        "+" => Reply::Status(rest.to_string()),
+        "-" => panic!("redis error: {rest}"),
+        ":" => Reply::Int(rest.parse().unwrap()),
+        "$" => {
+            let n: i64 = rest.parse().unwrap();
+            if n < 0 {
+                return Reply::Bulk(None);
+            }
+            let mut b = vec![0; n as usize + 2];
+            r.read_exact(&mut b).unwrap();
+            b.truncate(n as usize);
+            Reply::Bulk(Some(b))
+        }
+        "*" => {
+            let n: usize = rest.parse().unwrap();
+            Reply::Array((0..n).map(|_| read_reply(r)).collect())
+        }
+        _ => panic!("bad reply {line:?}"),
+    }
+}
+
+fn cmd(c: &mut BufReader<TcpStream>, args: &[&[u8]]) -> Reply {
+    let mut b = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        b.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        b.extend_from_slice(a);
+        b.extend_from_slice(b"\r\n");
+    }
+    c.get_mut().write_all(&b).unwrap();
+    read_reply(c)
+}
+
+fn start_redis() -> Option<(Redis, BufReader<TcpStream>)> {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new("redis-server")
+        .args([
+            "--port",
+            &port.to_string(),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ])
+        .args(["--enable-debug-command", "yes", "--rdbcompression", "no"])
+        .args([
+            "--list-compress-depth",
+            "1",
+            "--list-max-listpack-size",
+            "64",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let redis = Redis(child);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Ok(s) = TcpStream::connect(("127.0.0.1", port)) {
+            return Some((redis, BufReader::new(s)));
+        }
+        assert!(Instant::now() < deadline, "redis-server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn rdb_len(b: &[u8], i: &mut usize) -> (usize, bool) {
+    let c = b[*i];
+    *i += 1;
+    match c >> 6 {
+        0 => ((c & 63) as usize, false),
+        1 => {
+            *i += 1;
+            ((((c & 63) as usize) << 8) | b[*i - 1] as usize, false)
+        }
+        2 => {
+            assert_eq!(c, 0x80, "32-bit length");
+            *i += 4;
+            (
+                u32::from_be_bytes(b[*i - 4..*i].try_into().unwrap()) as usize,
+                false,
+            )
+        }
+        _ => ((c & 63) as usize, true),
+    }
+}
+
+fn put_len(out: &mut Vec<u8>, n: usize) {
+    if n < 64 {
+        out.push(n as u8);
+    } else if n < 16384 {
+        out.extend_from_slice(&[0x40 | (n >> 8) as u8, n as u8]);
+    } else {
+        out.push(0x80);
+        out.extend_from_slice(&(n as u32).to_be_bytes());
+    }
+}
+
+fn elements() -> Vec<Vec<u8>> {
+    let mut x = 7u64;
+    (0..3000u32)
+        .map(|i| match i % 7 {
+            0 => format!("item:{i}").into_bytes(),
+            1 => i.to_string().into_bytes(),
+            2 => format!("{}", i as i64 * -1_000_003).into_bytes(),
+            3 => "abc".repeat(1 + i as usize % 40).into_bytes(),
+            _ => (0..(i % 23))
+                .map(|_| {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    (x >> 59) as u8 + b'a'
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+#[test]
+fn lzf_nodes_round_trip_through_redis() {
+    let Some((_redis, mut c)) = start_redis() else {
+        eprintln!("redis-server not found: skipped");
+        return;
+    };
+    let elems = elements();
+    let mut args: Vec<&[u8]> = vec![b"RPUSH", b"l"];
+    args.extend(elems.iter().map(|e| e.as_slice()));
+    cmd(&mut c, &args);
+
+    // Redis -> us.
+    let Reply::Bulk(Some(dump)) = cmd(&mut c, &[b"DUMP", b"l"]) else {
+        panic!("DUMP")
+    };
+    assert_eq!(dump[0], 18, "quicklist v2 object");
+    let mut i = 1;
+    let (nodes, _) = rdb_len(&dump, &mut i);
+    let (mut got, mut lzf_nodes) = (Vec::new(), 0);
+    for _ in 0..nodes {
+        assert_eq!(rdb_len(&dump, &mut i), (2, false), "packed container");
+        let (n, special) = rdb_len(&dump, &mut i);
+        let lp = if special {
+            assert_eq!(n, 3, "LZF string");
+            let (clen, _) = rdb_len(&dump, &mut i);
+            let (ulen, _) = rdb_len(&dump, &mut i);
+            let mut out = Vec::new();
+            lzf::decompress(&dump[i..i + clen], ulen, &mut out).expect("redis LZF decodes");
+            i += clen;
+            lzf_nodes += 1;
+            out
+        } else {
+            i += n;
+            dump[i - n..i].to_vec()
+        };
+        let lp = Listpack::from_bytes(lp).expect("valid listpack");
+        got.extend(lp.iter().map(|v| v.to_vec()));
+    }
+    assert!(lzf_nodes > 10, "{lzf_nodes} compressed nodes of {nodes}");
+    assert_eq!(got, elems);
+    let footer = dump[i..i + 2].to_vec();
+
+    // Us -> Redis.
+    let mut q = Quicklist::new(64);
+    q.set_compress_depth(1);
+    for e in &elems {
+        q.push_back(e);
+    }
+    let mut p = vec![18u8];
+    put_len(&mut p, q.node_count());
+    let mut ours = 0;
+    for n in q.nodes() {
+        put_len(&mut p, 2);
+        match n {
+            Node::Lzf { data, raw_len, .. } => {
+                p.push(0xC3);
+                put_len(&mut p, data.len());
+                put_len(&mut p, *raw_len as usize);
+                p.extend_from_slice(data);
+                ours += 1;
+            }
+            n => {
+                let b = n.as_plain().unwrap().as_bytes();
+                put_len(&mut p, b.len());
+                p.extend_from_slice(b);
+            }
+        }
+    }
+    assert!(ours > 10);
+    p.extend_from_slice(&footer);
+    p.extend_from_slice(&[0; 8]);
+    cmd(&mut c, &[b"DEBUG", b"SET-SKIP-CHECKSUM-VALIDATION", b"1"]);
+    let Reply::Status(ok) = cmd(&mut c, &[b"RESTORE", b"l2", b"0", &p]) else {
+        panic!("RESTORE")
+    };
+    assert_eq!(ok, "OK");
+    let Reply::Array(back) = cmd(&mut c, &[b"LRANGE", b"l2", b"0", b"-1"]) else {
+        panic!("LRANGE")
+    };
+    let back: Vec<Vec<u8>> = back
+        .into_iter()
+        .map(|r| match r {
+            Reply::Bulk(Some(b)) => b,
+            _ => panic!("element"),
+        })
+        .collect();
+    assert_eq!(back, elems);
+    let Reply::Int(n) = cmd(&mut c, &[b"LLEN", b"l2"]) else {
+        panic!("LLEN")
+    };
+    assert_eq!(n as usize, elems.len());
+}
