@@ -436,13 +436,14 @@ fn memory_section(srv: &Server, t: &mut String) {
         "used_memory_functions:0",
         "used_memory_scripts:0",
         "used_memory_scripts_human:0B",
-        "maxmemory:0",
-        "maxmemory_human:0B",
-        "maxmemory_policy:noeviction",
     ] {
         t.push_str(f);
         t.push_str("\r\n");
     }
+    let maxmemory = srv.eviction.maxmemory();
+    field!(t, "maxmemory", "{maxmemory}");
+    field!(t, "maxmemory_human", "{}", bytes_to_human(maxmemory));
+    field!(t, "maxmemory_policy", "{}", srv.eviction.policy_name());
     field!(t, "allocator_frag_ratio", "{:.2}", ratio(active, used));
     field!(t, "allocator_frag_bytes", "{}", active.saturating_sub(used));
     field!(t, "allocator_rss_ratio", "{:.2}", ratio(resident, active));
