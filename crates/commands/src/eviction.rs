@@ -18,7 +18,15 @@
 //! `noeviction` or when no key qualifies (volatile policies without keys
 //! with a TTL). A time limit from `maxmemory-eviction-tenacity` bounds one
 //! call; the cron continues what is left ([`cron`]), as Redis's eviction
-//! time proc does. `used_memory` is not read at all when `maxmemory` is 0.
+//! time proc does.
+//! `used_memory` is not read at all when `maxmemory` is 0.
+//!
+//! Reading `used_memory` currently asks jemalloc to refresh its statistics
+//! (tens of microseconds), so [`perform`] keeps the last reading for
+//! [`MEMORY_READ_INTERVAL`] and lowers it by the estimated bytes of each key
+//! it evicts; a refusal (OOM) is always confirmed by a fresh reading. Writes
+//! between two readings can overshoot by what one interval of writes
+//! allocates. With an O(1) `used_memory` the interval can be zero.
 //!
 //! Every evicted key counts in `evicted_keys`, fires the `evicted` keyspace
 //! event (class `e`) and invalidates WATCHes on it; its value is freed on the
@@ -78,9 +86,17 @@ pub fn is_lfu(index: usize) -> bool {
     )
 }
 
+/// How long a `used_memory` reading is trusted (see module docs).
+pub const MEMORY_READ_INTERVAL: Duration = Duration::from_millis(1);
+
 /// Live eviction settings and counters.
 #[derive(Debug)]
 pub struct Eviction {
+    /// Last `used_memory` reading (minus estimated evictions since) and
+    /// when it was taken (µs since `epoch`).
+    cached_used: AtomicU64,
+    cached_at_us: AtomicU64,
+    epoch: Instant,
     maxmemory: AtomicU64,
     policy: AtomicUsize,
     samples: AtomicU32,
@@ -96,6 +112,9 @@ pub struct Eviction {
 impl Default for Eviction {
     fn default() -> Self {
         Eviction {
+            cached_used: AtomicU64::new(0),
+            cached_at_us: AtomicU64::new(0),
+            epoch: Instant::now(),
             maxmemory: AtomicU64::new(0),
             policy: AtomicUsize::new(NOEVICTION),
             samples: AtomicU32::new(5),
@@ -128,12 +147,33 @@ impl Eviction {
         self.samples.store(s.maxmemory_samples.max(1), Relaxed);
         self.tenacity.store(s.maxmemory_eviction_tenacity, Relaxed);
         self.lazy.store(s.lazyfree_lazy_eviction, Relaxed);
+        self.cached_at_us.store(0, Relaxed);
         ks.set_evict_mode(
             is_lfu(s.maxmemory_policy),
             s.lfu_log_factor,
             s.lfu_decay_time,
         );
         ks.set_lazy_free(s.lazyfree_lazy_expire, s.lazyfree_lazy_server_del);
+    }
+
+    /// `used_memory`, from the cache when it is recent enough.
+    fn used(&self, fresh: bool) -> u64 {
+        let now = self.epoch.elapsed().as_micros() as u64 + 1;
+        let at = self.cached_at_us.load(Relaxed);
+        if !fresh && at != 0 && now - at.min(now) < MEMORY_READ_INTERVAL.as_micros() as u64 {
+            return self.cached_used.load(Relaxed);
+        }
+        let used = crate::info::used_memory();
+        self.cached_used.store(used, Relaxed);
+        self.cached_at_us.store(now, Relaxed);
+        used
+    }
+
+    /// Lowers the cached reading by an evicted key's estimated bytes.
+    fn note_freed(&self, bytes: u64) {
+        let _ = self
+            .cached_used
+            .fetch_update(Relaxed, Relaxed, |u| Some(u.saturating_sub(bytes)));
     }
 
     pub fn maxmemory(&self) -> u64 {
@@ -183,12 +223,17 @@ pub fn perform(
     if max == 0 {
         return Outcome::Ok;
     }
-    let used = crate::info::used_memory();
+    let used = ev.used(false);
     if used <= max {
         return Outcome::Ok;
     }
     let Some(policy) = store_policy(ev.policy.load(Relaxed)) else {
-        return Outcome::Fail;
+        // Refuse only on a fresh reading.
+        return if ev.used(true) > max {
+            Outcome::Fail
+        } else {
+            Outcome::Ok
+        };
     };
     let to_free = used - max;
     let samples = ev.samples.load(Relaxed) as usize;
@@ -203,7 +248,9 @@ pub fn perform(
         let now = crate::util::unix_time_ms();
         match srv.keyspace.evict_one(policy, samples, rot, now) {
             Evicted::Key(db, e) => {
-                freed += freed_estimate(&e);
+                let f = freed_estimate(&e);
+                freed += f;
+                ev.note_freed(f);
                 keys += 1;
                 evicted(srv, db, e, lazy, notify_flags, client_id, out);
             }
@@ -211,11 +258,15 @@ pub fn perform(
             Evicted::Expired => keys += 1,
             Evicted::Nothing => {
                 // Nothing qualifies (e.g. volatile-* without TTL keys).
-                return Outcome::Fail;
+                return if ev.used(true) > max {
+                    Outcome::Fail
+                } else {
+                    Outcome::Ok
+                };
             }
         }
         if keys.is_multiple_of(16) {
-            if crate::info::used_memory() <= max {
+            if ev.used(false) <= max {
                 break;
             }
             if limit.is_some_and(|l| start.elapsed() >= l) {
