@@ -9,9 +9,14 @@
 //! key's GET→SET dependency holds (a key repeated inside one batch may miss
 //! twice there; both servers see the same batches).
 //!
-//! maxmemory: each server first loads every key once without a limit;
-//! `data = used_memory(loaded) - used_memory(empty)` and
-//! `maxmemory = used_memory(empty) + 20% of data`, measured on that server.
+//! maxmemory (`--method data`, the default): each server first loads every
+//! key once without a limit; `data = used_memory(loaded) -
+//! used_memory(empty)` and `maxmemory = used_memory(empty) + 20% of data`,
+//! measured on that server. The number of keys that fits then depends on
+//! each server's memory per key at that size. `--method keys` instead sets
+//! `maxmemory = used_memory` with the first 20% of the keys loaded, so both
+//! servers hold about the same number of keys and only eviction quality
+//! differs.
 //!
 //! Overshoot: a second connection polls `INFO memory` every 20 ms during
 //! the trace and during a write flood (SETs of fresh keys) and reports the
@@ -43,6 +48,10 @@ struct Args {
     value: usize,
     flood: u64,
     pin: bool,
+    /// "data": maxmemory = empty + 20% of the full data; "keys": maxmemory
+    /// = used_memory with the first 20% of the keys loaded (equal key
+    /// capacity on both servers, isolating eviction quality).
+    method: String,
     servers: Vec<String>,
     policies: Vec<String>,
 }
@@ -58,6 +67,7 @@ fn parse_args() -> Args {
         value: 32,
         flood: 3_000_000,
         pin: false,
+        method: "data".into(),
         servers: vec!["petrel".into(), "redis".into()],
         policies: vec!["allkeys-lru".into(), "allkeys-lfu".into()],
     };
@@ -75,6 +85,7 @@ fn parse_args() -> Args {
             "--value" => a.value = val().parse().unwrap(),
             "--flood" => a.flood = val().parse().unwrap(),
             "--servers" => a.servers = val().split(',').map(String::from).collect(),
+            "--method" => a.method = val(),
             "--policies" => a.policies = val().split(',').map(String::from).collect(),
             "--pin" => {
                 a.pin = true;
@@ -323,13 +334,14 @@ fn settle(c: &mut Conn) -> u64 {
     c.info_field("memory", "used_memory")
 }
 
-/// Loads every key once without a limit; returns (empty, loaded) used_memory.
-fn measure_data(c: &mut Conn, a: &Args) -> (u64, u64) {
+/// Loads the first `n` keys without a limit; returns (empty, loaded)
+/// used_memory.
+fn measure_data(c: &mut Conn, a: &Args, n: u64) -> (u64, u64) {
     c.cmd(&["FLUSHALL"]);
     let empty = settle(c);
     let mut i = 0;
-    while i < a.keys {
-        let end = (i + a.batch as u64).min(a.keys);
+    while i < n {
+        let end = (i + a.batch as u64).min(n);
         for j in i..end {
             let k = key(j);
             let v = value(j, a.value);
@@ -480,12 +492,18 @@ fn main() {
     for which in &a.servers {
         let srv = start(&a, which);
         let mut c = Conn::connect(srv.port);
-        let (empty, loaded) = measure_data(&mut c, &a);
+        let n = if a.method == "keys" { a.keys / 5 } else { a.keys };
+        let (empty, loaded) = measure_data(&mut c, &a, n);
         let data = loaded - empty;
-        let max = empty + data / 5;
+        let max = if a.method == "keys" {
+            loaded
+        } else {
+            empty + data / 5
+        };
         println!(
-            "{which}: used_memory empty={empty} loaded={loaded} ({:.1} B/key) -> maxmemory={max}",
-            data as f64 / a.keys as f64
+            "{which}: used_memory empty={empty} with {n} keys={loaded} ({:.1} B/key) -> maxmemory={max} (method {})",
+            data as f64 / n as f64,
+            a.method
         );
         for pol in &a.policies {
             c.cmd(&["FLUSHALL"]);
