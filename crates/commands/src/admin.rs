@@ -180,6 +180,7 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
         Ok(()) => {
             let s = ctx.srv.settings();
             ctx.srv.slowlog.trim(s.slowlog_max_len as usize);
+            ctx.srv.eviction.apply(&s, &ctx.srv.keyspace);
             ctx.ok()
         }
         Err(e) => ctx.error(&e),

@@ -113,6 +113,17 @@ pub struct Settings {
     pub lazyfree_lazy_user_del: bool,
     /// `lazyfree-lazy-user-flush`: FLUSHDB/FLUSHALL without SYNC free in the background.
     pub lazyfree_lazy_user_flush: bool,
+    /// Eviction: `maxmemory` and friends (see `eviction`).
+    pub maxmemory: u64,
+    /// Index into [`crate::eviction::POLICY_NAMES`].
+    pub maxmemory_policy: usize,
+    pub maxmemory_samples: u32,
+    pub maxmemory_eviction_tenacity: u32,
+    pub lfu_log_factor: u32,
+    pub lfu_decay_time: u64,
+    pub lazyfree_lazy_eviction: bool,
+    pub lazyfree_lazy_expire: bool,
+    pub lazyfree_lazy_server_del: bool,
     /// Collection encoding thresholds (`hash-max-listpack-entries` ...).
     pub limits: collections::Limits,
 }
@@ -168,6 +179,15 @@ impl Default for Settings {
             hll_sparse_max_bytes: 0,
             lazyfree_lazy_user_del: false,
             lazyfree_lazy_user_flush: false,
+            maxmemory: 0,
+            maxmemory_policy: 0,
+            maxmemory_samples: 0,
+            maxmemory_eviction_tenacity: 0,
+            lfu_log_factor: 0,
+            lfu_decay_time: 0,
+            lazyfree_lazy_eviction: false,
+            lazyfree_lazy_expire: false,
+            lazyfree_lazy_server_del: false,
             limits: collections::Limits::default(),
         };
         for p in all_params() {
@@ -662,6 +682,96 @@ pub static PARAMS: &[Param] = &[
         |s| fmt_bool(s.lazyfree_lazy_user_flush),
         |s, v| {
             s.lazyfree_lazy_user_flush = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    p!(
+        "lazyfree-lazy-eviction",
+        true,
+        "no",
+        |s| fmt_bool(s.lazyfree_lazy_eviction),
+        |s, v| {
+            s.lazyfree_lazy_eviction = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    p!(
+        "lazyfree-lazy-expire",
+        true,
+        "no",
+        |s| fmt_bool(s.lazyfree_lazy_expire),
+        |s, v| {
+            s.lazyfree_lazy_expire = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    p!(
+        "lazyfree-lazy-server-del",
+        true,
+        "no",
+        |s| fmt_bool(s.lazyfree_lazy_server_del),
+        |s, v| {
+            s.lazyfree_lazy_server_del = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    p!(
+        "maxmemory",
+        true,
+        "0",
+        |s| fmt_memory(s.maxmemory),
+        |s, v| {
+            s.maxmemory = memory_in(v, 0, u64::MAX)?;
+            Ok(())
+        }
+    ),
+    p!(
+        "maxmemory-policy",
+        true,
+        "noeviction",
+        |s| crate::eviction::POLICY_NAMES[s.maxmemory_policy].to_string(),
+        |s, v| {
+            s.maxmemory_policy = enum_of(v, crate::eviction::POLICY_NAMES)?;
+            Ok(())
+        }
+    ),
+    p!(
+        "maxmemory-samples",
+        true,
+        "5",
+        |s| s.maxmemory_samples.to_string(),
+        |s, v| {
+            s.maxmemory_samples = int_in(v, 1, i32::MAX as i64)? as u32;
+            Ok(())
+        }
+    ),
+    p!(
+        "maxmemory-eviction-tenacity",
+        true,
+        "10",
+        |s| s.maxmemory_eviction_tenacity.to_string(),
+        |s, v| {
+            s.maxmemory_eviction_tenacity = int_in(v, 0, 100)? as u32;
+            Ok(())
+        }
+    ),
+    p!(
+        "lfu-log-factor",
+        true,
+        "10",
+        |s| s.lfu_log_factor.to_string(),
+        |s, v| {
+            s.lfu_log_factor = int_in(v, 0, i32::MAX as i64)? as u32;
+            Ok(())
+        }
+    ),
+    p!(
+        "lfu-decay-time",
+        true,
+        "1",
+        |s| s.lfu_decay_time.to_string(),
+        |s, v| {
+            s.lfu_decay_time = int_in(v, 0, i32::MAX as i64)? as u64;
             Ok(())
         }
     ),

@@ -109,6 +109,7 @@ pub fn tick(srv: &Server) {
     }
     sample_metrics(srv, now);
     active_expire(srv);
+    crate::eviction::cron(srv);
     crate::keys::publish_expired(srv);
 }
 

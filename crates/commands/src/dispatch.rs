@@ -180,6 +180,14 @@ fn execute_inner(
         reject_cmd(srv, client, out, &msg);
         return Outcome::Done;
     }
+    if srv.eviction.maxmemory() > 0 && over_memory(srv, client, settings, entry, out) {
+        entry
+            .stats
+            .rejected_calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        reject_cmd(srv, client, out, crate::eviction::OOM_ERROR);
+        return Outcome::Done;
+    }
     if client.tx.in_multi() && !crate::transactions::is_transaction_control(&entry.full_name) {
         if spec.flags & flag::NO_MULTI != 0 {
             reject_cmd(
@@ -218,6 +226,37 @@ fn execute_inner(
 
     call(srv, client, settings, idx, args, out, now_ms);
     Outcome::Done
+}
+
+/// `maxmemory` gate (see `eviction`): should this command be refused with
+/// OOM? Denyoom commands are, and inside MULTI every command but EXEC,
+/// DISCARD, QUIT and RESET (queuing takes memory); EXEC is when a queued
+/// command is denyoom. Evicts first when the policy allows.
+fn over_memory(
+    srv: &Server,
+    client: &Client,
+    settings: &Settings,
+    entry: &crate::table::CommandEntry,
+    out: &mut ReplyBuf,
+) -> bool {
+    let name = entry.full_name.as_str();
+    let mut denyoom = entry.spec.flags & flag::DENYOOM != 0;
+    if client.tx.in_multi() && !matches!(name, "exec" | "discard" | "quit" | "reset") {
+        denyoom = true;
+    }
+    if name == "exec" {
+        denyoom = client.tx.queue.as_ref().is_some_and(|q| {
+            q.iter().any(|c| {
+                let argv: Vec<&[u8]> = c.iter().map(|a| a.as_slice()).collect();
+                resolve(srv, &argv).is_ok_and(|i| srv.table.get(i).spec.flags & flag::DENYOOM != 0)
+            })
+        });
+    }
+    if !denyoom {
+        return false;
+    }
+    crate::eviction::perform(srv, settings.notify_keyspace_events, client.id, out)
+        == crate::eviction::Outcome::Fail
 }
 
 /// Runs a command queued by MULTI (from EXEC): checks were done when it was queued.

@@ -442,9 +442,10 @@ fn memory_section(srv: &Server, t: &mut String) {
         t.push_str(f);
         t.push_str("\r\n");
     }
-    field!(t, "maxmemory", "{}", m.maxmemory);
-    field!(t, "maxmemory_human", "{}", bytes_to_human(m.maxmemory));
-    field!(t, "maxmemory_policy", "{}", m.maxmemory_policy);
+    let maxmemory = srv.eviction.maxmemory();
+    field!(t, "maxmemory", "{maxmemory}");
+    field!(t, "maxmemory_human", "{}", bytes_to_human(maxmemory));
+    field!(t, "maxmemory_policy", "{}", srv.eviction.policy_name());
     field!(t, "allocator_frag_ratio", "{:.2}", m.allocator_frag());
     field!(t, "allocator_frag_bytes", "{}", m.allocator_frag_bytes());
     field!(t, "allocator_rss_ratio", "{:.2}", m.allocator_rss());

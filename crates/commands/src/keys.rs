@@ -7,7 +7,6 @@
 //! `Keyspace::lock_keys`; whole-keyspace commands go partition by partition
 //! (KEYS, SCAN, DBSIZE) or lock everything (FLUSHALL, SWAPDB).
 
-use store::keyspace::idle_seconds;
 use store::Key;
 
 use crate::ctx::Ctx;
@@ -562,8 +561,7 @@ fn watched_existing(ctx: &Ctx, db: Option<usize>) -> Vec<crate::transactions::Wa
 // ------------------------------------------------------------------ OBJECT
 
 fn lfu_policy(ctx: &Ctx) -> bool {
-    let _ = ctx;
-    false
+    ctx.srv.eviction.is_lfu()
 }
 
 fn object_encoding(ctx: &mut Ctx, args: &[&[u8]]) {
@@ -611,7 +609,7 @@ fn object_idletime(ctx: &mut Ctx, args: &[&[u8]]) {
     if lfu_policy(ctx) {
         return ctx.error("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
     }
-    ctx.out.int(idle_seconds(b, now) as i64);
+    ctx.out.int((srv.keyspace.idle_ms(b, now) / 1000) as i64);
 }
 
 fn object_refcount(ctx: &mut Ctx, args: &[&[u8]]) {
@@ -728,7 +726,7 @@ fn debug_object(ctx: &mut Ctx, args: &[&[u8]]) {
         v.encoding_name(),
         ser,
         lru,
-        idle_seconds(lru, now),
+        ctx.srv.keyspace.idle_ms(lru, now) / 1000,
         list,
         v.internal_encoding(),
         e.key_inline() as u8,

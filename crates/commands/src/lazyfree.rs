@@ -1,8 +1,10 @@
 //! Lazy freeing: dropping large values on a background thread.
 //!
 //! UNLINK, FLUSHDB/FLUSHALL ASYNC and the `lazyfree-lazy-user-del` /
-//! `lazyfree-lazy-user-flush` settings hand what they removed to one
-//! background thread, so freeing a 10M-member set costs the client O(1).
+//! `lazyfree-lazy-user-flush` / `lazyfree-lazy-eviction` settings hand what
+//! they removed to one background thread (`lazyfree-lazy-expire` and
+//! `lazyfree-lazy-server-del` reach it through the keyspace's free hook,
+//! [`LazyFree::install_store_hook`]), so freeing a 10M-member set costs the client O(1).
 //! Like Redis, only values whose freeing takes many allocations go there
 //! ([`LAZYFREE_THRESHOLD`] elements); small ones are freed in place, which is
 //! cheaper than a hand-off.
@@ -20,10 +22,13 @@ use store::Entry;
 
 /// Values with more elements than this are freed in the background
 /// (Redis's `LAZYFREE_THRESHOLD`, counted in allocations).
-pub const LAZYFREE_THRESHOLD: usize = 64;
+pub const LAZYFREE_THRESHOLD: usize = store::evict::LAZYFREE_THRESHOLD;
 
 enum Garbage {
     Entries(Vec<Entry>),
+    // Held only so that the thread drops it.
+    #[allow(dead_code)]
+    Value(store::CompactValue),
     #[allow(clippy::vec_box)]
     Dbs(Vec<Box<store::Db>>),
 }
@@ -32,14 +37,15 @@ impl Garbage {
     fn objects(&self) -> u64 {
         match self {
             Garbage::Entries(v) => v.len() as u64,
+            Garbage::Value(_) => 1,
             Garbage::Dbs(v) => v.len() as u64,
         }
     }
 }
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct LazyFree {
-    tx: Mutex<Option<Sender<Garbage>>>,
+    tx: std::sync::Arc<Mutex<Option<Sender<Garbage>>>>,
     pending: std::sync::Arc<AtomicU64>,
     freed: std::sync::Arc<AtomicU64>,
 }
@@ -113,6 +119,19 @@ impl LazyFree {
         let (big, small): (Vec<Entry>, Vec<Entry>) = entries.into_iter().partition(worth_lazy);
         drop(small);
         self.send(Garbage::Entries(big));
+    }
+
+    /// Frees one value in the background (expiry and overwrite hand-offs).
+    pub fn free_value(&self, v: store::CompactValue) {
+        self.send(Garbage::Value(v));
+    }
+
+    /// Lets the keyspace hand large expired or overwritten values to this
+    /// thread (it does so only while `lazyfree-lazy-expire` /
+    /// `lazyfree-lazy-server-del` are on).
+    pub fn install_store_hook(&self, ks: &store::Keyspace) {
+        let me = self.clone();
+        ks.set_free_hook(Box::new(move |v| me.free_value(v)));
     }
 
     /// Frees flushed databases, in the background when `lazy`.

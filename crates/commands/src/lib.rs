@@ -17,6 +17,7 @@ pub mod cron;
 pub mod ctx;
 pub mod debug;
 pub mod dispatch;
+pub mod eviction;
 pub mod expire;
 pub mod glob;
 pub mod hashes;

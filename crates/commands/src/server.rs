@@ -80,6 +80,8 @@ pub struct Server {
     pub watches: crate::transactions::Watches,
     /// Background freeing of large values (UNLINK, FLUSHALL ASYNC...).
     pub lazyfree: crate::lazyfree::LazyFree,
+    /// `maxmemory` state (see `eviction`).
+    pub eviction: crate::eviction::Eviction,
     /// Clients waiting in blocking commands.
     pub blocking: crate::blocking::Blocking,
     /// CLIENT PAUSE state; written through [`Server::set_pause`] only.
@@ -104,6 +106,10 @@ impl Server {
             partitions: KEYSPACE_PARTITIONS,
             databases: settings.databases,
         });
+        let eviction = crate::eviction::Eviction::default();
+        eviction.apply(&settings, &keyspace);
+        let lazyfree = crate::lazyfree::LazyFree::default();
+        lazyfree.install_store_hook(&keyspace);
         Server {
             keyspace,
             config: ConfigStore::new(settings, config_file),
@@ -116,7 +122,8 @@ impl Server {
             pubsub: Default::default(),
             watches: Default::default(),
             blocking: Default::default(),
-            lazyfree: Default::default(),
+            lazyfree,
+            eviction,
             pause: Mutex::new(Pause::default()),
             pause_until_ms: AtomicU64::new(0),
             monitors: Mutex::new(Vec::new()),

@@ -22,7 +22,9 @@ use std::time::{Duration, Instant};
 use dash::DashTable;
 use parking_lot::Mutex;
 
+use crate::evict::{EvictShared, PartEvict};
 use crate::partlock::{Hold, PartitionGuard, PartitionLock};
+use std::sync::Arc;
 
 use crate::object::{CompactValue, Entry, Key};
 use crate::slot::{SLOTS, SLOT_BITS};
@@ -142,17 +144,6 @@ pub enum Ttl {
     Set(Option<u64>),
 }
 
-/// LRU clock byte for `now_ms` (seconds, wrapping at 256).
-#[inline]
-pub fn lru_clock(now_ms: u64) -> u8 {
-    (now_ms / 1000) as u8
-}
-
-/// Seconds since the eviction byte was last touched (LRU mode).
-pub fn idle_seconds(evict_byte: u8, now_ms: u64) -> u64 {
-    lru_clock(now_ms).wrapping_sub(evict_byte) as u64
-}
-
 /// One partition: a slot range, its databases and counters.
 pub struct Partition {
     index: usize,
@@ -162,11 +153,51 @@ pub struct Partition {
     /// keyspace notifications ("expired" events).
     track_expired: bool,
     expired_log: Vec<(usize, Vec<u8>)>,
+    /// Eviction mode and clock shared by all partitions (see `evict`).
+    evict_shared: Arc<EvictShared>,
+    /// This partition's candidate pool and generator.
+    evict: PartEvict,
 }
 
 impl Partition {
     pub fn index(&self) -> usize {
         self.index
+    }
+
+    /// Number of databases.
+    pub fn databases(&self) -> usize {
+        self.dbs.len()
+    }
+
+    /// Looks an entry up without expiry handling, statistics or touch.
+    pub(crate) fn get_raw(&self, db: usize, key: &Key) -> Option<&Entry> {
+        self.dbs[db]
+            .as_deref()?
+            .table
+            .get(key.hash, |e| e.matches(key))
+    }
+
+    pub(crate) fn db_and_evict(&mut self, db: usize) -> (Option<&Db>, &mut PartEvict) {
+        (self.dbs[db].as_deref(), &mut self.evict)
+    }
+
+    pub(crate) fn evict_state(&mut self) -> &mut PartEvict {
+        &mut self.evict
+    }
+
+    pub(crate) fn evict_state_ref(&self) -> &PartEvict {
+        &self.evict
+    }
+
+    pub(crate) fn evict_rng_next(&mut self) -> u64 {
+        self.evict.rng.next()
+    }
+
+    pub(crate) fn dbs_mut(&mut self) -> impl Iterator<Item = (usize, &mut Db)> {
+        self.dbs
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, d)| Some((i, d.as_deref_mut()?)))
     }
 
     /// The database, if it has ever been written in this partition.
@@ -193,7 +224,7 @@ impl Partition {
             if self.track_expired {
                 self.expired_log.push((db, key.bytes.to_vec()));
             }
-            drop(old);
+            self.evict_shared.dispose_expired(old.into_value());
             return None;
         }
         // SAFETY: as above; no mutation happened since the lookup.
@@ -203,10 +234,15 @@ impl Partition {
     /// Read lookup: like [`get`](Self::get), counts a hit or miss and
     /// touches the eviction byte.
     pub fn get_read(&mut self, db: usize, key: &Key, now_ms: u64) -> Option<&mut Entry> {
-        let clock = lru_clock(now_ms);
+        let t = self.evict_shared.toucher();
+        let rand = if t.is_lfu() {
+            self.evict.rng.next() as u32
+        } else {
+            0
+        };
         let mut hit = false;
         let r = self.get(db, key, now_ms).map(|e| {
-            e.set_evict_byte(clock);
+            e.set_evict_byte(t.touched(e.value().evict_byte(), rand));
             hit = true;
             e as *mut Entry
         });
@@ -249,7 +285,21 @@ impl Partition {
         now_ms: u64,
     ) -> Option<Entry> {
         let mut e = Entry::new(key, v);
-        e.set_evict_byte(lru_clock(now_ms));
+        let t = self.evict_shared.toucher();
+        let mut byte = t.fresh();
+        if t.is_lfu() {
+            // An overwrite keeps the access counter (and counts as an access).
+            let rand = self.evict.rng.next() as u32;
+            if let Some(o) = self.dbs[db]
+                .as_deref()
+                .and_then(|d| d.table.get(key.hash, |e| e.matches(key)))
+            {
+                if !o.is_expired(now_ms) {
+                    byte = t.touched(o.value().evict_byte(), rand);
+                }
+            }
+        }
+        e.set_evict_byte(byte);
         if ttl.is_some() {
             e.set_expire(ttl);
         }
@@ -257,8 +307,8 @@ impl Partition {
         if ttl.is_some() {
             d.expires += 1;
         }
-        let old = d.table.insert(key.hash, e, |e| e.matches(key));
-        if let Some(o) = &old {
+        let mut old = d.table.insert(key.hash, e, |e| e.matches(key));
+        if let Some(o) = &mut old {
             if o.has_expire() {
                 d.expires -= 1;
             }
@@ -267,8 +317,11 @@ impl Partition {
                 if self.track_expired {
                     self.expired_log.push((db, key.bytes.to_vec()));
                 }
+                self.evict_shared
+                    .dispose_expired(old.take().unwrap().into_value());
                 return None;
             }
+            self.evict_shared.dispose_overwritten(o);
         }
         old
     }
@@ -285,16 +338,20 @@ impl Partition {
     ) -> Option<CompactValue> {
         match ttl {
             Ttl::Set(t) => self.insert(db, key, v, t, now_ms).map(Entry::into_value),
-            Ttl::Keep => match self.get(db, key, now_ms) {
-                Some(e) => {
-                    e.set_evict_byte(lru_clock(now_ms));
-                    Some(e.set_value(v))
+            Ttl::Keep => {
+                let t = self.evict_shared.toucher();
+                let rand = self.evict.rng.next() as u32;
+                match self.get(db, key, now_ms) {
+                    Some(e) => {
+                        e.set_evict_byte(t.touched(e.value().evict_byte(), rand));
+                        Some(e.set_value(v))
+                    }
+                    None => {
+                        self.insert(db, key, v, None, now_ms);
+                        None
+                    }
                 }
-                None => {
-                    self.insert(db, key, v, None, now_ms);
-                    None
-                }
-            },
+            }
         }
     }
 
@@ -310,6 +367,7 @@ impl Partition {
             if self.track_expired {
                 self.expired_log.push((db, key.bytes.to_vec()));
             }
+            self.evict_shared.dispose_expired(old.into_value());
             return None;
         }
         Some(old)
@@ -399,6 +457,7 @@ impl Partition {
         };
         let track = self.track_expired;
         let log = &mut self.expired_log;
+        let shared = &self.evict_shared;
         let (mut visited, mut expired, mut ttl_sum, mut live) = (0usize, 0usize, 0u64, 0usize);
         let mut complete = false;
         while visited < max_visit {
@@ -409,6 +468,9 @@ impl Partition {
                         expired += 1;
                         if track {
                             log.push((db, e.key().to_vec()));
+                        }
+                        if e.value().collection_len() > crate::evict::LAZYFREE_THRESHOLD {
+                            shared.dispose_expired(e.set_value(CompactValue::from_int(0)));
                         }
                         return false;
                     }
@@ -519,6 +581,9 @@ pub struct Keyspace {
     expire_state: Mutex<ExpireState>,
     active_expire: std::sync::atomic::AtomicBool,
     tracking_expired: std::sync::atomic::AtomicBool,
+    /// Eviction mode, LRU clock and published candidates (see `evict`).
+    pub(crate) evict: Arc<EvictShared>,
+    pub(crate) sweep: Mutex<crate::evict::SweepState>,
 }
 
 impl Keyspace {
@@ -529,6 +594,10 @@ impl Keyspace {
         );
         assert!(cfg.databases >= 1);
         let pbits = cfg.partitions.trailing_zeros();
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let evict = Arc::new(EvictShared::new(cfg.partitions, now_ms));
         let parts = (0..cfg.partitions)
             .map(|index| {
                 Padded(PartitionLock::new(Partition {
@@ -537,6 +606,8 @@ impl Keyspace {
                     stats: Stats::default(),
                     track_expired: false,
                     expired_log: Vec::new(),
+                    evict_shared: evict.clone(),
+                    evict: PartEvict::new(rand::random::<u64>() ^ index as u64),
                 }))
             })
             .collect();
@@ -548,6 +619,8 @@ impl Keyspace {
             expire_state: Mutex::new(ExpireState::default()),
             active_expire: std::sync::atomic::AtomicBool::new(true),
             tracking_expired: std::sync::atomic::AtomicBool::new(false),
+            evict,
+            sweep: Mutex::new(Default::default()),
         }
     }
 
@@ -935,7 +1008,7 @@ impl Keyspace {
         let mut buckets: Vec<Vec<(u64, u16)>> = (0..np).map(|_| Vec::new()).collect();
         let mut kbuf = Vec::with_capacity(prefix.len() + 21);
         let mut vbuf = Vec::with_capacity(size.max(26));
-        let clock = lru_clock(now_ms);
+        let fresh = self.evict.toucher().fresh();
         let mut j = lo;
         while j < count {
             let end = (j + BATCH).min(count);
@@ -970,7 +1043,7 @@ impl Keyspace {
                         vbuf.resize(size, 0);
                     }
                     let mut e = Entry::new(&key, CompactValue::from_bytes(&vbuf));
-                    e.set_evict_byte(clock);
+                    e.set_evict_byte(fresh);
                     g.db_mut(db).table.insert_unique(key.hash, e);
                     added += 1;
                 }

@@ -3,6 +3,7 @@
 //! and the value logic of strings, bitmaps and HyperLogLogs.
 
 pub mod bitops;
+pub mod evict;
 pub mod heap;
 pub mod hll;
 pub mod hll_exact;

@@ -1,0 +1,346 @@
+//! `maxmemory`: evicting keys before a command that may grow memory runs.
+//!
+//! The settings (`maxmemory`, `maxmemory-policy`, `maxmemory-samples`,
+//! `maxmemory-eviction-tenacity`, `lfu-*`, `lazyfree-lazy-eviction`,
+//! `-expire`, `-server-del`) are mirrored into atomics here and into the
+//! keyspace by [`Eviction::apply`], which runs at startup and right after
+//! every successful CONFIG SET, so a change takes effect for the very next
+//! command on every thread (worker settings snapshots refresh later).
+//!
+//! Flow, as in Redis 7.0: before a command with the `denyoom` flag (and
+//! before queuing any command inside MULTI; EXEC counts as denyoom when a
+//! queued command is), [`perform`] runs if `maxmemory > 0`. If `used_memory`
+//! is over the limit it evicts keys chosen by the policy (see
+//! `store::evict` for the metadata byte and the candidate pools) until the
+//! estimated bytes freed cover the excess, re-reading `used_memory` every 16
+//! keys; it gives up with [`Outcome::Fail`] (the caller replies
+//! `-OOM command not allowed when used memory > 'maxmemory'.`) under
+//! `noeviction` or when no key qualifies (volatile policies without keys
+//! with a TTL). A time limit from `maxmemory-eviction-tenacity` bounds one
+//! call; the cron continues what is left ([`cron`]), as Redis's eviction
+//! time proc does.
+//! `used_memory` is not read at all when `maxmemory` is 0.
+//!
+//! `used_memory` is the counting allocator's exact sum (O(threads)), so
+//! [`perform`] reads it fresh ([`MEMORY_READ_INTERVAL`] is zero). The
+//! reading-cache remains for allocators without a cheap counter: it keeps a
+//! reading for the interval and lowers it by the estimated bytes of each
+//! evicted key; a refusal (OOM) is always confirmed by a fresh reading.
+//!
+//! Every evicted key counts in `evicted_keys`, fires the `evicted` keyspace
+//! event (class `e`) and invalidates WATCHes on it; its value is freed on the
+//! lazyfree thread when `lazyfree-lazy-eviction` is on and it is large.
+//!
+//! The cron also drives the LRU clock ([`cron`]): a tick when a second has
+//! passed, or sooner when the evictor has removed 1/64 of the keyspace since
+//! the last tick (so the clock's resolution follows cache turnover); and it
+//! runs the keyspace's clamp/decay sweep in short slices.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use store::evict::{Evicted, Policy, Rank};
+
+use crate::server::Server;
+
+/// `maxmemory-policy` values, in the order Redis lists them in its error.
+pub const POLICY_NAMES: &[&str] = &[
+    "volatile-lru",
+    "volatile-lfu",
+    "volatile-random",
+    "volatile-ttl",
+    "allkeys-lru",
+    "allkeys-lfu",
+    "allkeys-random",
+    "noeviction",
+];
+const NOEVICTION: usize = 7;
+
+/// Redis's reply when a denyoom command meets a full server.
+pub const OOM_ERROR: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+
+/// The store's view of a policy (None for noeviction).
+pub fn store_policy(index: usize) -> Option<Policy> {
+    let (rank, volatile) = match *POLICY_NAMES.get(index)? {
+        "volatile-lru" => (Rank::Lru, true),
+        "volatile-lfu" => (Rank::Lfu, true),
+        "volatile-random" => (Rank::Random, true),
+        "volatile-ttl" => (Rank::Ttl, true),
+        "allkeys-lru" => (Rank::Lru, false),
+        "allkeys-lfu" => (Rank::Lfu, false),
+        "allkeys-random" => (Rank::Random, false),
+        _ => return None,
+    };
+    Some(Policy { rank, volatile })
+}
+
+/// Is `index` one of the LFU policies (OBJECT FREQ works, IDLETIME errors)?
+pub fn is_lfu(index: usize) -> bool {
+    matches!(
+        store_policy(index),
+        Some(Policy {
+            rank: Rank::Lfu,
+            ..
+        })
+    )
+}
+
+/// How long a `used_memory` reading is trusted (see module docs).
+pub const MEMORY_READ_INTERVAL: Duration = Duration::ZERO;
+
+/// Live eviction settings and counters.
+#[derive(Debug)]
+pub struct Eviction {
+    /// Last `used_memory` reading (minus estimated evictions since) and
+    /// when it was taken (µs since `epoch`).
+    cached_used: AtomicU64,
+    cached_at_us: AtomicU64,
+    epoch: Instant,
+    maxmemory: AtomicU64,
+    policy: AtomicUsize,
+    samples: AtomicU32,
+    tenacity: AtomicU32,
+    lazy: AtomicBool,
+    /// Keys evicted since the last LRU tick.
+    since_tick: AtomicU64,
+    last_tick_ms: AtomicU64,
+    /// Rotating start for partition ties.
+    rotor: AtomicUsize,
+}
+
+impl Default for Eviction {
+    fn default() -> Self {
+        Eviction {
+            cached_used: AtomicU64::new(0),
+            cached_at_us: AtomicU64::new(0),
+            epoch: Instant::now(),
+            maxmemory: AtomicU64::new(0),
+            policy: AtomicUsize::new(NOEVICTION),
+            samples: AtomicU32::new(5),
+            tenacity: AtomicU32::new(10),
+            lazy: AtomicBool::new(false),
+            since_tick: AtomicU64::new(0),
+            last_tick_ms: AtomicU64::new(0),
+            rotor: AtomicUsize::new(0),
+        }
+    }
+}
+
+/// What [`perform`] concluded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Under the limit (or no limit).
+    Ok,
+    /// Still over after the time limit, but progress was made: the command
+    /// may run; the cron keeps evicting.
+    Running,
+    /// Over the limit and nothing can be evicted: reject denyoom commands.
+    Fail,
+}
+
+impl Eviction {
+    /// Mirrors the settings into this struct and the keyspace.
+    pub fn apply(&self, s: &crate::config::Settings, ks: &store::Keyspace) {
+        self.maxmemory.store(s.maxmemory, Relaxed);
+        self.policy.store(s.maxmemory_policy, Relaxed);
+        self.samples.store(s.maxmemory_samples.max(1), Relaxed);
+        self.tenacity.store(s.maxmemory_eviction_tenacity, Relaxed);
+        self.lazy.store(s.lazyfree_lazy_eviction, Relaxed);
+        self.cached_at_us.store(0, Relaxed);
+        ks.set_evict_mode(
+            is_lfu(s.maxmemory_policy),
+            s.lfu_log_factor,
+            s.lfu_decay_time,
+        );
+        ks.set_lazy_free(s.lazyfree_lazy_expire, s.lazyfree_lazy_server_del);
+    }
+
+    /// `used_memory`, from the cache when it is recent enough.
+    fn used(&self, fresh: bool) -> u64 {
+        let now = self.epoch.elapsed().as_micros() as u64 + 1;
+        let at = self.cached_at_us.load(Relaxed);
+        if !fresh && at != 0 && now - at.min(now) < MEMORY_READ_INTERVAL.as_micros() as u64 {
+            return self.cached_used.load(Relaxed);
+        }
+        let used = crate::info::used_memory();
+        self.cached_used.store(used, Relaxed);
+        self.cached_at_us.store(now, Relaxed);
+        used
+    }
+
+    /// Lowers the cached reading by an evicted key's estimated bytes.
+    fn note_freed(&self, bytes: u64) {
+        let _ = self
+            .cached_used
+            .fetch_update(Relaxed, Relaxed, |u| Some(u.saturating_sub(bytes)));
+    }
+
+    pub fn maxmemory(&self) -> u64 {
+        self.maxmemory.load(Relaxed)
+    }
+
+    pub fn policy_name(&self) -> &'static str {
+        POLICY_NAMES[self.policy.load(Relaxed)]
+    }
+
+    pub fn is_lfu(&self) -> bool {
+        is_lfu(self.policy.load(Relaxed))
+    }
+
+    /// Redis's `evictionTimeLimitUs`: 50 µs per tenacity step up to 10,
+    /// then growing 15% per step; 100 means no limit.
+    fn time_limit(&self) -> Option<Duration> {
+        let t = self.tenacity.load(Relaxed);
+        if t >= 100 {
+            return None;
+        }
+        let us = if t <= 10 {
+            50.0 * t as f64
+        } else {
+            500.0 * 1.15f64.powi(t as i32 - 10)
+        };
+        Some(Duration::from_micros(us as u64))
+    }
+}
+
+/// Bytes an evicted entry gives back, as far as the store knows: its heap
+/// blocks plus its table slot.
+fn freed_estimate(e: &store::Entry) -> u64 {
+    (e.heap_size() + std::mem::size_of::<store::Entry>()) as u64
+}
+
+/// Evicts until `used_memory` is estimated under `maxmemory` (module docs).
+/// `client_id`/`out` receive the client's own keyspace notifications.
+pub fn perform(
+    srv: &Server,
+    notify_flags: u32,
+    client_id: u64,
+    out: &mut resp::ReplyBuf,
+) -> Outcome {
+    let ev = &srv.eviction;
+    let max = ev.maxmemory();
+    if max == 0 {
+        return Outcome::Ok;
+    }
+    let used = ev.used(false);
+    if used <= max {
+        return Outcome::Ok;
+    }
+    let Some(policy) = store_policy(ev.policy.load(Relaxed)) else {
+        // Refuse only on a fresh reading.
+        return if ev.used(true) > max {
+            Outcome::Fail
+        } else {
+            Outcome::Ok
+        };
+    };
+    let to_free = used - max;
+    let samples = ev.samples.load(Relaxed) as usize;
+    let lazy = ev.lazy.load(Relaxed);
+    let limit = ev.time_limit();
+    let start = Instant::now();
+    let np = srv.keyspace.partitions();
+    let mut freed = 0u64;
+    let mut keys = 0u64;
+    while freed < to_free {
+        let rot = ev.rotor.fetch_add(1, Relaxed) % np;
+        let now = crate::util::unix_time_ms();
+        match srv.keyspace.evict_one(policy, samples, rot, now) {
+            Evicted::Key(db, e) => {
+                let f = freed_estimate(&e);
+                freed += f;
+                ev.note_freed(f);
+                keys += 1;
+                evicted(srv, db, e, lazy, notify_flags, client_id, out);
+            }
+            // Memory came back through expiry (published by the cron).
+            Evicted::Expired => keys += 1,
+            Evicted::Nothing => {
+                // Nothing qualifies (e.g. volatile-* without TTL keys).
+                return if ev.used(true) > max {
+                    Outcome::Fail
+                } else {
+                    Outcome::Ok
+                };
+            }
+        }
+        if keys.is_multiple_of(16) {
+            if ev.used(false) <= max {
+                break;
+            }
+            if limit.is_some_and(|l| start.elapsed() >= l) {
+                return Outcome::Running;
+            }
+        }
+    }
+    Outcome::Ok
+}
+
+/// Accounts for, announces and frees one evicted key.
+fn evicted(
+    srv: &Server,
+    db: usize,
+    e: store::Entry,
+    lazy: bool,
+    flags: u32,
+    client_id: u64,
+    out: &mut resp::ReplyBuf,
+) {
+    srv.stats.evicted_keys.fetch_add(1, Relaxed);
+    srv.eviction.since_tick.fetch_add(1, Relaxed);
+    let key = e.key();
+    if srv.watches.any() {
+        srv.watches.touch(Some(db), &key);
+    }
+    crate::notify::notify(
+        srv,
+        flags,
+        crate::notify::Event {
+            class: crate::notify::EVICTED,
+            name: "evicted",
+            key: &key,
+            db,
+        },
+        client_id,
+        out,
+    );
+    if lazy && crate::lazyfree::worth_lazy(&e) {
+        srv.lazyfree.free_entries(vec![e], true);
+    } else {
+        drop(e);
+    }
+}
+
+/// Cron work: the LRU clock, the clamp/decay sweep, and eviction left over
+/// from a time-limited [`perform`] or a lowered `maxmemory`.
+pub fn cron(srv: &Server) {
+    let now = crate::util::unix_time_ms();
+    let ev = &srv.eviction;
+    let ks = &srv.keyspace;
+    // LRU clock.
+    let since = ev.since_tick.load(Relaxed);
+    let mut due = now >= ev.last_tick_ms.load(Relaxed) + 1000;
+    if !due && since >= 256 {
+        due = since >= (ks.total_keys() as u64 / 64).max(256);
+    }
+    if due && ks.lru_try_tick(now) {
+        ev.last_tick_ms.store(now, Relaxed);
+        ev.since_tick.store(0, Relaxed);
+    }
+    // Sweep: a short slice normally, more when the clock waits for it.
+    let hz = srv.settings().hz.max(1);
+    let period_us = 1_000_000 / hz;
+    let lead = ks.lru_lead();
+    let budget = if lead + 8 >= store::evict::MAX_LEAD {
+        period_us / 4
+    } else {
+        (period_us / 100).max(200)
+    };
+    ks.evict_sweep(Duration::from_micros(budget), now);
+    // Leftover eviction.
+    if ev.maxmemory() > 0 {
+        let flags = srv.settings().notify_keyspace_events;
+        let mut sink = resp::ReplyBuf::new(resp::Protocol::Resp2);
+        perform(srv, flags, 0, &mut sink);
+    }
+}
