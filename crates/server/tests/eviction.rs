@@ -302,8 +302,10 @@ fn lfu_keeps_frequently_read_keys() {
     c.cmd(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"]);
     // No decay step may land in the middle of the test.
     c.cmd(&["CONFIG", "SET", "lfu-decay-time", "0"]);
-    // Make the hot keys frequent.
-    for _ in 0..30 {
+    // Make the hot keys frequent. From the initial counter 5 the first read
+    // always increments, each next one with probability 1/11: with 100
+    // reads the chance of never passing 6 is (10/11)^99, about 1e-4.
+    for _ in 0..100 {
         for i in 0..200 {
             c.send_cmd(&["GET", &format!("hot:{i}")]);
         }
