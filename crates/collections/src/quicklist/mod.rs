@@ -13,14 +13,22 @@
 //! elements of 1 GiB and more into "plain" nodes; here they are simply a
 //! listpack node of one element).
 //!
-//! Compression (`list-compress-depth` = `depth`, fixed when the list is
-//! created, as Redis's `quicklistCreate` takes the server setting): the
-//! `depth` nodes at each end stay plain, every node between them is stored
-//! LZF-compressed ([`node`], [`lzf`]) when Redis's rule says it pays
-//! (listpack of at least 48 bytes, compressed block more than 8 bytes
-//! smaller); a node where it does not pay is kept plain and marked so it is
-//! not retried until it changes. With `depth` 0 (the default) nothing is
-//! compressed and the bookkeeping costs one branch per write.
+//! Compression (`list-compress-depth`, fixed when the list is created, as
+//! Redis's `quicklistCreate` takes the server setting): the `depth` nodes at
+//! each end stay plain, every node between them is stored LZF-compressed
+//! ([`node`], [`lzf`]) when Redis's rule says it pays (listpack of at least
+//! 48 bytes, compressed block more than 8 bytes smaller); a node where it
+//! does not pay is kept plain and marked so it is not retried until it
+//! changes.
+//!
+//! **Petrel-specific:** `list-compress-depth 0` (Redis: "never compress")
+//! uses `depth` = [`AUTO_DEPTH`] (8): lists of up to 16 nodes (about 9,000
+//! small elements at the default node size) are never compressed, and a
+//! longer list keeps its 8 nodes at each end plain, so pushes, pops and
+//! ranges near the ends never touch a compressed node; only the middle of
+//! large lists is compressed. Clients see the same replies; DEBUG OBJECT
+//! still reports `ql_compressed:0` (the configured depth), MEMORY USAGE
+//! the real, smaller size. See docs/BENCHMARKS.md, "List compression".
 //!
 //! Reads go through visitors ([`Quicklist::get_with`],
 //! [`Quicklist::for_each_from`], [`Quicklist::for_each_rev_from`]): a
@@ -63,9 +71,17 @@ pub struct Quicklist {
     nodes: VecDeque<Node>,
     len: usize,
     fill: i32,
+    /// Effective depth (never 0, see [`AUTO_DEPTH`]).
     depth: usize,
+    /// `list-compress-depth` as configured (DEBUG OBJECT reports it).
+    configured: u32,
+    /// False only while every node is known to be plain (`Node::Raw`).
+    packed: bool,
     node_heap: usize,
 }
+
+/// Plain nodes kept at each end when `list-compress-depth` is 0.
+pub const AUTO_DEPTH: usize = 8;
 
 impl Default for Quicklist {
     fn default() -> Self {
@@ -83,13 +99,16 @@ pub struct QuicklistStats {
 }
 
 impl Quicklist {
-    /// An empty list with `list-max-listpack-size = fill`, uncompressed.
+    /// An empty list with `list-max-listpack-size = fill` and
+    /// `list-compress-depth` 0 (see [`AUTO_DEPTH`]).
     pub fn new(fill: i32) -> Self {
         Quicklist {
             nodes: VecDeque::new(),
             len: 0,
             fill,
-            depth: 0,
+            depth: AUTO_DEPTH,
+            configured: 0,
+            packed: false,
             node_heap: 0,
         }
     }
@@ -98,22 +117,26 @@ impl Quicklist {
         self.fill
     }
 
-    /// Set `list-compress-depth` (Redis caps it at 65535) and bring every
-    /// node in line with it.
+    /// Set `list-compress-depth` (Redis caps it at 65535; 0 means
+    /// [`AUTO_DEPTH`]) and bring every node in line with it.
     pub fn set_compress_depth(&mut self, depth: u32) {
-        self.depth = depth.min(u16::MAX as u32) as usize;
-        let n = self.nodes.len();
-        if self.depth == 0 {
-            for i in 0..n {
-                self.touch(i, Node::decompress);
-            }
-        } else {
-            self.settle(0..n);
-        }
+        self.configured = depth.min(u16::MAX as u32);
+        self.depth = match self.configured {
+            0 => AUTO_DEPTH,
+            d => d as usize,
+        };
+        self.packed = true;
+        self.settle(0..self.nodes.len());
     }
 
+    /// `list-compress-depth` as configured.
     pub fn compress_depth(&self) -> u32 {
-        self.depth as u32
+        self.configured
+    }
+
+    /// The depth applied: plain nodes kept at each end.
+    pub fn effective_depth(&self) -> usize {
+        self.depth
     }
 
     pub fn len(&self) -> usize {
@@ -182,10 +205,11 @@ impl Quicklist {
     /// Restore the compression invariant after a change to the nodes in
     /// `touched` (the nodes that replaced them, after splits and merges):
     /// nodes near both ends and near `touched` may have crossed the depth
-    /// boundary. O(depth + touched). No-op when the list is not compressed.
+    /// boundary. O(depth + touched); nothing to do while the list is too
+    /// short to have interior nodes and all its nodes are plain.
     #[inline]
     fn settle(&mut self, touched: Range<usize>) {
-        if self.depth == 0 {
+        if !self.packed && self.nodes.len() <= 2 * self.depth {
             return;
         }
         self.settle_slow(touched);
@@ -194,6 +218,9 @@ impl Quicklist {
     fn settle_slow(&mut self, touched: Range<usize>) {
         let n = self.nodes.len();
         let d = self.depth;
+        // With at most 2 * depth + 2 nodes the two end zones cover every
+        // node, so afterwards all are plain when there is no interior.
+        self.packed = n > 2 * d;
         let head = 0..(d + 1).min(n);
         let tail = n.saturating_sub(d + 1).max(head.end)..n;
         // Nodes up to `d + 1` before or after the touched ones may have
@@ -699,7 +726,7 @@ impl Quicklist {
             let lp = node.clone().into_plain();
             lp.validate().unwrap();
             assert_eq!((lp.len(), lp.bytes_len()), (node.len(), node.bytes_len()));
-            let interior = d > 0 && i >= d && n - i > d;
+            let interior = i >= d && n - i > d;
             match node {
                 Node::Raw(_) => assert!(
                     !interior,

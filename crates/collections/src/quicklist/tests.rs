@@ -174,10 +174,11 @@ fn node_sizes() {
 /// reads, early stops and memory accounting see through it.
 #[test]
 fn compressed_list() {
-    for depth in [1u32, 2, 3] {
+    for depth in [0u32, 1, 2, 3] {
         let mut q = Quicklist::new(-2);
         q.set_compress_depth(depth);
         let mut plain = Quicklist::new(-2);
+        plain.set_compress_depth(u16::MAX as u32);
         for i in 0..50_000 {
             let s = format!("item:{i}");
             q.push_back(s.as_bytes());
@@ -185,10 +186,20 @@ fn compressed_list() {
         }
         q.check();
         let st = q.stats();
-        assert_eq!(st.compressed_nodes, st.nodes - 2 * depth as usize, "{st:?}");
+        let d = q.effective_depth();
+        assert_eq!(
+            d,
+            if depth == 0 {
+                AUTO_DEPTH
+            } else {
+                depth as usize
+            }
+        );
+        assert_eq!(q.compress_depth(), depth);
+        assert_eq!(st.compressed_nodes, st.nodes - 2 * d, "{st:?}");
         assert_eq!(st.uncompressed_bytes, plain.stats().uncompressed_bytes);
         assert!(
-            q.heap_bytes() * 2 < plain.heap_bytes(),
+            q.heap_bytes() * 4 < plain.heap_bytes() * 3,
             "{} vs {}",
             q.heap_bytes(),
             plain.heap_bytes()

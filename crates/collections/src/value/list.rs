@@ -3,9 +3,15 @@
 //! normalisation for LRANGE/LTRIM, LPOS's RANK/COUNT/MAXLEN walk, LREM's
 //! direction, LINSERT by pivot.
 //!
-//! Invariants: the node size follows the `list-max-listpack-size` in force
-//! when the list was created (as Redis, which sets the quicklist options at
-//! creation); `heap_bytes()` is the quicklist's exact, O(1) figure. The
+//! Invariants: the node size and the compress depth follow the
+//! `list-max-listpack-size` and `list-compress-depth` in force when the list
+//! was created (as Redis, which sets the quicklist options at creation);
+//! `heap_bytes()` is the quicklist's exact, O(1) figure (compressed nodes
+//! count their compressed size).
+//!
+//! Reads hand elements to callbacks (`index_with`, `for_each_in_range`,
+//! `for_each`): an element of a compressed node lives in a buffer that is
+//! only valid during the call. The
 //! keyspace never holds an empty list: callers delete the key when a
 //! removal leaves it empty.
 
