@@ -194,18 +194,25 @@ impl Partition {
     /// self` method that may change a table or read `Sizes` calls this first.
     #[inline]
     fn settle(&mut self) {
-        if let Some(p) = self.pending.take() {
-            // SAFETY: `p.entry` points into `self.dbs[p.db]`'s table, which
-            // has not changed since `get` recorded it (every table change
-            // goes through a method that settles first).
-            let e = unsafe { &*p.entry };
-            let now = Size::of(e);
-            if now != p.before {
-                if let Some(d) = self.dbs[p.db].as_deref_mut() {
-                    d.sizes.change(e, p.before, now);
-                }
+        self.settle_measured();
+    }
+
+    /// [`settle`](Self::settle), returning the entry it measured and its
+    /// size now (so a lookup of that same entry need not measure it again).
+    #[inline]
+    fn settle_measured(&mut self) -> Option<(*mut Entry, Size)> {
+        let p = self.pending.take()?;
+        // SAFETY: `p.entry` points into `self.dbs[p.db]`'s table, which
+        // has not changed since `get` recorded it (every table change
+        // goes through a method that settles first).
+        let e = unsafe { &*p.entry };
+        let now = Size::of(e);
+        if now != p.before {
+            if let Some(d) = self.dbs[p.db].as_deref_mut() {
+                d.sizes.change(e, p.before, now);
             }
         }
+        Some((p.entry, now))
     }
 
     /// A database with its size statistics settled (see the module docs),
@@ -235,7 +242,7 @@ impl Partition {
     /// The entry becomes the pending lookup (module docs): changes made
     /// through the returned reference are counted at the next settle.
     pub fn get(&mut self, db: usize, key: &Key, now_ms: u64) -> Option<&mut Entry> {
-        self.settle();
+        let last = self.settle_measured();
         let d = self.dbs[db].as_deref_mut()?;
         let e: *mut Entry = d.table.get_mut(key.hash, |e| e.matches(key))?;
         // SAFETY: `e` points into `d.table`, which is not touched between the
@@ -251,11 +258,17 @@ impl Partition {
             drop(old);
             return None;
         }
+        let before = match last {
+            // The same entry as the settled lookup (a run of commands on
+            // one key): its size was just measured and nothing changed since.
+            Some((p, size)) if p == e => size,
+            // SAFETY: as above; no mutation happened since the lookup.
+            _ => Size::of(unsafe { &*e }),
+        };
         self.pending = Some(Pending {
             entry: e,
             db,
-            // SAFETY: as above; no mutation happened since the lookup.
-            before: Size::of(unsafe { &*e }),
+            before,
         });
         // SAFETY: as above; no mutation happened since the lookup.
         Some(unsafe { &mut *e })
