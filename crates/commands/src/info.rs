@@ -217,9 +217,13 @@ const ALL_SECTIONS: &[&str] = &[
     "latencystats",
     "cluster",
     "keyspace",
+    "keysizes",
 ];
 
 const DEFAULT_EXCLUDED: &[&str] = &["commandstats", "latencystats"];
+
+/// Sections only `everything` or their own name select (not `all`).
+const EVERYTHING_ONLY: &[&str] = &["keysizes"];
 
 fn select(args: &[&[u8]]) -> Selection {
     let mut want: Vec<String> = args
@@ -232,8 +236,9 @@ fn select(args: &[&[u8]]) -> Selection {
     let mut sections = Vec::new();
     for &s in ALL_SECTIONS {
         let on = want.iter().any(|w| match w.as_str() {
-            "all" | "everything" => true,
-            "default" => !DEFAULT_EXCLUDED.contains(&s),
+            "everything" => true,
+            "all" => !EVERYTHING_ONLY.contains(&s),
+            "default" => !DEFAULT_EXCLUDED.contains(&s) && !EVERYTHING_ONLY.contains(&s),
             w => w == s,
         });
         if on {
@@ -282,6 +287,7 @@ pub fn info_text(srv: &Server, settings: &crate::config::Settings, args: &[&[u8]
                 t.push_str("# Keyspace\r\n");
                 t.push_str(&keyspace_info(srv));
             }
+            "keysizes" => crate::keysizes::keysizes_section(srv, &mut t),
             _ => {}
         }
         parts.push(t);
@@ -738,7 +744,12 @@ mod tests {
         assert!(!d.sections.contains(&"commandstats"));
         assert_eq!(select(&[b"CPU", b"server"]).sections, ["server", "cpu"]);
         assert_eq!(select(&[b"everything"]).sections, ALL_SECTIONS);
-        assert_eq!(select(&[b"all"]).sections, ALL_SECTIONS);
+        assert_eq!(
+            select(&[b"all"]).sections,
+            ALL_SECTIONS[..ALL_SECTIONS.len() - 1]
+        );
+        assert!(!d.sections.contains(&"keysizes"));
+        assert_eq!(select(&[b"KEYSIZES"]).sections, ["keysizes"]);
         assert!(select(&[b"nosuch"]).sections.is_empty());
     }
 

@@ -28,6 +28,21 @@ const SUBS: &[CommandSpec] = &[
         ..CommandSpec::new("memory|usage", -3, flag::READONLY, usage)
     },
     CommandSpec {
+        acl: &["read", "slow"],
+        docs: Docs::new(
+            "server",
+            "7.0.0",
+            "O(P*N) where P is the number of keyspace partitions and N the count.",
+            "Returns the largest keys of the database by memory usage (Petrel).",
+        ),
+        ..CommandSpec::new(
+            "memory|topkeys",
+            -2,
+            flag::READONLY,
+            crate::topkeys::topkeys,
+        )
+    },
+    CommandSpec {
         acl: &["slow"],
         docs: Docs::new(
             "server",
@@ -129,6 +144,9 @@ fn help(ctx: &mut Ctx, _args: &[&[u8]]) {
         "USAGE <key> [SAMPLES <count>]",
         "    Return memory in bytes used by <key> and its value. Nested values are",
         "    sampled up to <count> times (default: 5, 0 means sample all).",
+        crate::topkeys::HELP[0],
+        crate::topkeys::HELP[1],
+        crate::topkeys::HELP[2],
         "HELP",
         "    Prints this help.",
     ];

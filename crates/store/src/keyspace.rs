@@ -12,6 +12,19 @@
 //! steps. Invariant: `Db::expires` equals the number of entries with a TTL;
 //! only `Partition` methods change TTLs or add/remove entries.
 //!
+//! Size tracking (`crate::sizes`): each `Db` keeps [`Sizes`] equal to the
+//! sum over its entries. Every entry put into or taken out of a table goes
+//! through `Sizes::add`/`Sizes::sub` here. Values change in place through the
+//! `&mut Entry` that [`Partition::get`] (and the lookups built on it) hand
+//! out, so `get` also records that entry and its [`Size`] as the partition's
+//! *pending* lookup; the next `&mut self` method of the partition (every one
+//! starts with `settle`) re-measures it and applies the difference. The
+//! pointer stays valid until then: the table only changes through `&mut
+//! self` methods of the partition, which settle first, and readers of the
+//! statistics ([`Partition::sizes`]) settle too. Invariant: outside a
+//! partition method, `Sizes` is exact for every entry except the pending one,
+//! whose recorded `Size` is what `Sizes` counts for it.
+//!
 //! SCAN cursors are Dashtable cursors: the table cursor carries the hash
 //! position, whose top bits are the slot, whose top bits are the partition.
 //! So a cursor names its partition, and Redis's SCAN guarantee carries over
@@ -27,6 +40,7 @@ use crate::partlock::{Hold, PartitionGuard, PartitionLock};
 use std::sync::Arc;
 
 use crate::object::{CompactValue, Entry, Key};
+use crate::sizes::{Measured, Size, Sizes};
 use crate::slot::{SLOTS, SLOT_BITS};
 
 pub type Hasher = fn(&Entry) -> u64;
@@ -66,6 +80,8 @@ pub struct Db {
     avg_ttl: f64,
     /// Active-expiry sweep position.
     expire_cursor: u64,
+    /// Size statistics of the entries (see the module docs).
+    sizes: Sizes,
 }
 
 impl Db {
@@ -75,6 +91,7 @@ impl Db {
             expires: 0,
             avg_ttl: 0.0,
             expire_cursor: 0,
+            sizes: Sizes::default(),
         }
     }
     pub fn len(&self) -> usize {
@@ -86,6 +103,11 @@ impl Db {
     /// Keys with a TTL.
     pub fn expires(&self) -> usize {
         self.expires
+    }
+    /// Size statistics; exact once the partition has settled (get the `Db`
+    /// from [`Partition::settled_db`]).
+    pub fn sizes(&self) -> &Sizes {
+        &self.sizes
     }
     /// Table bytes per entry (the slot share of MEMORY USAGE).
     pub fn slot_share(&self) -> usize {
@@ -144,6 +166,19 @@ pub enum Ttl {
     Set(Option<u64>),
 }
 
+/// The entry last handed out as `&mut Entry`, with its size as counted.
+struct Pending {
+    entry: *mut Entry,
+    db: usize,
+    before: Size,
+}
+
+// SAFETY: the pointer is only dereferenced by the partition that recorded
+// it, under the partition's lock, before any change to the table it points
+// into (see the module docs); the partition moves between threads only with
+// its lock.
+unsafe impl Send for Pending {}
+
 /// One partition: a slot range, its databases and counters.
 pub struct Partition {
     index: usize,
@@ -157,9 +192,42 @@ pub struct Partition {
     evict_shared: Arc<EvictShared>,
     /// This partition's candidate pool and generator.
     evict: PartEvict,
+    pending: Option<Pending>,
 }
 
 impl Partition {
+    /// Applies the size change of the pending lookup, if any. Every `&mut
+    /// self` method that may change a table or read `Sizes` calls this first.
+    #[inline]
+    fn settle(&mut self) {
+        self.settle_measured();
+    }
+
+    /// [`settle`](Self::settle), returning the entry it measured and its
+    /// size now (so a lookup of that same entry need not measure it again).
+    #[inline]
+    fn settle_measured(&mut self) -> Option<(*mut Entry, Size)> {
+        let p = self.pending.take()?;
+        // SAFETY: `p.entry` points into `self.dbs[p.db]`'s table, which
+        // has not changed since `get` recorded it (every table change
+        // goes through a method that settles first).
+        let e = unsafe { &*p.entry };
+        let now = Size::of(e);
+        if now != p.before {
+            if let Some(d) = self.dbs[p.db].as_deref_mut() {
+                d.sizes.change(e, p.before, now);
+            }
+        }
+        Some((p.entry, now))
+    }
+
+    /// A database with its size statistics settled (see the module docs),
+    /// if it exists here.
+    pub fn settled_db(&mut self, db: usize) -> Option<&Db> {
+        self.settle();
+        self.dbs[db].as_deref()
+    }
+
     pub fn index(&self) -> usize {
         self.index
     }
@@ -194,6 +262,8 @@ impl Partition {
     }
 
     pub(crate) fn dbs_mut(&mut self) -> impl Iterator<Item = (usize, &mut Db)> {
+        // The caller may change tables: apply the pending lookup first.
+        self.settle();
         self.dbs
             .iter_mut()
             .enumerate()
@@ -206,19 +276,24 @@ impl Partition {
     }
 
     /// The database, created on demand.
-    pub fn db_mut(&mut self, db: usize) -> &mut Db {
+    pub(crate) fn db_mut(&mut self, db: usize) -> &mut Db {
+        self.settle();
         self.dbs[db].get_or_insert_with(|| Box::new(Db::new()))
     }
 
     /// Looks a key up, dropping it if expired. No statistics, no touch
     /// (write lookups, TTL, TYPE, EXISTS).
+    /// The entry becomes the pending lookup (module docs): changes made
+    /// through the returned reference are counted at the next settle.
     pub fn get(&mut self, db: usize, key: &Key, now_ms: u64) -> Option<&mut Entry> {
+        let last = self.settle_measured();
         let d = self.dbs[db].as_deref_mut()?;
         let e: *mut Entry = d.table.get_mut(key.hash, |e| e.matches(key))?;
         // SAFETY: `e` points into `d.table`, which is not touched between the
         // lookup and this read; the returned borrow is tied to `&mut self`.
         if unsafe { (*e).is_expired(now_ms) } {
             let old = d.table.remove(key.hash, |e| e.matches(key)).unwrap();
+            d.sizes.sub(&old);
             d.expires -= 1;
             self.stats.expired_keys += 1;
             if self.track_expired {
@@ -227,6 +302,18 @@ impl Partition {
             self.evict_shared.dispose_expired(old.into_value());
             return None;
         }
+        let before = match last {
+            // The same entry as the settled lookup (a run of commands on
+            // one key): its size was just measured and nothing changed since.
+            Some((p, size)) if p == e => size,
+            // SAFETY: as above; no mutation happened since the lookup.
+            _ => Size::of(unsafe { &*e }),
+        };
+        self.pending = Some(Pending {
+            entry: e,
+            db,
+            before,
+        });
         // SAFETY: as above; no mutation happened since the lookup.
         Some(unsafe { &mut *e })
     }
@@ -307,7 +394,12 @@ impl Partition {
         if ttl.is_some() {
             d.expires += 1;
         }
+        let m = Measured::of(&e);
         let mut old = d.table.insert(key.hash, e, |e| e.matches(key));
+        if let Some(o) = &old {
+            d.sizes.sub(o);
+        }
+        d.sizes.add_measured(m);
         if let Some(o) = &mut old {
             if o.has_expire() {
                 d.expires -= 1;
@@ -357,8 +449,10 @@ impl Partition {
 
     /// Removes a key; returns it if it was live (expired ones count as expired).
     pub fn remove(&mut self, db: usize, key: &Key, now_ms: u64) -> Option<Entry> {
+        self.settle();
         let d = self.dbs[db].as_deref_mut()?;
         let old = d.table.remove(key.hash, |e| e.matches(key))?;
+        d.sizes.sub(&old);
         if old.has_expire() {
             d.expires -= 1;
         }
@@ -400,7 +494,12 @@ impl Partition {
         if e.has_expire() {
             d.expires += 1;
         }
-        d.table.insert(key.hash, e, |x| x.matches(key));
+        let m = Measured::of(&e);
+        if let Some(old) = d.table.insert(key.hash, e, |x| x.matches(key)) {
+            debug_assert!(false, "MOVE onto an existing key");
+            d.sizes.sub(&old);
+        }
+        d.sizes.add_measured(m);
         true
     }
 
@@ -452,6 +551,7 @@ impl Partition {
         now_ms: u64,
         max_visit: usize,
     ) -> (usize, usize, u64, usize, bool) {
+        self.settle();
         let Some(d) = self.dbs[db].as_deref_mut() else {
             return (0, 0, 0, 0, true);
         };
@@ -460,11 +560,13 @@ impl Partition {
         let shared = &self.evict_shared;
         let (mut visited, mut expired, mut ttl_sum, mut live) = (0usize, 0usize, 0u64, 0usize);
         let mut complete = false;
+        let sizes = &mut d.sizes;
         while visited < max_visit {
             d.expire_cursor = d.table.scan_retain(d.expire_cursor, |e| {
                 visited += 1;
                 if let Some(t) = e.expire_at() {
                     if t <= now_ms {
+                        sizes.sub(e);
                         expired += 1;
                         if track {
                             log.push((db, e.key().to_vec()));
@@ -608,6 +710,7 @@ impl Keyspace {
                     expired_log: Vec::new(),
                     evict_shared: evict.clone(),
                     evict: PartEvict::new(rand::random::<u64>() ^ index as u64),
+                    pending: None,
                 }))
             })
             .collect();
@@ -780,7 +883,12 @@ impl Keyspace {
     /// can drop them where it likes (FLUSHDB ASYNC).
     pub fn flush_db(&self, db: usize) -> Vec<Box<Db>> {
         let mut all = self.lock_all();
-        all.partitions().filter_map(|p| p.dbs[db].take()).collect()
+        all.partitions()
+            .filter_map(|p| {
+                p.settle();
+                p.dbs[db].take()
+            })
+            .collect()
     }
 
     /// Empties every database atomically (FLUSHALL).
@@ -788,6 +896,7 @@ impl Keyspace {
         let mut all = self.lock_all();
         all.partitions()
             .flat_map(|p| {
+                p.settle();
                 p.dbs
                     .iter_mut()
                     .filter_map(Option::take)
@@ -800,6 +909,7 @@ impl Keyspace {
     pub fn swap_db(&self, a: usize, b: usize) {
         let mut all = self.lock_all();
         for p in all.partitions() {
+            p.settle();
             p.dbs.swap(a, b);
         }
     }
@@ -1044,7 +1154,9 @@ impl Keyspace {
                     }
                     let mut e = Entry::new(&key, CompactValue::from_bytes(&vbuf));
                     e.set_evict_byte(fresh);
-                    g.db_mut(db).table.insert_unique(key.hash, e);
+                    let d = g.db_mut(db);
+                    d.sizes.add(&e);
+                    d.table.insert_unique(key.hash, e);
                     added += 1;
                 }
                 drop(g);

@@ -11,6 +11,7 @@ pub mod keyspace;
 pub mod object;
 pub mod pack;
 pub mod partlock;
+pub mod sizes;
 pub mod slot;
 
 pub use keyspace::{Config, Db, DbInfo, Keyspace, MultiGuard, Partition, Stats, Ttl};
@@ -18,3 +19,6 @@ pub use object::{Bytes, CompactValue, Entry, Key, Kind};
 
 #[cfg(test)]
 mod keyspace_tests;
+
+#[cfg(test)]
+mod sizes_tests;
