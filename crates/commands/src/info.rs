@@ -222,8 +222,9 @@ const ALL_SECTIONS: &[&str] = &[
 
 const DEFAULT_EXCLUDED: &[&str] = &["commandstats", "latencystats"];
 
-/// Sections only `everything` or their own name select (not `all`).
-const EVERYTHING_ONLY: &[&str] = &["keysizes"];
+/// Sections only their own name selects (not `default`, `all` nor
+/// `everything`, whose output matches Redis 7.0's).
+const BY_NAME_ONLY: &[&str] = &["keysizes"];
 
 fn select(args: &[&[u8]]) -> Selection {
     let mut want: Vec<String> = args
@@ -236,9 +237,9 @@ fn select(args: &[&[u8]]) -> Selection {
     let mut sections = Vec::new();
     for &s in ALL_SECTIONS {
         let on = want.iter().any(|w| match w.as_str() {
-            "everything" => true,
-            "all" => !EVERYTHING_ONLY.contains(&s),
-            "default" => !DEFAULT_EXCLUDED.contains(&s) && !EVERYTHING_ONLY.contains(&s),
+            _ if BY_NAME_ONLY.contains(&s) => w == s,
+            "all" | "everything" => true,
+            "default" => !DEFAULT_EXCLUDED.contains(&s),
             w => w == s,
         });
         if on {
@@ -743,7 +744,10 @@ mod tests {
         assert!(d.sections.contains(&"server") && d.sections.contains(&"errorstats"));
         assert!(!d.sections.contains(&"commandstats"));
         assert_eq!(select(&[b"CPU", b"server"]).sections, ["server", "cpu"]);
-        assert_eq!(select(&[b"everything"]).sections, ALL_SECTIONS);
+        assert_eq!(
+            select(&[b"everything"]).sections,
+            ALL_SECTIONS[..ALL_SECTIONS.len() - 1]
+        );
         assert_eq!(
             select(&[b"all"]).sections,
             ALL_SECTIONS[..ALL_SECTIONS.len() - 1]

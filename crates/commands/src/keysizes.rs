@@ -18,9 +18,10 @@
 //! values change (`store::sizes`), so the section costs one pass over the
 //! partitions' counters, never a scan of the keys.
 //!
-//! Selection: `INFO keysizes` and `INFO everything`. Not in `INFO` (default)
-//! nor `INFO all`, unlike Redis 8: Petrel answers as Redis 7.0, and tools
-//! written for it read every `db<N>...` line as a keyspace line.
+//! Selection: only `INFO keysizes` (with any other sections named). Not in
+//! `INFO` (default), `INFO all` nor `INFO everything`, unlike Redis 8: Petrel
+//! answers as Redis 7.0, whose INFO these keep matching field for field, and
+//! tools written for it read every `db<N>...` line as a keyspace line.
 
 use std::fmt::Write;
 
