@@ -270,5 +270,12 @@ fn petrel_fields(srv: &crate::server::Server, m: &MemOverhead) -> Vec<(String, i
     push("clients.argv", m.clients.argv);
     push("clients.structs", m.clients.structs);
     push("lazyfree.pending-objects", srv.lazyfree.pending());
+    // Heap bytes owned by the values of each type (by allocator size
+    // class; the table slots are in keyspace.table.bytes), kept exact by the
+    // store's size statistics. Inline strings own none.
+    for (k, n) in crate::keysizes::bytes_by_type(srv) {
+        let t = k.trim_start_matches("keys.bytes.");
+        v.push((format!("petrel.values.heap-bytes.{t}"), n as i64));
+    }
     v
 }

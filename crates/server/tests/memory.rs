@@ -342,6 +342,12 @@ fn memory_stats_fields_and_figures() {
         get("petrel.keyspace.table.slots") - get("petrel.keyspace.table.empty-slots"),
         2
     );
+    // Heap bytes per type: "1" is inline (none), 100 bytes take a 112-byte
+    // block; MEMORY USAGE of a key is its heap bytes plus its slot share.
+    assert_eq!(get("petrel.values.heap-bytes.string"), 112);
+    for t in ["list", "set", "zset", "hash"] {
+        assert_eq!(get(&format!("petrel.values.heap-bytes.{t}")), 0, "{t}");
+    }
     assert!(get("clients.normal") > 0);
     assert_eq!(
         get("clients.normal"),
