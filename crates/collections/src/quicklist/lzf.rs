@@ -78,10 +78,12 @@ fn compress_with(table: &mut [u32], input: &[u8], limit: usize) -> Option<Vec<u8
             if out.len() > limit {
                 return None;
             }
-            // Remember the positions inside the match too: later repeats
-            // of its tail find it.
+            // Remember positions inside the match too, so later repeats of
+            // its tail find it: all of a short match, the last two of a
+            // long one (a long match is a run the table already knows).
             let end = ip + len;
-            for p in ip + 1..end.min(n - 2) {
+            let from = if len <= 16 { ip + 1 } else { end - 2 };
+            for p in from..end.min(n - 2) {
                 table[hash3(&input[p..])] = p as u32;
             }
             ip = end;
