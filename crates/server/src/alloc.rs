@@ -95,6 +95,11 @@ fn add(delta: i64) {
     }
 }
 
+/// Counters claimed so far (threads that allocated, capped at [`SLOTS`]).
+pub fn claimed() -> usize {
+    CLAIMED.load(Relaxed).min(SLOTS)
+}
+
 /// Bytes currently allocated through the global allocator, exact.
 pub fn allocated() -> u64 {
     let n = CLAIMED.load(Relaxed).min(SLOTS);
