@@ -65,6 +65,14 @@ pub fn keysizes_section(srv: &Server, t: &mut String) {
 
 /// Exact heap bytes of the values of each type, summed over all databases:
 /// `("keys.bytes.string", n)` ... for MEMORY STATS. O(partitions x dbs).
+/// Bytes of string values kept inline in their table slots, all databases
+/// (MEMORY STATS' inline side of the string split). O(partitions x dbs).
+pub fn inline_string_bytes(srv: &Server) -> u64 {
+    (0..srv.keyspace.databases())
+        .map(|db| srv.keyspace.size_stats(db).inline_string_bytes())
+        .sum()
+}
+
 pub fn bytes_by_type(srv: &Server) -> Vec<(String, u64)> {
     let mut tot = [0u64; KINDS.len()];
     for db in 0..srv.keyspace.databases() {

@@ -277,5 +277,11 @@ fn petrel_fields(srv: &crate::server::Server, m: &MemOverhead) -> Vec<(String, i
         let t = k.trim_start_matches("keys.bytes.");
         v.push((format!("petrel.values.heap-bytes.{t}"), n as i64));
     }
+    // String values stored inline in their slot (counted in the table's
+    // bytes above, no heap block of their own).
+    v.push((
+        "petrel.strings.inline-bytes".into(),
+        crate::keysizes::inline_string_bytes(srv) as i64,
+    ));
     v
 }

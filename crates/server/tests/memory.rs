@@ -363,6 +363,8 @@ fn memory_stats_fields_and_figures() {
     // Heap bytes per type: "1" is inline (none), 100 bytes take a 112-byte
     // block; MEMORY USAGE of a key is its heap bytes plus its slot share.
     assert_eq!(get("petrel.values.heap-bytes.string"), 112);
+    // ... and "1" is the one inline string byte.
+    assert_eq!(get("petrel.strings.inline-bytes"), 1);
     for t in ["list", "set", "zset", "hash"] {
         assert_eq!(get(&format!("petrel.values.heap-bytes.{t}")), 0, "{t}");
     }

@@ -210,6 +210,20 @@ pub struct Sizes {
     bytes: [u64; 6],
     keys: [u64; 6],
     big: [BTreeSet<Big>; 6],
+    /// Bytes of string values stored inline in their table slot (no heap
+    /// block): the string part of MEMORY STATS' inline-versus-heap split.
+    inline_string_bytes: u64,
+}
+
+/// The bytes an entry's string value keeps inline in its slot (0 for heap
+/// strings and other types).
+#[inline]
+fn inline_string(s: &Size) -> u64 {
+    if s.kind == 0 && s.bytes == 0 {
+        s.len
+    } else {
+        0
+    }
 }
 
 impl Default for Sizes {
@@ -219,6 +233,7 @@ impl Default for Sizes {
             bytes: [0; 6],
             keys: [0; 6],
             big: Default::default(),
+            inline_string_bytes: 0,
         }
     }
 }
@@ -241,6 +256,7 @@ impl Sizes {
         }
         self.bytes[k] += s.bytes as u64;
         self.keys[k] += 1;
+        self.inline_string_bytes += inline_string(&s);
         if let Some(key) = m.big_key {
             self.big[k].insert(Big {
                 bytes: s.bytes,
@@ -262,6 +278,7 @@ impl Sizes {
         }
         self.bytes[k] -= s.bytes as u64;
         self.keys[k] -= 1;
+        self.inline_string_bytes -= inline_string(&s);
         if s.bytes >= TOPKEYS_MIN_BYTES {
             let key = e.key();
             let gone = self.big[k].remove(&(s.bytes, &key[..]) as &dyn BigRef);
@@ -286,6 +303,8 @@ impl Sizes {
         self.bytes[nk] += new.bytes as u64;
         self.keys[ok] -= 1;
         self.keys[nk] += 1;
+        self.inline_string_bytes -= inline_string(&old);
+        self.inline_string_bytes += inline_string(&new);
         let (was, is) = (
             old.bytes >= TOPKEYS_MIN_BYTES,
             new.bytes >= TOPKEYS_MIN_BYTES,
@@ -342,6 +361,12 @@ impl Sizes {
             self.bytes[t] += o.bytes[t];
             self.keys[t] += o.keys[t];
         }
+        self.inline_string_bytes += o.inline_string_bytes;
+    }
+
+    /// Bytes of string values kept inline in their table slots.
+    pub fn inline_string_bytes(&self) -> u64 {
+        self.inline_string_bytes
     }
 
     /// True when no key is counted.
