@@ -22,10 +22,7 @@
 //! `used_memory` is not read at all when `maxmemory` is 0.
 //!
 //! `used_memory` is the counting allocator's exact sum (O(threads)), so
-//! [`perform`] reads it fresh ([`MEMORY_READ_INTERVAL`] is zero). The
-//! reading-cache remains for allocators without a cheap counter: it keeps a
-//! reading for the interval and lowers it by the estimated bytes of each
-//! evicted key; a refusal (OOM) is always confirmed by a fresh reading.
+//! [`perform`] reads it fresh at every check.
 //!
 //! Every evicted key counts in `evicted_keys`, fires the `evicted` keyspace
 //! event (class `e`) and invalidates WATCHes on it; its value is freed on the
@@ -85,17 +82,9 @@ pub fn is_lfu(index: usize) -> bool {
     )
 }
 
-/// How long a `used_memory` reading is trusted (see module docs).
-pub const MEMORY_READ_INTERVAL: Duration = Duration::ZERO;
-
 /// Live eviction settings and counters.
 #[derive(Debug)]
 pub struct Eviction {
-    /// Last `used_memory` reading (minus estimated evictions since) and
-    /// when it was taken (µs since `epoch`).
-    cached_used: AtomicU64,
-    cached_at_us: AtomicU64,
-    epoch: Instant,
     maxmemory: AtomicU64,
     policy: AtomicUsize,
     samples: AtomicU32,
@@ -111,9 +100,6 @@ pub struct Eviction {
 impl Default for Eviction {
     fn default() -> Self {
         Eviction {
-            cached_used: AtomicU64::new(0),
-            cached_at_us: AtomicU64::new(0),
-            epoch: Instant::now(),
             maxmemory: AtomicU64::new(0),
             policy: AtomicUsize::new(NOEVICTION),
             samples: AtomicU32::new(5),
@@ -146,7 +132,6 @@ impl Eviction {
         self.samples.store(s.maxmemory_samples.max(1), Relaxed);
         self.tenacity.store(s.maxmemory_eviction_tenacity, Relaxed);
         self.lazy.store(s.lazyfree_lazy_eviction, Relaxed);
-        self.cached_at_us.store(0, Relaxed);
         ks.set_evict_mode(
             is_lfu(s.maxmemory_policy),
             s.lfu_log_factor,
@@ -155,24 +140,9 @@ impl Eviction {
         ks.set_lazy_free(s.lazyfree_lazy_expire, s.lazyfree_lazy_server_del);
     }
 
-    /// `used_memory`, from the cache when it is recent enough.
-    fn used(&self, fresh: bool) -> u64 {
-        let now = self.epoch.elapsed().as_micros() as u64 + 1;
-        let at = self.cached_at_us.load(Relaxed);
-        if !fresh && at != 0 && now - at.min(now) < MEMORY_READ_INTERVAL.as_micros() as u64 {
-            return self.cached_used.load(Relaxed);
-        }
-        let used = crate::info::used_memory();
-        self.cached_used.store(used, Relaxed);
-        self.cached_at_us.store(now, Relaxed);
-        used
-    }
-
-    /// Lowers the cached reading by an evicted key's estimated bytes.
-    fn note_freed(&self, bytes: u64) {
-        let _ = self
-            .cached_used
-            .fetch_update(Relaxed, Relaxed, |u| Some(u.saturating_sub(bytes)));
+    /// `used_memory`, exact.
+    fn used(&self) -> u64 {
+        crate::info::used_memory()
     }
 
     pub fn maxmemory(&self) -> u64 {
@@ -222,17 +192,13 @@ pub fn perform(
     if max == 0 {
         return Outcome::Ok;
     }
-    let used = ev.used(false);
+    let used = ev.used();
     if used <= max {
         return Outcome::Ok;
     }
     let Some(policy) = store_policy(ev.policy.load(Relaxed)) else {
-        // Refuse only on a fresh reading.
-        return if ev.used(true) > max {
-            Outcome::Fail
-        } else {
-            Outcome::Ok
-        };
+        // noeviction: over the limit, refuse.
+        return Outcome::Fail;
     };
     let to_free = used - max;
     let samples = ev.samples.load(Relaxed) as usize;
@@ -249,7 +215,6 @@ pub fn perform(
             Evicted::Key(db, e) => {
                 let f = freed_estimate(&e);
                 freed += f;
-                ev.note_freed(f);
                 keys += 1;
                 evicted(srv, db, e, lazy, notify_flags, client_id, out);
             }
@@ -257,7 +222,7 @@ pub fn perform(
             Evicted::Expired => keys += 1,
             Evicted::Nothing => {
                 // Nothing qualifies (e.g. volatile-* without TTL keys).
-                return if ev.used(true) > max {
+                return if ev.used() > max {
                     Outcome::Fail
                 } else {
                     Outcome::Ok
@@ -265,7 +230,7 @@ pub fn perform(
             }
         }
         if keys.is_multiple_of(16) {
-            if ev.used(false) <= max {
+            if ev.used() <= max {
                 break;
             }
             if limit.is_some_and(|l| start.elapsed() >= l) {

@@ -44,21 +44,10 @@ thread_local! {
     static MINE: Cell<usize> = const { Cell::new(usize::MAX) };
 }
 
-/// jemalloc's size class for a request of `n` bytes with alignment <= 16
-/// (x86_64: 8, then 16-byte steps to 128, then four classes per doubling,
-/// small and large alike).
-#[inline]
-pub const fn size_class(n: usize) -> usize {
-    if n <= 8 {
-        8
-    } else if n <= 128 {
-        (n + 15) & !15
-    } else {
-        let k = usize::BITS - 1 - (n - 1).leading_zeros(); // 2^k < n <= 2^(k+1)
-        let step = 1usize << (k - 2);
-        (n + step - 1) & !(step - 1)
-    }
-}
+/// jemalloc's size class for a request of `n` bytes with alignment <= 16:
+/// the store's formula (the one MEMORY USAGE counts with), checked against
+/// jemalloc's own `nallocx` by this module's tests.
+pub use store::heap::size_class;
 
 /// Bytes jemalloc really hands out for `layout` (its usable size).
 #[inline]
