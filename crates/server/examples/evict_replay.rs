@@ -16,7 +16,11 @@
 //! each server's memory per key at that size. `--method keys` instead sets
 //! `maxmemory = used_memory` with the first 20% of the keys loaded, so both
 //! servers hold about the same number of keys and only eviction quality
-//! differs.
+//! differs. `--method raw` gives both servers the same budget, independent
+//! of either: `maxmemory = used_memory(empty) + 20% of the raw bytes of the
+//! data` (the sum of every key's and value's length), which is what an
+//! operator sizing a cache for "20% of the data" sets; how many keys fit
+//! then depends on each server's memory per key.
 //!
 //! Overshoot: a second connection polls `INFO memory` every 20 ms during
 //! the trace and during a write flood (SETs of fresh keys) and reports the
@@ -50,7 +54,8 @@ struct Args {
     pin: bool,
     /// "data": maxmemory = empty + 20% of the full data; "keys": maxmemory
     /// = used_memory with the first 20% of the keys loaded (equal key
-    /// capacity on both servers, isolating eviction quality).
+    /// capacity on both servers, isolating eviction quality); "raw":
+    /// maxmemory = empty + 20% of the raw key+value bytes (same budget).
     method: String,
     servers: Vec<String>,
     policies: Vec<String>,
@@ -336,6 +341,11 @@ fn settle(c: &mut Conn) -> u64 {
 
 /// Loads the first `n` keys without a limit; returns (empty, loaded)
 /// used_memory.
+/// Sum of the lengths of every key and value of the data set.
+fn raw_bytes(a: &Args) -> u64 {
+    (0..a.keys).map(|j| (key(j).len() + a.value) as u64).sum()
+}
+
 fn measure_data(c: &mut Conn, a: &Args, n: u64) -> (u64, u64) {
     c.cmd(&["FLUSHALL"]);
     let empty = settle(c);
@@ -497,12 +507,18 @@ fn main() {
         } else {
             a.keys
         };
-        let (empty, loaded) = measure_data(&mut c, &a, n);
-        let data = loaded - empty;
-        let max = if a.method == "keys" {
-            loaded
+        let (empty, loaded) = if a.method == "raw" {
+            c.cmd(&["FLUSHALL"]);
+            let empty = settle(&mut c);
+            (empty, empty + raw_bytes(&a))
         } else {
-            empty + data / 5
+            measure_data(&mut c, &a, n)
+        };
+        let data = loaded - empty;
+        let max = match a.method.as_str() {
+            "keys" => loaded,
+            "data" | "raw" => empty + data / 5,
+            m => panic!("unknown --method {m} (data, keys, raw)"),
         };
         println!(
             "{which}: used_memory empty={empty} with {n} keys={loaded} ({:.1} B/key) -> maxmemory={max} (method {})",
