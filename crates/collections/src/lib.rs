@@ -2,6 +2,8 @@
 //!
 //! * [`Listpack`]: Redis 7.0 listpack byte format (RDB-compatible block).
 //! * [`IntSet`]: Redis intset byte format.
+//! * [`PackBlock`] / [`PackHash`]: a listpack in one exact-size heap block
+//!   behind one pointer (hashes below 16 fields; see [`block`]).
 //! * [`ListpackHash`], [`ListpackSet`], [`ListpackZset`]: small values, a
 //!   listpack plus a fingerprint side index so lookups do not compare every
 //!   entry (see [`small`]).
@@ -24,6 +26,7 @@
 //! (capacities, not lengths), maintained incrementally and O(1) to read.
 
 pub mod arena;
+pub mod block;
 pub mod elem;
 pub mod hash;
 pub mod intset;
@@ -35,10 +38,11 @@ pub mod table;
 pub mod value;
 pub mod zset;
 
+pub use block::PackBlock;
 pub use intset::IntSet;
 pub use listpack::{Listpack, LpValue, Needle};
 pub use quicklist::Quicklist;
-pub use small::{ListpackHash, ListpackSet, ListpackZset};
+pub use small::{ListpackHash, ListpackSet, ListpackZset, PackHash};
 pub use table::{CompactMap, CompactSet};
 pub use value::{HashValue, Limits, ListValue, SetValue, ZsetValue};
 pub use zset::{ScoreTree, SortedSet};

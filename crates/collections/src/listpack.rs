@@ -163,21 +163,21 @@ impl<'a> Enc<'a> {
 
 /// Encoded entry header (+ integer payload) in a small stack buffer; string
 /// payloads are written separately.
-struct Encoded<'a> {
-    head: [u8; 9],
-    head_len: usize,
-    data: &'a [u8],
-    back: [u8; 5],
-    back_len: usize,
+pub(crate) struct Encoded<'a> {
+    pub(crate) head: [u8; 9],
+    pub(crate) head_len: usize,
+    pub(crate) data: &'a [u8],
+    pub(crate) back: [u8; 5],
+    pub(crate) back_len: usize,
 }
 
 impl Encoded<'_> {
-    fn total(&self) -> usize {
+    pub(crate) fn total(&self) -> usize {
         self.head_len + self.data.len() + self.back_len
     }
 }
 
-fn encode(e: Enc<'_>) -> Encoded<'_> {
+pub(crate) fn encode(e: Enc<'_>) -> Encoded<'_> {
     let mut head = [0u8; 9];
     let (head_len, data): (usize, &[u8]) = match e {
         Enc::Int(v) => {
@@ -357,6 +357,14 @@ fn decode_backlen(buf: &[u8], mut p: usize) -> Option<(usize, usize)> {
 }
 
 /// Error from [`Listpack::from_bytes`].
+/// Entry at byte offset `off` of listpack-format bytes and the offset of
+/// the next entry. Panics if `off` is not an entry start.
+#[inline]
+pub(crate) fn entry_at(buf: &[u8], off: usize) -> (LpValue<'_>, usize) {
+    let (v, l) = decode(buf, off).expect("listpack: not an entry offset");
+    (v, off + l + backlen_size(l))
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InvalidListpack(pub &'static str);
 
@@ -488,8 +496,7 @@ impl Listpack {
     /// Panics if `off` is not an entry start.
     #[inline]
     pub fn entry_at(&self, off: usize) -> (LpValue<'_>, usize) {
-        let (v, l) = decode(&self.buf, off).expect("listpack: not an entry offset");
-        (v, off + l + backlen_size(l))
+        entry_at(&self.buf, off)
     }
 
     /// Offset of the entry after the one at `off`, or `None` at the end.
@@ -549,7 +556,7 @@ impl Listpack {
     /// Forward/backward iterator over the elements.
     pub fn iter(&self) -> Iter<'_> {
         Iter {
-            lp: self,
+            buf: &self.buf,
             front: HEADER_SIZE,
             back: self.end_offset(),
             left: self.count,
@@ -561,14 +568,14 @@ impl Listpack {
     pub fn iter_at(&self, index: usize) -> Iter<'_> {
         if index >= self.count {
             return Iter {
-                lp: self,
+                buf: &self.buf,
                 front: self.end_offset(),
                 back: self.end_offset(),
                 left: 0,
             };
         }
         Iter {
-            lp: self,
+            buf: &self.buf,
             front: self.seek(index as isize).unwrap(),
             back: self.end_offset(),
             left: self.count - index,
@@ -583,7 +590,7 @@ impl Listpack {
         }
         let off = self.seek(index as isize).unwrap();
         Iter {
-            lp: self,
+            buf: &self.buf,
             front: HEADER_SIZE,
             back: self.entry_at(off).1,
             left: index + 1,
@@ -846,10 +853,24 @@ impl Listpack {
 
 /// Double-ended iterator over a listpack's elements.
 pub struct Iter<'a> {
-    lp: &'a Listpack,
+    buf: &'a [u8],
     front: usize,
     back: usize,
     left: usize,
+}
+
+impl<'a> Iter<'a> {
+    /// Iterator over the `count` entries of listpack-format bytes `buf`
+    /// (header first; the entries end at `end`, where a listpack has its
+    /// terminator). Used for blocks that do not store the terminator.
+    pub(crate) fn over(buf: &'a [u8], end: usize, count: usize) -> Iter<'a> {
+        Iter {
+            buf,
+            front: HEADER_SIZE,
+            back: end,
+            left: count,
+        }
+    }
 }
 
 impl<'a> Iterator for Iter<'a> {
@@ -858,7 +879,7 @@ impl<'a> Iterator for Iter<'a> {
         if self.left == 0 {
             return None;
         }
-        let (v, n) = self.lp.entry_at(self.front);
+        let (v, n) = entry_at(self.buf, self.front);
         self.front = n;
         self.left -= 1;
         Some(v)
@@ -870,12 +891,13 @@ impl<'a> Iterator for Iter<'a> {
 
 impl DoubleEndedIterator for Iter<'_> {
     fn next_back(&mut self) -> Option<Self::Item> {
-        if self.left == 0 {
+        if self.left == 0 || self.back <= HEADER_SIZE {
             return None;
         }
-        self.back = self.lp.prev_offset(self.back)?;
+        let (l, k) = decode_backlen(self.buf, self.back - 1).expect("listpack: bad backlen");
+        self.back -= k + l;
         self.left -= 1;
-        Some(self.lp.entry_at(self.back).0)
+        Some(entry_at(self.buf, self.back).0)
     }
 }
 

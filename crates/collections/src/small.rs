@@ -28,6 +28,7 @@
 //! are written like Redis (`integer` encoding when the score is a whole
 //! number, otherwise the shortest round-trip decimal text).
 
+use crate::block::PackBlock;
 use crate::hash::{hash_canonical, hash_int};
 use crate::listpack::{string_to_i64, Enc, InvalidListpack, Listpack, LpValue};
 use std::cmp::Ordering;
@@ -444,6 +445,141 @@ impl ListpackHash {
     }
 }
 
+// ---------------------------------------------------------- packed hash
+
+/// Small hash below [`INDEX_MIN`] fields: field/value pairs in one
+/// [`PackBlock`] (Redis `listpack` encoding, without a side index: below
+/// 16 fields a scan of the entries is as fast as a fingerprint probe).
+///
+/// The keyspace stores the block's pointer directly in the value cell, so
+/// such a hash costs its block and nothing else. [`crate::HashValue`] moves
+/// it to a [`ListpackHash`] (indexed) when it reaches [`INDEX_MIN`] fields
+/// and back when a `ListpackHash` drops below [`INDEX_DROP`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PackHash(PackBlock);
+
+impl PackHash {
+    pub fn new() -> Self {
+        PackHash(PackBlock::new())
+    }
+
+    /// Copies the pairs of an indexed listpack hash.
+    pub fn from_listpack_hash(h: &ListpackHash) -> Self {
+        PackHash(PackBlock::from_listpack(h.listpack()))
+    }
+
+    /// The same pairs as an indexed listpack hash.
+    pub fn to_listpack_hash(&self) -> ListpackHash {
+        ListpackHash::from_listpack(self.0.to_listpack()).expect("even entry count")
+    }
+
+    /// The block (Redis listpack bytes without the terminator).
+    pub fn block(&self) -> &PackBlock {
+        &self.0
+    }
+
+    /// Number of fields.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.0.len() / 2
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Bytes allocated: the block's size class.
+    #[inline]
+    pub fn heap_bytes(&self) -> usize {
+        self.0.heap_bytes()
+    }
+
+    /// Byte offset of `field`'s entry.
+    #[inline]
+    fn find(&self, field: &[u8]) -> Option<usize> {
+        let want = Enc::of(field);
+        let end = self.0.end_offset();
+        let mut off = self.0.first_offset();
+        while off < end {
+            let (v, next) = self.0.entry_at(off);
+            if entry_matches(v, want, field) {
+                return Some(off);
+            }
+            off = self.0.entry_at(next).1;
+        }
+        None
+    }
+
+    pub fn get(&self, field: &[u8]) -> Option<LpValue<'_>> {
+        let off = self.find(field)?;
+        let next = self.0.entry_at(off).1;
+        Some(self.0.entry_at(next).0)
+    }
+
+    pub fn contains(&self, field: &[u8]) -> bool {
+        self.find(field).is_some()
+    }
+
+    /// Set `field` to `value`; true if the field is new.
+    pub fn insert(&mut self, field: &[u8], value: &[u8]) -> bool {
+        match self.find(field) {
+            Some(off) => {
+                let next = self.0.entry_at(off).1;
+                self.0.replace_enc_at_offset(next, Enc::of(value));
+                false
+            }
+            None => {
+                let off = self.0.end_offset();
+                let n = self.0.insert_enc_at_offset(off, Enc::of(field));
+                self.0.insert_enc_at_offset(off + n, Enc::of(value));
+                true
+            }
+        }
+    }
+
+    /// Remove `field`; true if it existed.
+    pub fn remove(&mut self, field: &[u8]) -> bool {
+        match self.find(field) {
+            Some(off) => {
+                self.0.delete_at_offset(off, 2);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The `i`-th pair in listpack order.
+    pub fn pair_at(&self, i: usize) -> Option<(LpValue<'_>, LpValue<'_>)> {
+        self.iter().nth(i)
+    }
+
+    /// Pairs in insertion order (both directions).
+    pub fn iter(&self) -> PairIter<'_> {
+        PairIter(self.0.iter())
+    }
+
+    /// Hands the block over as a raw pointer (the keyspace's value cell).
+    pub fn into_raw(self) -> *mut u8 {
+        self.0.into_raw()
+    }
+
+    /// Takes back a block given away by [`into_raw`](Self::into_raw).
+    ///
+    /// # Safety
+    /// As [`PackBlock::from_raw`]: `p` comes from `into_raw` and has one
+    /// owner at a time.
+    pub unsafe fn from_raw(p: *mut u8) -> Self {
+        // SAFETY: forwarded contract.
+        PackHash(unsafe { PackBlock::from_raw(p) })
+    }
+
+    #[cfg(test)]
+    fn check(&self) {
+        self.0.validate().unwrap();
+        assert_eq!(self.0.len() % 2, 0);
+    }
+}
+
 // ---------------------------------------------------------------- set
 
 /// Small set of strings in a listpack (Redis 7.2 `listpack` set encoding).
@@ -845,6 +981,50 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
+        /// The packed form against a HashMap, and byte-identical to the
+        /// indexed form given the same edits.
+        #[test]
+        fn pack_hash_model(ops in proptest::collection::vec(prop_oneof![
+            3 => (key(), key()).prop_map(|(k, v)| HOp::Set(k, v)),
+            1 => key().prop_map(HOp::Del),
+        ], 1..200)) {
+            let mut h = PackHash::new();
+            let mut lh = ListpackHash::new();
+            let mut m: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
+            for o in ops {
+                match o {
+                    HOp::Set(k, v) => {
+                        prop_assert_eq!(lh.insert(&k, &v), !m.contains_key(&k));
+                        prop_assert_eq!(h.insert(&k, &v), m.insert(k, v).is_none());
+                    }
+                    HOp::Del(k) => {
+                        prop_assert_eq!(lh.remove(&k), m.contains_key(&k));
+                        prop_assert_eq!(h.remove(&k), m.remove(&k).is_some());
+                    }
+                }
+                h.check();
+                prop_assert_eq!(h.len(), m.len());
+                prop_assert_eq!(h.block().to_listpack_bytes(), lh.listpack().as_bytes().to_vec());
+            }
+            for (k, v) in &m {
+                prop_assert_eq!(h.get(k).map(|x| x.to_vec()), Some(v.clone()));
+                prop_assert!(h.contains(k));
+            }
+            for k in [b"nope".as_slice(), b"99", b"-99"] {
+                prop_assert_eq!(h.get(k).is_some(), m.contains_key(k));
+            }
+            let got: HashMap<Vec<u8>, Vec<u8>> = h.iter().map(|(a, b)| (a.to_vec(), b.to_vec())).collect();
+            prop_assert_eq!(&got, &m);
+            for i in 0..h.len() {
+                let (f, v) = h.pair_at(i).unwrap();
+                prop_assert_eq!(m.get(&f.to_vec()), Some(&v.to_vec()));
+            }
+            prop_assert!(h.pair_at(h.len()).is_none());
+            prop_assert_eq!(&PackHash::from_listpack_hash(&lh), &h);
+            let back = h.to_listpack_hash();
+            prop_assert_eq!(back.listpack().as_bytes(), lh.listpack().as_bytes());
+        }
+
         #[test]
         fn hash_model(ops in proptest::collection::vec(prop_oneof![
             3 => (key(), key()).prop_map(|(k, v)| HOp::Set(k, v)),

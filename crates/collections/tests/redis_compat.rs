@@ -8,7 +8,7 @@
 //! SADD s 5 -3 70000 -1099511627776 32767 -32768
 //! ```
 
-use collections::{IntSet, Listpack, ListpackHash, LpValue};
+use collections::{IntSet, Listpack, ListpackHash, LpValue, PackBlock, PackHash};
 
 fn values() -> Vec<Vec<u8>> {
     let mut v: Vec<Vec<u8>> = [
@@ -54,6 +54,21 @@ fn hash_listpack_matches_redis() {
         assert!(h2.get(format!("f{i}").as_bytes()).unwrap().eq_bytes(v));
     }
     assert_eq!(h2.get(b"f1"), Some(LpValue::Int(127)));
+}
+
+/// The packed form (one block, no terminator) plus one 0xFF byte is the
+/// listpack Redis writes for the same HSETs, so RDB can stream it.
+#[test]
+fn packed_hash_block_matches_redis() {
+    let want = include_bytes!("fixtures/redis70_hash_listpack.bin");
+    let mut h = PackHash::new();
+    for (i, v) in values().iter().enumerate() {
+        assert!(h.insert(format!("f{i}").as_bytes(), v));
+    }
+    assert_eq!(h.block().bytes(), &want[..want.len() - 1]);
+    assert_eq!(h.block().to_listpack_bytes(), want.to_vec());
+    let b = PackBlock::from_listpack_bytes(want).unwrap();
+    assert_eq!(&b, h.block());
 }
 
 #[test]

@@ -83,17 +83,15 @@ fn modify<T>(
     now: u64,
     f: impl FnOnce(&mut HashValue) -> T,
 ) -> Result<T, WrongType> {
-    match coll::write::<HashValue>(p, db, key, now)? {
-        Some(h) => Ok(f(h)),
-        None => {
-            let mut h = HashValue::new();
-            let r = f(&mut h);
-            if !h.is_empty() {
-                p.insert(db, key, CompactValue::from_hash(h), None, now);
-            }
-            Ok(r)
-        }
+    if let Some(mut h) = coll::write::<HashValue>(p, db, key, now)? {
+        return Ok(f(&mut h));
     }
+    let mut h = HashValue::new();
+    let r = f(&mut h);
+    if !h.is_empty() {
+        p.insert(db, key, CompactValue::from_hash(h), None, now);
+    }
+    Ok(r)
 }
 
 /// Calls `f` with the hash under `args[1]` (a read lookup), `None` when the
@@ -104,7 +102,7 @@ fn with_read(ctx: &mut Ctx, key: &[u8], f: impl FnOnce(&mut Ctx, Option<&HashVal
     let mut p = srv.keyspace.lock(&k);
     match coll::read::<HashValue>(&mut p, db, &k, now) {
         Err(WrongType) => ctx.error(ERR_WRONGTYPE),
-        Ok(h) => f(ctx, h),
+        Ok(h) => f(ctx, h.as_deref()),
     }
 }
 
@@ -177,7 +175,7 @@ fn hdel(ctx: &mut Ctx, args: &[&[u8]]) {
     let deleted = match coll::write::<HashValue>(&mut p, db, &k, now) {
         Err(WrongType) => return ctx.error(ERR_WRONGTYPE),
         Ok(None) => 0,
-        Ok(Some(h)) => {
+        Ok(Some(mut h)) => {
             let mut n = 0;
             for f in &args[2..] {
                 n += h.remove(f) as i64;

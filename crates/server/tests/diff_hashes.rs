@@ -441,3 +441,75 @@ fn hashes_notifications() {
         &["HDEL", "t", "a"],
     ]);
 }
+
+/// A hash through the packed form (below 16 fields, one block in the value
+/// cell), the indexed listpack (16+) and back (below 8), then hashtable,
+/// with the key-level commands that move or copy the value (RENAME, COPY,
+/// MOVE), expiry, SCAN TYPE, HRANDFIELD/HSCAN in listpack order, and the
+/// conversion at a lowered hash-max-listpack-entries.
+#[test]
+fn hashes_packed_form_changes() {
+    let mut script = String::from("FLUSHALL\n");
+    for i in 0..20 {
+        script.push_str(&format!(
+            "HSET p f{i} v{i} n{i} {i}\nHGETALL p\nOBJECT ENCODING p\n"
+        ));
+    }
+    script.push_str("HRANDFIELD p 100 WITHVALUES\nHSCAN p 0\nHSTRLEN p n7\n");
+    for i in 0..19 {
+        script.push_str(&format!(
+            "HDEL p f{i} n{i}\nHGETALL p\nHLEN p\nHEXISTS p f{i}\n"
+        ));
+    }
+    script.push_str(
+        r##"
+OBJECT ENCODING p
+HSET s a 1 b 2 c 3
+EXPIRE s 1000
+TTL s
+HSET s d 4
+TTL s
+HGETALL s
+RENAME s s2
+HGETALL s2
+TTL s2
+COPY s2 s3
+HGETALL s3
+OBJECT ENCODING s3
+HSET s3 x y
+HGETALL s2
+HGETALL s3
+MOVE s3 1
+EXISTS s3
+SELECT 1
+HGETALL s3
+HINCRBY s3 a 5
+HINCRBYFLOAT s3 b 1.5
+HGETALL s3
+SELECT 0
+SCAN 0 TYPE hash COUNT 1000        # unordered
+TYPE s2
+PERSIST s2
+TTL s2
+UNLINK s2
+EXISTS s2
+CONFIG SET hash-max-listpack-entries 10
+HSET c f0 0 f1 1 f2 2 f3 3 f4 4 f5 5 f6 6 f7 7 f8 8 f9 9
+OBJECT ENCODING c
+HSET c f10 10
+OBJECT ENCODING c
+HLEN c
+CONFIG SET hash-max-listpack-entries 128
+HSET l short x
+HSET l long "##,
+    );
+    script.push_str(&long65());
+    script.push_str(
+        r##"
+OBJECT ENCODING l
+HGETALL l                          # pairs
+DEL l c p
+"##,
+    );
+    diff_text("hashes_packed_form_changes", &script);
+}

@@ -152,6 +152,38 @@ fn encodings() -> Vec<(&'static str, &'static str, Vec<Vec<String>>)> {
             "listpack",
             each(20, &|i| s(&["HSET", "k", &format!("f{i}"), "value"])),
         ),
+        // The packed form (one block pointed to by the value cell).
+        (
+            "hash",
+            "listpack",
+            each(10, &|i| {
+                s(&["HSET", "k", &format!("field:{i}"), &format!("value:{i}")])
+            }),
+        ),
+        // Indexed (20 fields), then down to 12 (still indexed: hysteresis)
+        // and down to 7 (back to the packed form).
+        (
+            "hash",
+            "listpack",
+            each(28, &|i| {
+                if i < 20 {
+                    s(&["HSET", "k", &format!("f{i}"), "value"])
+                } else {
+                    s(&["HDEL", "k", &format!("f{}", i - 20)])
+                }
+            }),
+        ),
+        (
+            "hash",
+            "listpack",
+            each(33, &|i| {
+                if i < 20 {
+                    s(&["HSET", "k", &format!("f{i}"), "value"])
+                } else {
+                    s(&["HDEL", "k", &format!("f{}", i - 20)])
+                }
+            }),
+        ),
         (
             "hash",
             "hashtable",

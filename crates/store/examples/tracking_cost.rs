@@ -107,7 +107,7 @@ fn main() {
     best("HSET existing field", || {
         for i in 0..OPS {
             let mut g = ks.lock(&hk);
-            let h = g.get(0, &hk, NOW).unwrap().hash_mut().unwrap();
+            let mut h = g.get(0, &hk, NOW).unwrap().hash_mut().unwrap();
             black_box(h.insert(&lim, &names[i % 64], b"value"));
         }
     });

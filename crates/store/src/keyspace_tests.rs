@@ -448,14 +448,20 @@ fn collection_values_clone_drop_and_size() {
     use crate::object::{Entry, Kind, EXPIRE_EPOCH_MS};
     use collections::{HashValue, Limits, ListValue, SetValue, ZsetValue};
     let mut h = HashValue::new();
-    if let HashValue::Listpack(lp) = &mut h {
-        lp.insert(b"f", b"v");
-    }
+    h.insert(&Limits::default(), b"f", b"v");
     let hv = CompactValue::from_hash(h);
     assert_eq!(hv.kind(), Kind::Hash);
     assert_eq!(hv.encoding_name(), "listpack");
     assert_eq!(hv.collection_len(), 1);
-    assert!(hv.heap_size() > hv.as_hash().unwrap().heap_bytes());
+    // A small hash is its block alone: no box around it.
+    assert_eq!(hv.heap_size(), hv.as_hash().unwrap().heap_bytes());
+    let mut big = HashValue::new();
+    for i in 0..20 {
+        big.insert(&Limits::default(), format!("f{i}").as_bytes(), b"v");
+    }
+    let bv = CompactValue::from_hash(big);
+    assert_eq!(bv.encoding_name(), "listpack");
+    assert!(bv.heap_size() > bv.as_hash().unwrap().heap_bytes());
     let c = hv.clone();
     assert_eq!(c.as_hash().unwrap().len(), 1);
     assert!(c.string().is_none());

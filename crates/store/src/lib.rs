@@ -15,7 +15,7 @@ pub mod sizes;
 pub mod slot;
 
 pub use keyspace::{Config, Db, DbInfo, Keyspace, MultiGuard, Partition, Stats, Ttl};
-pub use object::{Bytes, CompactValue, Entry, Key, Kind};
+pub use object::{Bytes, CompactValue, Entry, HashMut, HashRef, Key, Kind};
 
 #[cfg(test)]
 mod keyspace_tests;

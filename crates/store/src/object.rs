@@ -19,6 +19,9 @@
 //!                      64 list, 65 set, 66 zset, 67 hash: pointer at
 //!                      v[8..16] to a Box of the collections crate's value
 //!                      enum (ListValue, SetValue, ZsetValue, HashValue)
+//!                      68 small hash: pointer at v[8..16] to the hash's
+//!                      PackBlock itself (listpack header + entries in one
+//!                      exact-size block, no enum box; HashValue::Pack)
 //!            v[1]      eviction byte (LRU clock / LFU counter)
 //!            inline:   v[2..2+plen] payload, the rest free ("value tail")
 //!            int/ptr:  v[2..8] free ("value tail")
@@ -62,9 +65,11 @@ const V_LIST: u8 = 64;
 const V_SET: u8 = 65;
 const V_ZSET: u8 = 66;
 const V_HASH: u8 = 67;
+const V_HASH_PACK: u8 = 68;
 const V_RAWFLAG: u8 = 0x80;
 
-use collections::{HashValue, ListValue, SetValue, ZsetValue};
+use collections::{HashValue, ListValue, PackHash, SetValue, ZsetValue};
+use std::mem::ManuallyDrop;
 
 /// Heap bytes of a boxed collection: the box's block plus what the value
 /// itself has allocated.
@@ -320,8 +325,34 @@ impl CompactValue {
         Self::from_box(V_ZSET, v)
     }
 
+    /// A hash value: a small listpack hash as its block pointed to by
+    /// the cell (code 68), the other forms boxed (code 67).
     pub fn from_hash(v: HashValue) -> CompactValue {
-        Self::from_box(V_HASH, v)
+        match v.normalized() {
+            HashValue::Pack(p) => {
+                let mut b = [0u8; 16];
+                b[0] = V_HASH_PACK;
+                write_ptr(&mut b, p.into_raw());
+                CompactValue { b }
+            }
+            v => Self::from_box(V_HASH, v),
+        }
+    }
+
+    /// A non-owning view of the cell's small-hash block (code 68).
+    #[inline]
+    fn pack_hash(&self) -> Option<ManuallyDrop<HashValue>> {
+        if self.code() == V_HASH_PACK {
+            // SAFETY: code-68 cells own a block given away by
+            // PackHash::into_raw. The copy is never dropped (ManuallyDrop)
+            // and is only read while `self` is borrowed, so the block stays
+            // alive and unchanged.
+            Some(ManuallyDrop::new(HashValue::Pack(unsafe {
+                PackHash::from_raw(read_ptr(&self.b))
+            })))
+        } else {
+            None
+        }
     }
 
     /// The boxed collection of type `T` when the code is `code`.
@@ -358,8 +389,14 @@ impl CompactValue {
         self.boxed(V_ZSET)
     }
 
-    pub fn as_hash(&self) -> Option<&HashValue> {
-        self.boxed(V_HASH)
+    /// Read access to a hash, whatever its cell form.
+    #[inline]
+    pub fn as_hash(&self) -> Option<HashRef<'_>> {
+        if let Some(h) = self.boxed::<HashValue>(V_HASH) {
+            return Some(HashRef::Boxed(h));
+        }
+        self.pack_hash()
+            .map(|h| HashRef::Pack(h, std::marker::PhantomData))
     }
 
     pub fn as_list_mut(&mut self) -> Option<&mut ListValue> {
@@ -374,8 +411,29 @@ impl CompactValue {
         self.boxed_mut(V_ZSET)
     }
 
-    pub fn as_hash_mut(&mut self) -> Option<&mut HashValue> {
-        self.boxed_mut(V_HASH)
+    /// Write access to a hash; the cell is brought up to date (code and
+    /// pointer) when the guard is dropped.
+    #[inline]
+    pub fn as_hash_mut(&mut self) -> Option<HashMut<'_>> {
+        match self.code() {
+            V_HASH => Some(HashMut {
+                cell: self,
+                moved: None,
+            }),
+            V_HASH_PACK => {
+                // SAFETY: the cell owns the block (code 68); ownership moves
+                // to the guard, and the cell is marked an empty inline
+                // string until the guard puts a value back, so a leaked
+                // guard leaks the block but never frees it twice.
+                let h = HashValue::Pack(unsafe { PackHash::from_raw(read_ptr(&self.b)) });
+                self.b[0] = 0;
+                Some(HashMut {
+                    cell: self,
+                    moved: Some(h),
+                })
+            }
+            _ => None,
+        }
     }
 
     pub fn kind(&self) -> Kind {
@@ -384,7 +442,7 @@ impl CompactValue {
             V_LIST => Kind::List,
             V_SET => Kind::Set,
             V_ZSET => Kind::ZSet,
-            V_HASH => Kind::Hash,
+            V_HASH | V_HASH_PACK => Kind::Hash,
             c => panic!("unknown value code {c}"),
         }
     }
@@ -497,6 +555,7 @@ impl CompactValue {
             V_SET => self.as_set().unwrap().encoding_name(),
             V_ZSET => self.as_zset().unwrap().encoding_name(),
             V_HASH => self.as_hash().unwrap().encoding_name(),
+            V_HASH_PACK => "listpack",
             _ => "unknown",
         }
     }
@@ -521,6 +580,7 @@ impl CompactValue {
             V_SET => boxed_size::<SetValue>(self.as_set().unwrap().heap_bytes()),
             V_ZSET => boxed_size::<ZsetValue>(self.as_zset().unwrap().heap_bytes()),
             V_HASH => boxed_size::<HashValue>(self.as_hash().unwrap().heap_bytes()),
+            V_HASH_PACK => self.pack_hash().unwrap().heap_bytes(),
             _ => 0,
         }
     }
@@ -531,7 +591,7 @@ impl CompactValue {
             V_LIST => self.as_list().unwrap().len(),
             V_SET => self.as_set().unwrap().len(),
             V_ZSET => self.as_zset().unwrap().len(),
-            V_HASH => self.as_hash().unwrap().len(),
+            V_HASH | V_HASH_PACK => self.as_hash().unwrap().len(),
             _ => 0,
         }
     }
@@ -572,6 +632,7 @@ impl Drop for CompactValue {
                 V_SET => drop(Box::from_raw(p.cast::<SetValue>())),
                 V_ZSET => drop(Box::from_raw(p.cast::<ZsetValue>())),
                 V_HASH => drop(Box::from_raw(p.cast::<HashValue>())),
+                V_HASH_PACK => drop(PackHash::from_raw(p)),
                 _ => {}
             }
         }
@@ -593,7 +654,7 @@ impl Clone for CompactValue {
             V_LIST => Self::from_list(self.as_list().unwrap().clone()),
             V_SET => Self::from_set(self.as_set().unwrap().clone()),
             V_ZSET => Self::from_zset(self.as_zset().unwrap().clone()),
-            V_HASH => Self::from_hash(self.as_hash().unwrap().clone()),
+            V_HASH | V_HASH_PACK => Self::from_hash(self.as_hash().unwrap().clone()),
             c => unreachable!("value code {c}"),
         }
     }
@@ -610,6 +671,99 @@ impl std::fmt::Debug for CompactValue {
                 self.encoding_name(),
                 self.collection_len()
             ),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Hash views
+// ---------------------------------------------------------------------------
+
+/// Read access to a hash value: the boxed enum (code 67) or a view of the
+/// small-hash block the cell points to (code 68). Derefs to [`HashValue`].
+pub enum HashRef<'a> {
+    Boxed(&'a HashValue),
+    /// A non-owning copy of the cell's block pointer: never dropped, only
+    /// read while the cell is borrowed.
+    Pack(
+        ManuallyDrop<HashValue>,
+        std::marker::PhantomData<&'a CompactValue>,
+    ),
+}
+
+impl std::ops::Deref for HashRef<'_> {
+    type Target = HashValue;
+    #[inline]
+    fn deref(&self) -> &HashValue {
+        match self {
+            HashRef::Boxed(h) => h,
+            HashRef::Pack(h, _) => h,
+        }
+    }
+}
+
+/// Write access to a hash value, derefs to `&mut HashValue`. A small hash
+/// (code 68) is moved out of its cell into the guard; on drop the guard
+/// stores whatever form the hash has then: a [`HashValue::Pack`] as its
+/// block (code 68), the other forms boxed (code 67). A boxed hash that
+/// turned `Pack` is unboxed. The eviction byte and the value tail (TTL
+/// bytes) are never touched.
+///
+/// Invariant: outside a guard, a code-67 box never holds `HashValue::Pack`.
+pub struct HashMut<'a> {
+    cell: &'a mut CompactValue,
+    /// The hash taken out of a code-68 cell (the cell reads as an empty
+    /// string meanwhile); `None` when the guard works on the box in place.
+    moved: Option<HashValue>,
+}
+
+impl std::ops::Deref for HashMut<'_> {
+    type Target = HashValue;
+    #[inline]
+    fn deref(&self) -> &HashValue {
+        match &self.moved {
+            Some(h) => h,
+            // SAFETY: `moved` is None only for a code-67 cell, which owns a
+            // live Box<HashValue>; the guard borrows the cell uniquely.
+            None => unsafe { &*read_ptr(&self.cell.b).cast::<HashValue>() },
+        }
+    }
+}
+
+impl std::ops::DerefMut for HashMut<'_> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut HashValue {
+        match &mut self.moved {
+            Some(h) => h,
+            // SAFETY: as in `deref`; &mut self makes the access unique.
+            None => unsafe { &mut *read_ptr(&self.cell.b).cast::<HashValue>() },
+        }
+    }
+}
+
+impl Drop for HashMut<'_> {
+    fn drop(&mut self) {
+        let h = match self.moved.take() {
+            Some(h) => h,
+            None => {
+                if !matches!(**self, HashValue::Pack(_)) {
+                    return;
+                }
+                // SAFETY: code-67 cell owning a Box<HashValue>; the box is
+                // taken back here and the cell rewritten just below.
+                *unsafe { Box::from_raw(read_ptr(&self.cell.b).cast::<HashValue>()) }
+            }
+        };
+        let b = &mut self.cell.b;
+        match h {
+            HashValue::Pack(p) => {
+                b[0] = V_HASH_PACK;
+                write_ptr(b, p.into_raw());
+            }
+            h => {
+                b[0] = V_HASH;
+                write_ptr(b, Box::into_raw(Box::new(h)).cast());
+            }
         }
     }
 }
@@ -770,7 +924,9 @@ impl Entry {
         self.v.as_zset_mut()
     }
 
-    pub fn hash_mut(&mut self) -> Option<&mut HashValue> {
+    /// Write access to a hash value (see [`HashMut`]); the guard keeps the
+    /// value tail, so the TTL bytes stay where they are.
+    pub fn hash_mut(&mut self) -> Option<HashMut<'_>> {
         self.v.as_hash_mut()
     }
 
@@ -1118,7 +1274,94 @@ mod tests {
         assert_eq!(e.expire_at(), Some(1_800_000_000_123));
     }
 
+    #[derive(Debug, Clone)]
+    enum HOp {
+        Set(u8, Vec<u8>),
+        Del(u8),
+    }
+
+    fn hash_op() -> impl Strategy<Value = HOp> {
+        prop_oneof![
+            3 => (0u8..40, prop_oneof![
+                4 => "[a-z0-9]{0,12}".prop_map(String::into_bytes),
+                1 => proptest::collection::vec(any::<u8>(), 60..70),
+            ]).prop_map(|(f, v)| HOp::Set(f, v)),
+            2 => (0u8..40).prop_map(HOp::Del),
+        ]
+    }
+
     proptest! {
+        /// A hash changed through `Entry::hash_mut` against a HashMap model,
+        /// across every form change (block in the cell <-> boxed indexed
+        /// listpack -> hashtable): contents, OBJECT ENCODING, exact heap
+        /// size (a small hash costs its block and nothing else), and the
+        /// TTL and eviction byte of the entry stay as they were.
+        #[test]
+        fn hash_cell_forms(
+            key in "[a-z:0-9]{1,30}",
+            ttl in proptest::option::of(1_700_000_000_000u64..1_900_000_000_000),
+            ops in proptest::collection::vec(hash_op(), 1..150),
+            entries in prop_oneof![Just(10usize), Just(24), Just(512)],
+        ) {
+            let lim = collections::Limits {
+                hash_max_listpack_entries: entries,
+                ..collections::Limits::default()
+            };
+            let k = Key::new(key.as_bytes());
+            let mut h0 = HashValue::new();
+            h0.insert(&lim, b"first", b"1");
+            let mut e = Entry::new(&k, CompactValue::from_hash(h0));
+            e.set_expire(ttl);
+            e.set_evict_byte(0xA5);
+            let mut m = std::collections::HashMap::new();
+            m.insert(b"first".to_vec(), b"1".to_vec());
+            let mut table = false;
+            for o in ops {
+                let mut h = e.hash_mut().unwrap();
+                match o {
+                    HOp::Set(f, v) => {
+                        let f = format!("field:{f}").into_bytes();
+                        prop_assert_eq!(h.insert(&lim, &f, &v), m.insert(f, v).is_none());
+                    }
+                    HOp::Del(f) => {
+                        let f = format!("field:{f}").into_bytes();
+                        prop_assert_eq!(h.remove(&f), m.remove(&f).is_some());
+                    }
+                }
+                drop(h);
+                let v = e.value();
+                let h = v.as_hash().unwrap();
+                table |= m.len() > entries || m.values().any(|x| x.len() > 64);
+                prop_assert_eq!(v.encoding_name(), if table { "hashtable" } else { "listpack" });
+                prop_assert_eq!(h.len(), m.len());
+                prop_assert_eq!(v.collection_len(), m.len());
+                for (f, x) in &m {
+                    prop_assert_eq!(h.get(f).map(|y| y.to_vec()), Some(x.clone()));
+                }
+                let want = match &*h {
+                    HashValue::Pack(p) => {
+                        prop_assert_eq!(v.code(), V_HASH_PACK);
+                        p.heap_bytes()
+                    }
+                    other => {
+                        prop_assert_eq!(v.code(), V_HASH);
+                        boxed_size::<HashValue>(other.heap_bytes())
+                    }
+                };
+                prop_assert_eq!(v.heap_size(), want);
+                prop_assert_eq!(e.expire_at(), ttl);
+                prop_assert_eq!(e.value().evict_byte(), 0xA5);
+                prop_assert!(e.matches(&k));
+                let c = e.clone_value();
+                let ch = c.as_hash().unwrap();
+                prop_assert_eq!(ch.len(), m.len());
+                // A copy is never bigger (a boxed listpack below 16 fields
+                // is copied into the packed form, Vec copies are exact).
+                prop_assert!(c.heap_size() <= want);
+                prop_assert_eq!(c.encoding_name(), v.encoding_name());
+            }
+        }
+
         #[test]
         fn entry_roundtrip(
             k in proptest::collection::vec(any::<u8>(), 0..40),

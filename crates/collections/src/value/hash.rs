@@ -11,9 +11,19 @@
 //!   converts after the write when it has more than
 //!   `hash-max-listpack-entries` fields.
 //!
-//! A `hashtable` never converts back. Lookups in the `listpack` encoding go
-//! through [`ListpackHash`]'s fingerprint index, never one comparison per
-//! field.
+//! A `hashtable` never converts back. The `listpack` encoding has two
+//! forms, both reported as `listpack`:
+//! * [`HashValue::Pack`] ([`PackHash`]) below [`INDEX_MIN`] (16) fields:
+//!   one heap block that the keyspace points to directly from the value
+//!   cell, found by a scan of at most 15 fields;
+//! * [`HashValue::Listpack`] ([`ListpackHash`]) from [`INDEX_MIN`] fields:
+//!   the listpack plus its fingerprint index (the keyspace boxes the enum),
+//!   so a lookup never costs one comparison per field. It goes back to the
+//!   packed form when it drops below [`INDEX_DROP`] fields (the index's
+//!   own hysteresis).
+//!
+//! Invariant: a `Pack` hash has fewer than [`INDEX_MIN`] fields after
+//! every method returns.
 //!
 //! Values are handed out as [`LpValue`]: the listpack keeps canonical
 //! integers as integers, so a value may come back as `LpValue::Int`; its
@@ -22,18 +32,20 @@
 use rand::Rng;
 
 use super::Limits;
-use crate::{CompactMap, ListpackHash, LpValue};
+use crate::small::{INDEX_DROP, INDEX_MIN};
+use crate::{CompactMap, ListpackHash, LpValue, PackHash};
 
 /// A Redis hash in one of its two encodings.
 #[derive(Clone, Debug)]
 pub enum HashValue {
+    Pack(PackHash),
     Listpack(ListpackHash),
     Table(Box<CompactMap>),
 }
 
 impl Default for HashValue {
     fn default() -> Self {
-        HashValue::Listpack(ListpackHash::new())
+        HashValue::Pack(PackHash::new())
     }
 }
 
@@ -109,6 +121,7 @@ impl HashValue {
 
     pub fn len(&self) -> usize {
         match self {
+            HashValue::Pack(h) => h.len(),
             HashValue::Listpack(h) => h.len(),
             HashValue::Table(h) => h.len(),
         }
@@ -121,6 +134,7 @@ impl HashValue {
     /// Bytes allocated by the encoding (O(1)).
     pub fn heap_bytes(&self) -> usize {
         match self {
+            HashValue::Pack(h) => h.heap_bytes(),
             HashValue::Listpack(h) => h.heap_bytes(),
             HashValue::Table(h) => crate::value::boxed_bytes(&**h),
         }
@@ -129,7 +143,7 @@ impl HashValue {
     /// OBJECT ENCODING name.
     pub fn encoding_name(&self) -> &'static str {
         match self {
-            HashValue::Listpack(_) => "listpack",
+            HashValue::Pack(_) | HashValue::Listpack(_) => "listpack",
             HashValue::Table(_) => "hashtable",
         }
     }
@@ -138,6 +152,7 @@ impl HashValue {
     #[inline]
     pub fn get(&self, field: &[u8]) -> Option<LpValue<'_>> {
         match self {
+            HashValue::Pack(h) => h.get(field),
             HashValue::Listpack(h) => h.get(field),
             HashValue::Table(h) => h.get(field).map(LpValue::Str),
         }
@@ -146,6 +161,7 @@ impl HashValue {
     #[inline]
     pub fn contains(&self, field: &[u8]) -> bool {
         match self {
+            HashValue::Pack(h) => h.contains(field),
             HashValue::Listpack(h) => h.contains(field),
             HashValue::Table(h) => h.contains(field),
         }
@@ -158,14 +174,46 @@ impl HashValue {
 
     /// Converts a `listpack` hash to `hashtable` (no-op otherwise).
     pub fn convert_to_table(&mut self) {
-        if let HashValue::Listpack(lp) = self {
-            let mut t = CompactMap::with_capacity(lp.len());
+        if self.is_listpack() {
+            let mut t = CompactMap::with_capacity(self.len());
             let (mut a, mut b) = ([0u8; 20], [0u8; 20]);
-            for (f, v) in lp.iter() {
+            for (f, v) in self.iter() {
                 t.insert(lp_bytes(f, &mut a), lp_bytes(v, &mut b));
             }
             *self = HashValue::Table(Box::new(t));
         }
+    }
+
+    /// True in the `listpack` encoding (either form).
+    #[inline]
+    pub fn is_listpack(&self) -> bool {
+        !matches!(self, HashValue::Table(_))
+    }
+
+    /// Moves between the two listpack forms at the index thresholds (see
+    /// the module docs); a no-op for a `hashtable`.
+    fn settle_form(&mut self) {
+        match self {
+            HashValue::Pack(h) if h.len() >= INDEX_MIN => {
+                *self = HashValue::Listpack(h.to_listpack_hash());
+            }
+            HashValue::Listpack(h) if h.len() < INDEX_DROP => {
+                *self = HashValue::Pack(PackHash::from_listpack_hash(h));
+            }
+            _ => {}
+        }
+    }
+
+    /// The hash in the form the keyspace stores for its size: a listpack
+    /// below [`INDEX_MIN`] fields in the packed form (values adopted from
+    /// elsewhere, e.g. a loaded listpack).
+    pub fn normalized(mut self) -> Self {
+        if let HashValue::Listpack(h) = &self {
+            if h.len() < INDEX_MIN {
+                self = HashValue::Pack(PackHash::from_listpack_hash(h));
+            }
+        }
+        self
     }
 
     /// Redis's pre-write check: converts when any of `args` (the field and
@@ -176,7 +224,7 @@ impl HashValue {
         limits: &Limits,
         args: impl IntoIterator<Item = &'a [u8]>,
     ) {
-        if matches!(self, HashValue::Listpack(_))
+        if self.is_listpack()
             && args
                 .into_iter()
                 .any(|a| a.len() > limits.hash_max_listpack_value)
@@ -189,36 +237,40 @@ impl HashValue {
     /// writing a field or value that is too long for a listpack, and after
     /// the write when the hash has too many fields.
     pub fn insert(&mut self, limits: &Limits, field: &[u8], value: &[u8]) -> bool {
-        if let HashValue::Listpack(_) = self {
-            if field.len() > limits.hash_max_listpack_value
-                || value.len() > limits.hash_max_listpack_value
-            {
-                self.convert_to_table();
-            }
+        if self.is_listpack()
+            && (field.len() > limits.hash_max_listpack_value
+                || value.len() > limits.hash_max_listpack_value)
+        {
+            self.convert_to_table();
         }
-        match self {
-            HashValue::Listpack(h) => {
-                let new = h.insert(field, value);
-                if h.len() > limits.hash_max_listpack_entries {
-                    self.convert_to_table();
-                }
-                new
-            }
-            HashValue::Table(h) => h.insert(field, value),
+        let new = match self {
+            HashValue::Pack(h) => h.insert(field, value),
+            HashValue::Listpack(h) => h.insert(field, value),
+            HashValue::Table(h) => return h.insert(field, value),
+        };
+        if self.len() > limits.hash_max_listpack_entries {
+            self.convert_to_table();
+        } else {
+            self.settle_form();
         }
+        new
     }
 
     /// Removes `field`; true if it existed.
     pub fn remove(&mut self, field: &[u8]) -> bool {
-        match self {
+        let gone = match self {
+            HashValue::Pack(h) => h.remove(field),
             HashValue::Listpack(h) => h.remove(field),
-            HashValue::Table(h) => h.remove(field).is_some(),
-        }
+            HashValue::Table(h) => return h.remove(field).is_some(),
+        };
+        self.settle_form();
+        gone
     }
 
     /// (field, value) pairs: listpack order, or table order.
     pub fn iter(&self) -> HashIter<'_> {
         match self {
+            HashValue::Pack(h) => HashIter::Listpack(h.iter()),
             HashValue::Listpack(h) => HashIter::Listpack(h.iter()),
             HashValue::Table(h) => HashIter::Table(Box::new(h.iter())),
         }
@@ -227,6 +279,12 @@ impl HashValue {
     /// A uniformly random pair.
     pub fn random_pair<R: Rng + ?Sized>(&self, rng: &mut R) -> Option<(LpValue<'_>, LpValue<'_>)> {
         match self {
+            HashValue::Pack(h) => {
+                if h.is_empty() {
+                    return None;
+                }
+                h.pair_at(rng.gen_range(0..h.len()))
+            }
             HashValue::Listpack(h) => {
                 if h.is_empty() {
                     return None;
@@ -269,11 +327,11 @@ impl HashValue {
             return self.iter().collect();
         }
         match self {
-            HashValue::Listpack(h) => {
+            HashValue::Pack(_) | HashValue::Listpack(_) => {
                 // Selection sampling: keeps listpack order.
                 let mut out = Vec::with_capacity(count);
                 let mut need = count;
-                for (i, p) in h.iter().enumerate() {
+                for (i, p) in self.iter().enumerate() {
                     if need == 0 {
                         break;
                     }
@@ -322,8 +380,8 @@ impl HashValue {
         mut f: impl FnMut(LpValue<'_>, LpValue<'_>),
     ) -> u64 {
         match self {
-            HashValue::Listpack(h) => {
-                for (k, v) in h.iter() {
+            HashValue::Pack(_) | HashValue::Listpack(_) => {
+                for (k, v) in self.iter() {
                     f(k, v);
                 }
                 0

@@ -1,7 +1,8 @@
 //! Collection values as the keyspace stores them: one enum per Redis type
 //! whose variants are the encodings, with conversions at Redis's points.
 //!
-//! * [`HashValue`]: `listpack` ([`ListpackHash`]) or `hashtable` ([`CompactMap`]);
+//! * [`HashValue`]: `listpack` ([`PackHash`] below 16 fields, [`ListpackHash`]
+//!   with its index from 16) or `hashtable` ([`CompactMap`]);
 //! * [`SetValue`]: `intset`, `listpack` ([`ListpackSet`]) or `hashtable` ([`CompactSet`]);
 //! * [`ZsetValue`]: `listpack` ([`ListpackZset`]) or `skiplist` ([`SortedSet`]);
 //! * [`ListValue`]: `quicklist` ([`Quicklist`]); Redis 7.0 reports every list
@@ -14,11 +15,13 @@
 //!   (none in 7.0);
 //! * `heap_bytes()` is O(1) and counts every byte the value has allocated
 //!   (capacities), not counting the enum itself (the keyspace boxes the enum
-//!   and adds its own block);
+//!   and adds its own block; a `HashValue::Pack` is not boxed: the keyspace
+//!   points to its block directly, so its `heap_bytes()` is all it costs);
 //! * the keyspace never holds an empty collection: commands delete the key
 //!   when the last element goes.
 //!
 //! [`ListpackHash`]: crate::ListpackHash
+//! [`PackHash`]: crate::PackHash
 //! [`ListpackSet`]: crate::ListpackSet
 //! [`ListpackZset`]: crate::ListpackZset
 //! [`CompactMap`]: crate::CompactMap

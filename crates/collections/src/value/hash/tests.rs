@@ -65,6 +65,19 @@ fn check(h: &HashValue, m: &HashMap<Vec<u8>, Vec<u8>>, table: bool) {
     assert_eq!(&got, m);
     assert!(!h.contains(b"absent"));
     assert_eq!(h.value_len(b"absent"), None);
+    // The two listpack forms and their thresholds.
+    match h {
+        HashValue::Pack(p) => {
+            assert!(p.len() < crate::small::INDEX_MIN);
+            assert_eq!(p.heap_bytes(), p.block().heap_bytes());
+            p.block().validate().unwrap();
+        }
+        HashValue::Listpack(lp) => {
+            assert!(lp.len() >= crate::small::INDEX_DROP);
+            assert!(lp.has_index());
+        }
+        HashValue::Table(_) => assert!(table),
+    }
 }
 
 proptest! {
@@ -201,6 +214,6 @@ fn big_listpack_is_indexed() {
     }
     match &h {
         HashValue::Listpack(lp) => assert!(lp.has_index()),
-        HashValue::Table(_) => panic!("should still be a listpack"),
+        _ => panic!("should be an indexed listpack"),
     }
 }
