@@ -13,7 +13,7 @@
 //!   destination when every source is empty (`del`).
 
 use store::bitops::{self, BitOp, Overflow};
-use store::heap::HeapBytes;
+use store::heap::HeapStr;
 use store::{CompactValue, Key};
 
 use crate::ctx::Ctx;
@@ -248,7 +248,7 @@ fn setbit(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut p = srv.keyspace.lock(&k);
     let (old, changed) = match p.get(db, &k, now) {
         None => {
-            let mut h = HeapBytes::zeroed(need);
+            let mut h = HeapStr::zeroed(need);
             bitops::set_bit(h.as_mut_slice(), off, on);
             p.insert(db, &k, CompactValue::from_heap(h, true), None, now);
             (0, true)
@@ -481,7 +481,7 @@ fn bitop(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let maxlen = lens.iter().flatten().copied().max().unwrap_or(0);
     // Built directly in the heap block the value will own.
-    let mut res = (maxlen > 0).then(|| HeapBytes::zeroed(maxlen));
+    let mut res = (maxlen > 0).then(|| HeapStr::zeroed(maxlen));
     if let Some(res) = res.as_mut() {
         for (i, k) in keys[1..].iter().enumerate() {
             let src = match lens[i] {
@@ -704,7 +704,7 @@ fn bitfield_generic(ctx: &mut Ctx, args: &[&[u8]], ro: bool) {
     let mut p = srv.keyspace.lock(&k);
     let (res, changed) = match p.get(db, &k, now) {
         None => {
-            let mut h = HeapBytes::zeroed(need);
+            let mut h = HeapStr::zeroed(need);
             let r = run_fields(h.as_mut_slice(), &ops, true);
             p.insert(db, &k, CompactValue::from_heap(h, true), None, now);
             r

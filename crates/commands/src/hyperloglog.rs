@@ -13,7 +13,7 @@
 //! that are not HLLs and "INVALIDOBJ Corrupted HLL object detected" for bad
 //! sparse data.
 
-use store::heap::HeapBytes;
+use store::heap::HeapStr;
 use store::hll::{self, REGISTERS};
 use store::hll_exact as hx;
 use store::{CompactValue, Key};
@@ -148,18 +148,18 @@ fn check_hll(ctx: &mut Ctx, v: &CompactValue) -> bool {
 }
 
 /// Replaces the bytes of a heap string with `v`.
-fn store_vec(h: &mut HeapBytes, v: &[u8]) {
+fn store_vec(h: &mut HeapStr, v: &[u8]) {
     h.resize(v.len());
     h.as_mut_slice().copy_from_slice(v);
 }
 
 fn new_value(v: &[u8]) -> CompactValue {
-    CompactValue::from_heap(HeapBytes::from_slice(v), true)
+    CompactValue::from_heap(HeapStr::from_slice(v), true)
 }
 
 /// Adds `elems` to the HLL `h`: (registers changed, corrupt data found).
 /// Dense values are edited in place.
-fn add_elems(h: &mut HeapBytes, elems: &[&[u8]], max: u64) -> (usize, bool) {
+fn add_elems(h: &mut HeapStr, elems: &[&[u8]], max: u64) -> (usize, bool) {
     let mut updated = 0;
     let mut corrupt = false;
     if hx::is_dense(h.as_slice()) {
@@ -190,7 +190,7 @@ fn pfadd(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut p = srv.keyspace.lock(&k);
     let (updated, corrupt) = match p.get(db, &k, now) {
         None => {
-            let mut h = HeapBytes::from_slice(&hx::create());
+            let mut h = HeapStr::from_slice(&hx::create());
             let (n, corrupt) = add_elems(&mut h, elems, max);
             // Creating the key counts as an update.
             hx::invalidate_cache(h.as_mut_slice());

@@ -464,7 +464,7 @@ fn setrange(ctx: &mut Ctx, args: &[&[u8]]) {
             if too_big(val.len()) {
                 return ctx.error(ERR_TOO_BIG);
             }
-            let mut h = store::heap::HeapBytes::zeroed(off as usize + val.len());
+            let mut h = store::heap::HeapStr::zeroed(off as usize + val.len());
             h.as_mut_slice()[off as usize..].copy_from_slice(val);
             let n = h.len();
             p.insert(db, &k, CompactValue::from_heap(h, true), None, now);

@@ -161,3 +161,39 @@ ttl foo
 "##,
     );
 }
+
+/// Heap strings around the packing limits: values of 15-70 chars over the
+/// 6-bit alphabet, ASCII and binary, stored packed or plain by petrel, read
+/// back, edited in place (which Redis reports as raw) and given TTLs.
+#[test]
+fn strings_heap_encodings() {
+    let mut script = String::new();
+    let digits = "1234567890".repeat(7);
+    let ascii = "Hello, World! ~ {} [] ()".repeat(3);
+    for n in [
+        15, 16, 17, 18, 19, 20, 21, 22, 32, 33, 40, 42, 43, 44, 45, 48, 49, 54, 63, 64, 65, 70,
+    ] {
+        let d = &digits[..n];
+        let a = &ascii[..n];
+        script.push_str(&format!(
+            "SET d{n} {d}\nGET d{n}\nSTRLEN d{n}\nOBJECT ENCODING d{n}\nGETRANGE d{n} 3 -3\n\
+             SET a{n} \"{a}\"\nGET a{n}\nOBJECT ENCODING a{n}\nSUBSTR a{n} -5 -1\n\
+             SET b{n} \"{}\"\nGET b{n}\nOBJECT ENCODING b{n}\n\
+             APPEND d{n} x\nGET d{n}\nOBJECT ENCODING d{n}\n\
+             SETRANGE a{n} 2 \"_\"\nGET a{n}\nOBJECT ENCODING a{n}\n\
+             SET e{n} {d} EX 1000\nTTL e{n}\nGET e{n}\nSETBIT e{n} 3 1\nGET e{n}\nTTL e{n}\nOBJECT ENCODING e{n}\n\
+             SET f{n} {d}\nBITCOUNT f{n}\nBITPOS f{n} 0\nGETBIT f{n} 9\nBITFIELD f{n} INCRBY u8 0 1\nGET f{n}\nOBJECT ENCODING f{n}\n\
+             GETEX d{n} PX 100000\nPTTL d{n}   # type\nGETSET b{n} {d}\nOBJECT ENCODING b{n}\nCOPY b{n} c{n}\nGET c{n}\nOBJECT ENCODING c{n}\n\
+             RENAME c{n} r{n}\nGET r{n}\nGETDEL r{n}\nEXISTS r{n}\n",
+            "\\xe9".repeat(n / 2 + 1)
+        ));
+    }
+    script.push_str(
+        "SET big 12345678901234567890\nOBJECT ENCODING big\nINCR big\nGET big\n\
+         SET fl 1.5000000000000000000000000000000000000001\nINCRBYFLOAT fl 1\nGET fl\nOBJECT ENCODING fl\n\
+         SET m 1234567890123456789012345678901234567890\nMSET m2 1234567890123456789012345678901234567890 m3 abcdefghijabcdefghijabcdefghijabcdefghij\n\
+         MGET m m2 m3\nOBJECT ENCODING m3\nLCS m m2 LEN\nSETRANGE m3 100 x\nSTRLEN m3\nOBJECT ENCODING m3\n\
+         SETEX sx 100 abcdefghijabcdefghijabcdefghijabcdefghij\nOBJECT ENCODING sx\nGET sx\n",
+    );
+    diff_text("strings_heap_encodings", &script);
+}

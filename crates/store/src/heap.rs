@@ -1,10 +1,17 @@
 //! Heap blocks owned by compact objects, and the allocator's size classes.
 //!
-//! A [`HeapBytes`] is one allocation `[len: u32 LE][bytes...]` whose size is
-//! always `size_class(HDR + len)`: the exact size jemalloc hands out for that
-//! request, so the memory it costs is known without asking the allocator, and
-//! slack inside the class is used when a string grows. The block is owned by
-//! exactly one object, which makes it movable (defrag: allocate, copy, free).
+//! Two kinds of block, both allocated at exactly jemalloc's size class for
+//! their length, so the memory a block costs is known without asking the
+//! allocator, and slack inside the class is used when a string grows:
+//!
+//! * [`HeapStr`]: the bytes of a string value and nothing else. Its length
+//!   lives outside the block (in the value cell, see object.rs), so a
+//!   40-byte value costs a 48-byte block, not 48 + a header's worth.
+//! * [`HeapBytes`]: `[len: u32 LE][bytes...]`, for heap keys, whose cell has
+//!   no room for a length next to the TTL.
+//!
+//! Each block is owned by exactly one object, which makes it movable
+//! (defrag: allocate, copy, free).
 
 use std::alloc::{alloc, dealloc, realloc, Layout};
 use std::ptr::NonNull;
@@ -169,6 +176,166 @@ impl HeapBytes {
     }
 }
 
+// ---------------------------------------------------------------------------
+// HeapStr
+// ---------------------------------------------------------------------------
+
+fn str_layout(len: usize) -> Layout {
+    Layout::from_size_align(size_class(len), ALIGN).expect("heap block too large")
+}
+
+/// An owned string block without header: `len` bytes in an allocation of
+/// `size_class(len)` bytes (8 for an empty string). The owner keeps the
+/// length; [`HeapStr::into_raw`] / [`HeapStr::from_raw`] pass both.
+pub struct HeapStr {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: HeapStr uniquely owns its allocation, like Box<[u8]>.
+unsafe impl Send for HeapStr {}
+// SAFETY: shared access is read-only.
+unsafe impl Sync for HeapStr {}
+
+impl HeapStr {
+    fn alloc(len: usize, zeroed: bool) -> HeapStr {
+        assert!(len <= MAX_LEN, "string too long");
+        let l = str_layout(len);
+        // SAFETY: the layout has non-zero size (at least 8 bytes).
+        let p = unsafe {
+            if zeroed {
+                std::alloc::alloc_zeroed(l)
+            } else {
+                alloc(l)
+            }
+        };
+        let ptr = NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(l));
+        HeapStr { ptr, len }
+    }
+
+    /// A block of `len` zero bytes.
+    pub fn zeroed(len: usize) -> HeapStr {
+        Self::alloc(len, true)
+    }
+
+    pub fn from_slice(b: &[u8]) -> HeapStr {
+        let mut h = Self::alloc(b.len(), false);
+        // SAFETY: the block holds at least b.len() bytes and does not
+        // overlap `b` (fresh allocation).
+        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), h.ptr.as_ptr(), b.len()) };
+        h.len = b.len();
+        h
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline]
+    pub fn as_slice(&self) -> &[u8] {
+        // SAFETY: len bytes are allocated and initialized.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    #[inline]
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: len bytes are allocated and initialized; we own them.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// Bytes the allocator really gave this block.
+    #[inline]
+    pub fn alloc_size(&self) -> usize {
+        size_class(self.len)
+    }
+
+    /// Bytes available without reallocating.
+    pub fn capacity(&self) -> usize {
+        self.alloc_size()
+    }
+
+    /// Changes the length; new bytes are zero. Reallocates only when the size
+    /// class changes.
+    pub fn resize(&mut self, new_len: usize) {
+        assert!(new_len <= MAX_LEN, "string too long");
+        let old_len = self.len;
+        let old = str_layout(old_len);
+        let new = str_layout(new_len);
+        if old.size() != new.size() {
+            // SAFETY: ptr was allocated with `old`; new size is non-zero.
+            let p = unsafe { realloc(self.ptr.as_ptr(), old, new.size()) };
+            self.ptr = NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(new));
+        }
+        if new_len > old_len {
+            // SAFETY: the block holds at least new_len bytes.
+            unsafe { std::ptr::write_bytes(self.ptr.as_ptr().add(old_len), 0, new_len - old_len) }
+        }
+        self.len = new_len;
+    }
+
+    /// Appends bytes.
+    pub fn extend_from_slice(&mut self, b: &[u8]) {
+        let old = self.len;
+        self.resize(old + b.len());
+        self.as_mut_slice()[old..].copy_from_slice(b);
+    }
+
+    /// Gives up ownership; the pointer must come back through
+    /// [`HeapStr::from_raw`] with the same length.
+    #[inline]
+    pub fn into_raw(self) -> (*mut u8, usize) {
+        let r = (self.ptr.as_ptr(), self.len);
+        std::mem::forget(self);
+        r
+    }
+
+    /// # Safety
+    /// `p` and `len` must come from one [`HeapStr::into_raw`] and the block
+    /// must not be owned elsewhere.
+    #[inline]
+    pub unsafe fn from_raw(p: *mut u8, len: usize) -> HeapStr {
+        // SAFETY: guaranteed by the caller (non-null, owned block).
+        let ptr = unsafe { NonNull::new_unchecked(p) };
+        HeapStr { ptr, len }
+    }
+
+    /// Borrows the bytes of a raw block without taking ownership.
+    ///
+    /// # Safety
+    /// `p` must point to a live block of at least `len` initialized bytes
+    /// and the returned slice must not outlive it.
+    #[inline]
+    pub unsafe fn slice_from_raw<'a>(p: *const u8, len: usize) -> &'a [u8] {
+        // SAFETY: guaranteed by the caller.
+        unsafe { std::slice::from_raw_parts(p, len) }
+    }
+}
+
+impl Drop for HeapStr {
+    fn drop(&mut self) {
+        // SAFETY: the block was allocated with this layout (size depends only on len).
+        unsafe { dealloc(self.ptr.as_ptr(), str_layout(self.len)) }
+    }
+}
+
+impl Clone for HeapStr {
+    fn clone(&self) -> Self {
+        HeapStr::from_slice(self.as_slice())
+    }
+}
+
+impl std::fmt::Debug for HeapStr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HeapStr({:?})", String::from_utf8_lossy(self.as_slice()))
+    }
+}
+
 impl Drop for HeapBytes {
     fn drop(&mut self) {
         // SAFETY: the block was allocated with this layout (size depends only on len).
@@ -233,5 +400,27 @@ mod tests {
         assert_eq!(c.as_slice(), h.as_slice());
         let z = HeapBytes::zeroed(0);
         assert!(z.is_empty());
+    }
+
+    #[test]
+    fn heap_str_has_no_header() {
+        let mut h = HeapStr::from_slice(&[b'7'; 40]);
+        assert_eq!(h.alloc_size(), 48);
+        assert_eq!(HeapStr::from_slice(&[1; 32]).alloc_size(), 32);
+        assert_eq!(HeapStr::zeroed(0).alloc_size(), 8);
+        h.extend_from_slice(b"abcdefgh");
+        assert_eq!(h.len(), 48);
+        assert_eq!(h.alloc_size(), 48);
+        assert_eq!(&h.as_slice()[40..], b"abcdefgh");
+        h.resize(1000);
+        assert!(h.as_slice()[48..].iter().all(|&b| b == 0));
+        h.resize(3);
+        assert_eq!(h.as_slice(), b"777");
+        let (p, n) = h.clone().into_raw();
+        // SAFETY: p/n come from into_raw just above.
+        let back = unsafe { HeapStr::from_raw(p, n) };
+        assert_eq!(back.as_slice(), b"777");
+        assert!(HeapStr::zeroed(5).as_slice().iter().all(|&b| b == 0));
+        assert!(HeapStr::zeroed(0).is_empty());
     }
 }

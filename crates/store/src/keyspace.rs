@@ -516,10 +516,12 @@ impl Partition {
         drop(self.insert(db, key, v, ttl, now_ms));
     }
 
-    /// MEMORY USAGE: slot share plus heap bytes of a live key.
+    /// MEMORY USAGE: slot share plus heap bytes of a live key, plus its
+    /// big-key index entry if it has one.
     pub fn memory_usage(&mut self, db: usize, key: &Key, now_ms: u64) -> Option<usize> {
         let heap = self.get(db, key, now_ms)?.heap_size();
-        Some(heap + self.dbs[db].as_deref().unwrap().slot_share())
+        let own = crate::sizes::usage_bytes(heap, key.bytes.len());
+        Some(own + self.dbs[db].as_deref().unwrap().slot_share())
     }
 
     /// Keys in `db` (expired ones included until collected).

@@ -15,7 +15,12 @@
 //!                      0..=14 raw inline (len 0..14)
 //!                      15..=33 6-bit packed (len 0..18)
 //!                      34..=50 7-bit packed (len 0..16)
-//!                      51 int (i64 at v[8..16]), 52 heap string (ptr at v[8..16])
+//!                      51 int (i64 at v[8..16])
+//!                      52 heap string, 53 6-bit packed heap string,
+//!                      54 7-bit packed heap string: length in chars
+//!                      (u32 LE) at v[2..6], pointer at v[8..16] to a
+//!                      header-less block (heap::HeapStr) of the bytes,
+//!                      packed or not
 //!                      64 list, 65 set, 66 zset, 67 hash: pointer at
 //!                      v[8..16] to a Box of the collections crate's value
 //!                      enum (ListValue, SetValue, ZsetValue, HashValue)
@@ -24,8 +29,19 @@
 //!                      exact-size block, no enum box; HashValue::Pack)
 //!            v[1]      eviction byte (LRU clock / LFU counter)
 //!            inline:   v[2..2+plen] payload, the rest free ("value tail")
-//!            int/ptr:  v[2..8] free ("value tail")
+//!            heap str: v[6..8] free ("value tail")
+//!            int/coll: v[2..8] free ("value tail")
 //! ```
+//!
+//! Heap strings: a string that does not fit inline gets a block of exactly
+//! its bytes; its length is in the cell, so no header pushes the block into
+//! the next allocator size class. A string of at most [`PACK_MAX`] chars
+//! that is created whole (SET and friends, not edited in place) is stored
+//! 6-bit or 7-bit packed when its alphabet allows and the packed block is
+//! in a smaller size class than the plain one (40 digits: 30 bytes, 32-byte
+//! class, instead of 48). In-place edits (APPEND, SETRANGE, SETBIT...) turn
+//! a packed value into the plain form first (as Redis turns embstr into
+//! raw), so the edited bytes are always a plain block.
 //!
 //! TTL: a key without TTL pays nothing. With a TTL and an inline key, the
 //! expiry is stored as 5 bytes (ms since [`EXPIRE_EPOCH_MS`], 2024-01-01, good
@@ -33,13 +49,14 @@
 //! tail. When they are fewer than 5 (or the time is out of that range), the key
 //! moves to a heap block and the TTL takes 7 bytes of its cell. So
 //! `key:12345678`/`value:12345678` (6-bit packed: 9 + 11 bytes) carry a TTL
-//! at no cost at all.
+//! at no cost at all. A heap string leaves 2 tail bytes, so its key keeps a
+//! TTL inline when the key tail has 3 (a 16-char key packed to 12 bytes).
 //!
 //! Inline packing is canonical (densest of 6-bit, 7-bit, raw; raw on ties),
 //! so a lookup packs the searched key once and compares cell bytes.
 //! Invariant: value methods never read the value tail; only the entry does.
 
-use crate::heap::HeapBytes;
+use crate::heap::{size_class, HeapBytes, HeapStr};
 use crate::pack::{max_chars, pack6, pack7, packed_len, unpack6, unpack7};
 
 /// Base of the 5-byte inline expiry encoding: 2024-01-01T00:00:00Z.
@@ -61,12 +78,23 @@ const V_P6: u8 = 15;
 const V_P7: u8 = 34;
 const V_INT: u8 = 51;
 const V_HEAP: u8 = 52;
+const V_HEAP6: u8 = 53;
+const V_HEAP7: u8 = 54;
+/// Last string code.
+const V_STR_LAST: u8 = V_HEAP7;
 const V_LIST: u8 = 64;
 const V_SET: u8 = 65;
 const V_ZSET: u8 = 66;
 const V_HASH: u8 = 67;
 const V_HASH_PACK: u8 = 68;
 const V_RAWFLAG: u8 = 0x80;
+
+/// Longest heap string (in chars) that is stored packed. Reading a packed
+/// string decodes it into a stack buffer of this size.
+pub const PACK_MAX: usize = 64;
+/// Decoding buffer of [`Bytes::Inline`]: packed heap strings, inline cells,
+/// formatted integers.
+const BUF: usize = PACK_MAX;
 
 use collections::{HashValue, ListValue, PackHash, SetValue, ZsetValue};
 use std::mem::ManuallyDrop;
@@ -137,7 +165,7 @@ fn decode_inline(enc: Enc, n: usize, payload: &[u8], out: &mut [u8]) {
 /// decoded into a small buffer.
 pub enum Bytes<'a> {
     Borrowed(&'a [u8]),
-    Inline([u8; 24], u8),
+    Inline([u8; BUF], u8),
 }
 
 impl std::ops::Deref for Bytes<'_> {
@@ -175,7 +203,7 @@ fn write_ptr(b: &mut [u8; 16], p: *mut u8) {
 }
 
 /// Formats an i64 into a small buffer.
-pub fn fmt_i64(v: i64, buf: &mut [u8; 24]) -> usize {
+pub fn fmt_i64(v: i64, buf: &mut [u8]) -> usize {
     let mut tmp = [0u8; 20];
     let mut u = v.unsigned_abs();
     let mut i = tmp.len();
@@ -268,7 +296,45 @@ impl CompactValue {
             };
             return CompactValue { b };
         }
-        Self::from_heap(HeapBytes::from_slice(s), false)
+        if let Some(v) = Self::packed_heap(s) {
+            return v;
+        }
+        Self::plain_heap(HeapStr::from_slice(s), 0)
+    }
+
+    /// A heap string cell over a plain block.
+    fn plain_heap(h: HeapStr, flag: u8) -> CompactValue {
+        let mut b = [0u8; 16];
+        b[0] = V_HEAP | flag;
+        let (p, n) = h.into_raw();
+        b[2..6].copy_from_slice(&(n as u32).to_le_bytes());
+        write_ptr(&mut b, p);
+        CompactValue { b }
+    }
+
+    /// `s` (too long for the cell) as a packed heap string, if it has at
+    /// most [`PACK_MAX`] chars, its alphabet allows a packing, and the packed
+    /// block is in a smaller size class than the plain one.
+    fn packed_heap(s: &[u8]) -> Option<CompactValue> {
+        let n = s.len();
+        if n > PACK_MAX {
+            return None;
+        }
+        let plain = size_class(n);
+        let mut buf = [0u8; PACK_MAX];
+        let (code, plen) = if size_class(packed_len(n, 6)) < plain && pack6(s, &mut buf) {
+            (V_HEAP6, packed_len(n, 6))
+        } else if size_class(packed_len(n, 7)) < plain && pack7(s, &mut buf) {
+            (V_HEAP7, packed_len(n, 7))
+        } else {
+            return None;
+        };
+        let mut b = [0u8; 16];
+        b[0] = code;
+        b[2..6].copy_from_slice(&(n as u32).to_le_bytes());
+        let (p, _) = HeapStr::from_slice(&buf[..plen]).into_raw();
+        write_ptr(&mut b, p);
+        Some(CompactValue { b })
     }
 
     pub fn from_int(i: i64) -> CompactValue {
@@ -279,8 +345,9 @@ impl CompactValue {
     }
 
     /// Wraps a heap string; short strings are moved inline. `raw` marks a
-    /// string modified in place (OBJECT ENCODING reports "raw").
-    pub fn from_heap(h: HeapBytes, raw: bool) -> CompactValue {
+    /// string modified in place (OBJECT ENCODING reports "raw"); such a
+    /// string stays a plain block, others are packed when that saves memory.
+    pub fn from_heap(h: HeapStr, raw: bool) -> CompactValue {
         let flag = if raw { V_RAWFLAG } else { 0 };
         if h.len() <= max_chars(VAL_CAP, 6) {
             let mut v = Self::from_bytes_no_int_inline(h.as_slice());
@@ -289,10 +356,12 @@ impl CompactValue {
                 return std::mem::replace(v, CompactValue::from_int(0));
             }
         }
-        let mut b = [0u8; 16];
-        b[0] = V_HEAP | flag;
-        write_ptr(&mut b, h.into_raw());
-        CompactValue { b }
+        if !raw {
+            if let Some(v) = Self::packed_heap(h.as_slice()) {
+                return v;
+            }
+        }
+        Self::plain_heap(h, flag)
     }
 
     fn from_bytes_no_int_inline(s: &[u8]) -> Option<CompactValue> {
@@ -438,7 +507,7 @@ impl CompactValue {
 
     pub fn kind(&self) -> Kind {
         match self.code() {
-            0..=V_HEAP => Kind::String,
+            0..=V_STR_LAST => Kind::String,
             V_LIST => Kind::List,
             V_SET => Kind::Set,
             V_ZSET => Kind::ZSet,
@@ -448,7 +517,7 @@ impl CompactValue {
     }
 
     pub fn is_string(&self) -> bool {
-        self.code() <= V_HEAP
+        self.code() <= V_STR_LAST
     }
 
     /// Inline payload length in bytes (0 for non-inline).
@@ -473,16 +542,50 @@ impl CompactValue {
             Some((Enc::Raw, n)) => (2 + n, 16),
             Some((Enc::P6, n)) => (2 + packed_len(n, 6), 16),
             Some((Enc::P7, n)) => (2 + packed_len(n, 7), 16),
+            None if self.is_heap_str() => (6, 8),
             None => (2, 8),
         }
     }
 
-    /// Payload of the owned heap block, if any.
+    #[inline]
+    fn is_heap_str(&self) -> bool {
+        (V_HEAP..=V_HEAP7).contains(&self.code())
+    }
+
+    /// Length in chars of a heap string (from the cell).
+    #[inline]
+    fn heap_len(&self) -> usize {
+        u32::from_le_bytes(self.b[2..6].try_into().unwrap()) as usize
+    }
+
+    /// Bytes in the block of a heap string (packed length for packed ones).
+    #[inline]
+    fn block_len(&self) -> usize {
+        let n = self.heap_len();
+        match self.code() {
+            V_HEAP6 => packed_len(n, 6),
+            V_HEAP7 => packed_len(n, 7),
+            _ => n,
+        }
+    }
+
+    /// The block of a heap string, if this is one.
+    #[inline]
+    fn heap_block(&self) -> Option<&[u8]> {
+        if self.is_heap_str() {
+            // SAFETY: heap string cells own a live block of block_len()
+            // initialized bytes; the slice borrows &self.
+            Some(unsafe { HeapStr::slice_from_raw(read_ptr(&self.b), self.block_len()) })
+        } else {
+            None
+        }
+    }
+
+    /// Bytes of a plain (unpacked) heap string, if this is one.
     #[inline]
     fn heap_slice(&self) -> Option<&[u8]> {
         if self.code() == V_HEAP {
-            // SAFETY: V_HEAP cells own a live block; the slice borrows &self.
-            Some(unsafe { HeapBytes::slice_from_raw(read_ptr(&self.b)) })
+            self.heap_block()
         } else {
             None
         }
@@ -491,17 +594,24 @@ impl CompactValue {
     /// The string bytes, or None for non-string types.
     pub fn string(&self) -> Option<Bytes<'_>> {
         if let Some((enc, n)) = self.inline_enc() {
-            let mut buf = [0u8; 24];
+            let mut buf = [0u8; BUF];
             decode_inline(enc, n, &self.b[2..], &mut buf);
             return Some(Bytes::Inline(buf, n as u8));
         }
         match self.code() {
             V_INT => {
-                let mut buf = [0u8; 24];
+                let mut buf = [0u8; BUF];
                 let n = fmt_i64(self.int_unchecked(), &mut buf);
                 Some(Bytes::Inline(buf, n as u8))
             }
             V_HEAP => Some(Bytes::Borrowed(self.heap_slice().unwrap())),
+            c @ (V_HEAP6 | V_HEAP7) => {
+                let n = self.heap_len();
+                let mut buf = [0u8; BUF];
+                let enc = if c == V_HEAP6 { Enc::P6 } else { Enc::P7 };
+                decode_inline(enc, n, self.heap_block().unwrap(), &mut buf);
+                Some(Bytes::Inline(buf, n as u8))
+            }
             _ => None,
         }
     }
@@ -515,7 +625,7 @@ impl CompactValue {
     pub fn as_int(&self) -> Option<i64> {
         match self.code() {
             V_INT => Some(self.int_unchecked()),
-            c if c <= V_HEAP => parse_i64_strict(&self.string()?),
+            c if c <= V_STR_LAST => parse_i64_strict(&self.string()?),
             _ => None,
         }
     }
@@ -533,9 +643,9 @@ impl CompactValue {
         match self.code() {
             V_INT => {
                 let mut buf = [0u8; 24];
-                fmt_i64(self.int_unchecked(), &mut buf)
+                fmt_i64(self.int_unchecked(), &mut buf[..])
             }
-            V_HEAP => self.heap_slice().unwrap().len(),
+            V_HEAP..=V_HEAP7 => self.heap_len(),
             _ => 0,
         }
     }
@@ -544,7 +654,7 @@ impl CompactValue {
     pub fn encoding_name(&self) -> &'static str {
         match self.code() {
             V_INT => "int",
-            c if c <= V_HEAP => {
+            c if c <= V_STR_LAST => {
                 if self.b[0] & V_RAWFLAG != 0 || self.str_len() > 44 {
                     "raw"
                 } else {
@@ -565,6 +675,8 @@ impl CompactValue {
         match self.code() {
             V_INT => "int",
             V_HEAP => "heap",
+            V_HEAP6 => "heap-6bit",
+            V_HEAP7 => "heap-7bit",
             c if c < V_P6 => "inline-raw",
             c if c < V_P7 => "inline-6bit",
             c if c < V_INT => "inline-7bit",
@@ -575,7 +687,7 @@ impl CompactValue {
     /// Heap bytes owned by this value (allocator size classes).
     pub fn heap_size(&self) -> usize {
         match self.code() {
-            V_HEAP => crate::heap::size_class(crate::heap::HDR + self.heap_slice().unwrap().len()),
+            V_HEAP..=V_HEAP7 => size_class(self.block_len()),
             V_LIST => boxed_size::<ListValue>(self.as_list().unwrap().heap_bytes()),
             V_SET => boxed_size::<SetValue>(self.as_set().unwrap().heap_bytes()),
             V_ZSET => boxed_size::<ZsetValue>(self.as_zset().unwrap().heap_bytes()),
@@ -607,27 +719,30 @@ impl CompactValue {
         self.b[1] = x;
     }
 
-    /// Turns a string value into an owned heap block (for in-place edits).
-    pub fn into_heap_string(self) -> Option<HeapBytes> {
+    /// Turns a string value into an owned plain heap block (for in-place
+    /// edits); packed strings are unpacked.
+    pub fn into_heap_string(self) -> Option<HeapStr> {
         if self.code() == V_HEAP {
-            let p = read_ptr(&self.b);
+            let (p, n) = (read_ptr(&self.b), self.heap_len());
             std::mem::forget(self);
-            // SAFETY: the pointer came from HeapBytes::into_raw and we were its owner.
-            return Some(unsafe { HeapBytes::from_raw(p) });
+            // SAFETY: the pointer and length came from HeapStr::into_raw
+            // (plain_heap) and we were the block's owner.
+            return Some(unsafe { HeapStr::from_raw(p, n) });
         }
         let s = self.string()?;
-        Some(HeapBytes::from_slice(&s))
+        Some(HeapStr::from_slice(&s))
     }
 }
 
 impl Drop for CompactValue {
     fn drop(&mut self) {
         let p = read_ptr(&self.b);
-        // SAFETY: V_HEAP cells own the block behind the stored pointer, and
+        // SAFETY: heap string cells own the block behind the stored pointer
+        // (of block_len() bytes, as HeapStr::into_raw gave it), and
         // collection cells own a Box of the type their code names.
         unsafe {
             match self.code() {
-                V_HEAP => drop(HeapBytes::from_raw(p)),
+                V_HEAP..=V_HEAP7 => drop(HeapStr::from_raw(p, self.block_len())),
                 V_LIST => drop(Box::from_raw(p.cast::<ListValue>())),
                 V_SET => drop(Box::from_raw(p.cast::<SetValue>())),
                 V_ZSET => drop(Box::from_raw(p.cast::<ZsetValue>())),
@@ -642,15 +757,13 @@ impl Drop for CompactValue {
 impl Clone for CompactValue {
     fn clone(&self) -> Self {
         match self.code() {
-            V_HEAP => {
+            V_HEAP..=V_HEAP7 => {
                 let mut b = self.b;
-                write_ptr(
-                    &mut b,
-                    HeapBytes::from_slice(self.heap_slice().unwrap()).into_raw(),
-                );
+                let (p, _) = HeapStr::from_slice(self.heap_block().unwrap()).into_raw();
+                write_ptr(&mut b, p);
                 CompactValue { b }
             }
-            c if c <= V_HEAP => CompactValue { b: self.b },
+            c if c <= V_STR_LAST => CompactValue { b: self.b },
             V_LIST => Self::from_list(self.as_list().unwrap().clone()),
             V_SET => Self::from_set(self.as_set().unwrap().clone()),
             V_ZSET => Self::from_zset(self.as_zset().unwrap().clone()),
@@ -878,7 +991,7 @@ impl Entry {
     pub fn key(&self) -> Bytes<'_> {
         match key_inline_enc(self.kcode()) {
             Some((enc, n)) => {
-                let mut buf = [0u8; 24];
+                let mut buf = [0u8; BUF];
                 decode_inline(enc, n, &self.k[1..], &mut buf);
                 Bytes::Inline(buf, n as u8)
             }
@@ -1073,21 +1186,23 @@ impl Entry {
     /// Edits a string value in place as a heap block (APPEND, SETRANGE,
     /// SETBIT...). The value is marked raw; short results move back inline.
     /// Returns None if the value is not a string.
-    pub fn modify_string<R>(&mut self, f: impl FnOnce(&mut HeapBytes) -> R) -> Option<R> {
+    pub fn modify_string<R>(&mut self, f: impl FnOnce(&mut HeapStr) -> R) -> Option<R> {
         if !self.v.is_string() {
             return None;
         }
         if self.v.code() == V_HEAP {
-            // SAFETY: the cell owns the block; ManuallyDrop keeps that ownership
-            // and the (possibly moved) pointer is written back below.
-            let mut h =
-                std::mem::ManuallyDrop::new(unsafe { HeapBytes::from_raw(read_ptr(&self.v.b)) });
+            // SAFETY: the cell owns the plain block of heap_len() bytes;
+            // ManuallyDrop keeps that ownership and the (possibly moved)
+            // pointer and new length are written back below. The value tail
+            // v[6..8] (TTL bytes) is left as it is.
+            let mut h = std::mem::ManuallyDrop::new(unsafe {
+                HeapStr::from_raw(read_ptr(&self.v.b), self.v.heap_len())
+            });
             let r = f(&mut h);
             let small = h.len() <= max_chars(VAL_CAP, 6);
-            write_ptr(
-                &mut self.v.b,
-                std::mem::ManuallyDrop::into_inner(h).into_raw(),
-            );
+            let (p, n) = std::mem::ManuallyDrop::into_inner(h).into_raw();
+            write_ptr(&mut self.v.b, p);
+            self.v.b[2..6].copy_from_slice(&(n as u32).to_le_bytes());
             self.v.b[0] |= V_RAWFLAG;
             if small {
                 // Small again: move inline.
@@ -1290,6 +1405,119 @@ mod tests {
         ]
     }
 
+    /// Alphabets for the heap-string tests: 6-bit, 7-bit, any byte.
+    fn sample(len: usize, alphabet: u8, seed: u64) -> Vec<u8> {
+        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                match alphabet {
+                    0 => {
+                        b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ:_"
+                            [(x % 64) as usize]
+                    }
+                    1 => b' ' + (x % 95) as u8,
+                    _ => x as u8,
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn forty_digits_take_a_32_byte_block() {
+        let v = CompactValue::from_bytes(b"1234567890123456789012345678901234567890");
+        assert_eq!(v.internal_encoding(), "heap-6bit");
+        assert_eq!(v.heap_size(), 32);
+        assert_eq!(v.encoding_name(), "embstr");
+        assert_eq!(v.str_len(), 40);
+        assert_eq!(
+            &*v.string().unwrap(),
+            b"1234567890123456789012345678901234567890"
+        );
+        // 7-bit: 36 ASCII chars with a space pack into 32 bytes.
+        let s = b"hello world, this is 36 chars long!!";
+        assert_eq!(s.len(), 36);
+        let v = CompactValue::from_bytes(s);
+        assert_eq!(v.internal_encoding(), "heap-7bit");
+        assert_eq!(v.heap_size(), 32);
+        // Binary: plain, and no header (40 bytes -> 48-byte class).
+        let v = CompactValue::from_bytes(&[0xffu8; 40]);
+        assert_eq!(v.internal_encoding(), "heap");
+        assert_eq!(v.heap_size(), 48);
+        // 44 chars: packing would not leave the 48-byte class; stays plain.
+        let v = CompactValue::from_bytes(&[b'a'; 44]);
+        assert_eq!(v.internal_encoding(), "heap");
+        assert_eq!(v.heap_size(), 48);
+        // 16-char key + heap value keeps a TTL inline (3 + 2 tail bytes).
+        let mut e = entry(b"key:000000012345", &[b'7'; 40]);
+        e.set_expire(Some(1_800_000_000_000));
+        assert!(e.key_inline());
+        assert_eq!(e.heap_size(), 32);
+        assert_eq!(e.expire_at(), Some(1_800_000_000_000));
+    }
+
+    /// Every length from 0 to past PACK_MAX, every alphabet: the bytes come
+    /// back, the block is the smallest size class of the plain or packed
+    /// form, encodings follow Redis's names, and edits convert to plain.
+    #[test]
+    fn heap_strings_around_the_limits() {
+        for len in 0..=PACK_MAX + 40 {
+            for alphabet in 0..3u8 {
+                for seed in 0..3u64 {
+                    let s = sample(len, alphabet, seed + len as u64 * 7);
+                    if parse_i64_strict(&s).is_some() {
+                        continue;
+                    }
+                    let v = CompactValue::from_bytes(&s);
+                    assert_eq!(&*v.string().unwrap(), &s[..], "{len}/{alphabet}");
+                    assert_eq!(v.str_len(), len);
+                    assert_eq!(v.encoding_name(), if len > 44 { "raw" } else { "embstr" });
+                    let heap = v.heap_size();
+                    if v.inline_enc().is_some() {
+                        assert_eq!(heap, 0);
+                    } else {
+                        let mut best = size_class(len);
+                        if len <= PACK_MAX {
+                            if alphabet == 0 {
+                                best = best.min(size_class(packed_len(len, 6)));
+                            }
+                            if alphabet <= 1 {
+                                best = best.min(size_class(packed_len(len, 7)));
+                            }
+                        }
+                        assert_eq!(heap, best, "{len}/{alphabet} {}", v.internal_encoding());
+                    }
+                    let c = v.clone();
+                    assert_eq!(&*c.string().unwrap(), &s[..]);
+                    assert_eq!(c.heap_size(), heap);
+                    // an in-place edit: plain and raw
+                    let mut e = Entry::new(&Key::new(b"k"), v);
+                    e.modify_string(|h| {
+                        assert_eq!(h.as_slice(), &s[..]);
+                        h.extend_from_slice(b"!");
+                    })
+                    .unwrap();
+                    let mut s2 = s.clone();
+                    s2.push(b'!');
+                    assert_eq!(&*e.value().string().unwrap(), &s2[..]);
+                    assert_eq!(e.value().encoding_name(), "raw");
+                    if e.value().inline_enc().is_none() {
+                        assert_eq!(e.value().internal_encoding(), "heap");
+                        assert_eq!(e.heap_size(), size_class(len + 1));
+                    }
+                    let h = e.into_value().into_heap_string().unwrap();
+                    assert_eq!(h.as_slice(), &s2[..]);
+                    // from_heap(raw = false) packs like from_bytes
+                    let v2 = CompactValue::from_heap(HeapStr::from_slice(&s), false);
+                    assert_eq!(v2.heap_size(), heap);
+                    assert_eq!(&*v2.string().unwrap(), &s[..]);
+                }
+            }
+        }
+    }
+
     proptest! {
         /// A hash changed through `Entry::hash_mut` against a HashMap model,
         /// across every form change (block in the cell <-> boxed indexed
@@ -1366,8 +1594,8 @@ mod tests {
         fn entry_roundtrip(
             k in proptest::collection::vec(any::<u8>(), 0..40),
             ks in "[a-z:0-9]{0,24}",
-            v in proptest::collection::vec(any::<u8>(), 0..60),
-            vs in "[a-zA-Z0-9 ]{0,20}",
+            v in proptest::collection::vec(any::<u8>(), 0..100),
+            vs in "[a-zA-Z0-9 :_]{0,90}",
             use_s in any::<(bool, bool)>(),
             ttl in proptest::option::of(0u64..u64::MAX),
             ttl2 in proptest::option::of(1_700_000_000_000u64..1_900_000_000_000),
@@ -1393,6 +1621,23 @@ mod tests {
             prop_assert_eq!(&*e.value().string().unwrap(), &v2[..]);
             prop_assert_eq!(e.expire_at(), ttl2);
             prop_assert_eq!(&*e.key(), &k[..]);
+            // SETRANGE-like overwrite and truncation against the model
+            e.modify_string(|h| {
+                if !h.is_empty() {
+                    h.as_mut_slice()[0] = b'#';
+                }
+            })
+            .unwrap();
+            if !v2.is_empty() {
+                v2[0] = b'#';
+            }
+            prop_assert_eq!(&*e.value().string().unwrap(), &v2[..]);
+            let cut = v2.len() / 2;
+            e.modify_string(|h| h.resize(cut)).unwrap();
+            v2.truncate(cut);
+            prop_assert_eq!(&*e.value().string().unwrap(), &v2[..]);
+            prop_assert_eq!(e.value().str_len(), v2.len());
+            prop_assert_eq!(e.expire_at(), ttl2);
             let other = Key::new(b"definitely-some-other-key");
             prop_assert!(k == b"definitely-some-other-key" || !e.matches(&other));
         }

@@ -9,7 +9,10 @@
 //!   `2^(i-1) ..= 2^i - 1` (Redis 8's power-of-two bins).
 //! * `bytes[t]` and `keys[t]`: total heap bytes and number of keys of type `t`.
 //! * `big[t]`: every key of type `t` whose heap bytes are at least
-//!   [`TOPKEYS_MIN_BYTES`], ordered by (bytes, key).
+//!   [`TOPKEYS_MIN_BYTES`], ordered by (MEMORY USAGE, key). Each entry is
+//!   one node allocation plus a copy of the key name, both counted in the
+//!   key's MEMORY USAGE ([`usage_bytes`]), so MEMORY USAGE stays exactly the
+//!   memory the key's existence costs.
 //!
 //! A key's "heap bytes" are [`Entry::heap_size`]: the blocks the entry owns
 //! (heap key, string block, collection blocks), by allocator size class.
@@ -25,9 +28,6 @@
 //! entry taken out, and [`Sizes::change`] with the entry's [`Size`] from
 //! before and after any lookup that handed out `&mut Entry`. Keys below the
 //! floor cost two counter updates per write and nothing else.
-
-use std::borrow::Borrow;
-use std::collections::BTreeSet;
 
 use crate::keyspace::Keyspace;
 use crate::object::{Entry, Key, Kind};
@@ -137,69 +137,199 @@ impl Measured {
     }
 }
 
-/// One entry of the big-keys index, ordered by bytes, then key *descending*,
-/// so that iterating in reverse gives largest first and ties by key
-/// ascending (MEMORY TOPKEYS order).
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Big {
-    bytes: usize,
-    key: Box<[u8]>,
-}
-
+/// Order of the big-keys index: by bytes, then key *descending*, so that
+/// iterating in reverse gives largest first and ties by key ascending
+/// (MEMORY TOPKEYS order).
 fn big_order(a: (usize, &[u8]), b: (usize, &[u8])) -> std::cmp::Ordering {
     a.0.cmp(&b.0).then_with(|| b.1.cmp(a.1))
 }
 
-impl PartialOrd for Big {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
+/// One entry of the big-keys index: one allocation of its own plus the copy
+/// of the key name, so the memory one entry costs is known exactly
+/// ([`index_entry_bytes`]) and MEMORY USAGE can count it.
+struct BigNode {
+    /// The key's MEMORY USAGE without its table slot share: heap bytes plus
+    /// this entry ([`usage_bytes`]).
+    bytes: usize,
+    prio: u32,
+    key: Box<[u8]>,
+    left: Link,
+    right: Link,
+}
+
+type Link = Option<Box<BigNode>>;
+
+/// Bytes one big-key index entry allocates for a key name of `key_len`
+/// bytes: its node and the copy of the name (an empty name allocates none).
+pub fn index_entry_bytes(key_len: usize) -> usize {
+    crate::heap::size_class(std::mem::size_of::<BigNode>())
+        + if key_len == 0 {
+            0
+        } else {
+            crate::heap::size_class(key_len)
+        }
+}
+
+/// A key's memory without its slot share: its heap bytes, plus its
+/// big-key index entry when it has one (heap bytes >= [`TOPKEYS_MIN_BYTES`]).
+#[inline]
+pub fn usage_bytes(heap: usize, key_len: usize) -> usize {
+    if heap >= TOPKEYS_MIN_BYTES {
+        heap + index_entry_bytes(key_len)
+    } else {
+        heap
     }
 }
 
-impl Ord for Big {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        big_order(self.pair(), o.pair())
+/// The big-keys index of one type: a treap in [`big_order`] (random
+/// priorities, so expected O(log n) per operation) whose nodes are single
+/// allocations, unlike a B-tree whose nodes are shared between entries.
+#[derive(Default)]
+struct BigIndex {
+    root: Link,
+    rng: u32,
+}
+
+impl BigIndex {
+    fn next_prio(&mut self) -> u32 {
+        // xorshift32; the state never becomes 0 once seeded non-zero.
+        if self.rng == 0 {
+            self.rng = 0x9e37_79b9;
+        }
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        self.rng = x;
+        x
+    }
+
+    fn insert(&mut self, bytes: usize, key: Box<[u8]>) {
+        let prio = self.next_prio();
+        let n = Box::new(BigNode {
+            bytes,
+            prio,
+            key,
+            left: None,
+            right: None,
+        });
+        Self::insert_node(&mut self.root, n);
+    }
+
+    fn insert_node(link: &mut Link, mut n: Box<BigNode>) {
+        match link {
+            None => *link = Some(n),
+            Some(t) if n.prio > t.prio => {
+                let (l, r) = Self::split(link.take(), (n.bytes, &n.key));
+                n.left = l;
+                n.right = r;
+                *link = Some(n);
+            }
+            Some(t) => {
+                if big_order((n.bytes, &n.key), (t.bytes, &t.key)).is_lt() {
+                    Self::insert_node(&mut t.left, n)
+                } else {
+                    Self::insert_node(&mut t.right, n)
+                }
+            }
+        }
+    }
+
+    /// Splits `t` into the entries before and after `p` (not in `t`).
+    fn split(t: Link, p: (usize, &[u8])) -> (Link, Link) {
+        let Some(mut t) = t else {
+            return (None, None);
+        };
+        if big_order((t.bytes, &t.key), p).is_lt() {
+            let (l, r) = Self::split(t.right.take(), p);
+            t.right = l;
+            (Some(t), r)
+        } else {
+            let (l, r) = Self::split(t.left.take(), p);
+            t.left = r;
+            (l, Some(t))
+        }
+    }
+
+    /// Joins two treaps, every entry of `a` before every entry of `b`.
+    fn merge(a: Link, b: Link) -> Link {
+        match (a, b) {
+            (None, b) => b,
+            (a, None) => a,
+            (Some(mut a), Some(mut b)) => {
+                if a.prio > b.prio {
+                    a.right = Self::merge(a.right.take(), Some(b));
+                    Some(a)
+                } else {
+                    b.left = Self::merge(Some(a), b.left.take());
+                    Some(b)
+                }
+            }
+        }
+    }
+
+    /// Takes the entry (bytes, key) out; returns its key copy.
+    fn take(&mut self, bytes: usize, key: &[u8]) -> Option<Box<[u8]>> {
+        let mut link = &mut self.root;
+        loop {
+            let t = link.as_mut()?;
+            match big_order((bytes, key), (t.bytes, &t.key)) {
+                std::cmp::Ordering::Less => link = &mut link.as_mut().unwrap().left,
+                std::cmp::Ordering::Greater => link = &mut link.as_mut().unwrap().right,
+                std::cmp::Ordering::Equal => {
+                    let mut n = link.take().unwrap();
+                    *link = Self::merge(n.left.take(), n.right.take());
+                    return Some(std::mem::take(&mut n.key));
+                }
+            }
+        }
+    }
+
+    /// Entries largest first: (bytes, key).
+    fn iter_rev(&self) -> impl Iterator<Item = (usize, &[u8])> + '_ {
+        let mut stack: Vec<&BigNode> = Vec::new();
+        let mut l = &self.root;
+        while let Some(n) = l {
+            stack.push(n);
+            l = &n.right;
+        }
+        std::iter::from_fn(move || {
+            let n = stack.pop()?;
+            let mut l = &n.left;
+            while let Some(m) = l {
+                stack.push(m);
+                l = &m.right;
+            }
+            Some((n.bytes, &n.key[..]))
+        })
     }
 }
 
-/// Borrowed form of [`Big`], so the index can be searched by (bytes, &key)
-/// without allocating a key copy on every change of a big key.
-trait BigRef {
-    fn pair(&self) -> (usize, &[u8]);
-}
-
-impl BigRef for Big {
-    fn pair(&self) -> (usize, &[u8]) {
-        (self.bytes, &self.key)
+impl Clone for BigIndex {
+    fn clone(&self) -> Self {
+        let mut c = BigIndex::default();
+        for (b, k) in self.iter_rev() {
+            c.insert(b, k.into());
+        }
+        c
     }
 }
 
-impl BigRef for (usize, &[u8]) {
-    fn pair(&self) -> (usize, &[u8]) {
-        (self.0, self.1)
-    }
-}
-
-impl<'a> Borrow<dyn BigRef + 'a> for Big {
-    fn borrow(&self) -> &(dyn BigRef + 'a) {
-        self
-    }
-}
-
-impl PartialEq for dyn BigRef + '_ {
+impl PartialEq for BigIndex {
     fn eq(&self, o: &Self) -> bool {
-        self.pair() == o.pair()
+        self.iter_rev().eq(o.iter_rev())
     }
 }
-impl Eq for dyn BigRef + '_ {}
-impl PartialOrd for dyn BigRef + '_ {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for dyn BigRef + '_ {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        big_order(self.pair(), o.pair())
+impl Eq for BigIndex {}
+
+impl std::fmt::Debug for BigIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(
+                self.iter_rev()
+                    .map(|(b, k)| (b, String::from_utf8_lossy(k))),
+            )
+            .finish()
     }
 }
 
@@ -209,7 +339,7 @@ pub struct Sizes {
     hist: [[u64; BINS]; 5],
     bytes: [u64; 6],
     keys: [u64; 6],
-    big: [BTreeSet<Big>; 6],
+    big: [BigIndex; 6],
     /// Bytes of string values stored inline in their table slot (no heap
     /// block): the string part of MEMORY STATS' inline-versus-heap split.
     inline_string_bytes: u64,
@@ -258,10 +388,8 @@ impl Sizes {
         self.keys[k] += 1;
         self.inline_string_bytes += inline_string(&s);
         if let Some(key) = m.big_key {
-            self.big[k].insert(Big {
-                bytes: s.bytes,
-                key,
-            });
+            let u = usage_bytes(s.bytes, key.len());
+            self.big[k].insert(u, key);
         }
     }
 
@@ -281,8 +409,8 @@ impl Sizes {
         self.inline_string_bytes -= inline_string(&s);
         if s.bytes >= TOPKEYS_MIN_BYTES {
             let key = e.key();
-            let gone = self.big[k].remove(&(s.bytes, &key[..]) as &dyn BigRef);
-            debug_assert!(gone, "big key missing from the index");
+            let gone = self.big[k].take(usage_bytes(s.bytes, key.len()), &key);
+            debug_assert!(gone.is_some(), "big key missing from the index");
         }
     }
 
@@ -314,18 +442,16 @@ impl Sizes {
         }
         let key = e.key();
         let taken = if was {
-            let t = self.big[ok].take(&(old.bytes, &key[..]) as &dyn BigRef);
+            let t = self.big[ok].take(usage_bytes(old.bytes, key.len()), &key);
             debug_assert!(t.is_some(), "big key missing from the index");
             t
         } else {
             None
         };
         if is {
-            let key = taken.map_or_else(|| key.to_vec().into_boxed_slice(), |b| b.key);
-            self.big[nk].insert(Big {
-                bytes: new.bytes,
-                key,
-            });
+            let u = usage_bytes(new.bytes, key.len());
+            let key = taken.unwrap_or_else(|| key.to_vec().into_boxed_slice());
+            self.big[nk].insert(u, key);
         }
     }
 
@@ -344,9 +470,10 @@ impl Sizes {
         self.keys[t]
     }
 
-    /// The largest indexed keys of a type, largest first: (heap bytes, key).
+    /// The largest indexed keys of a type, largest first: (MEMORY USAGE
+    /// without the slot share, i.e. [`usage_bytes`], key).
     pub fn largest(&self, t: usize) -> impl Iterator<Item = (usize, &[u8])> + '_ {
-        self.big[t].iter().rev().map(|b| (b.bytes, &b.key[..]))
+        self.big[t].iter_rev()
     }
 
     /// Adds another database's statistics into this one (INFO merges the
@@ -458,6 +585,45 @@ impl Keyspace {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The treap against a BTreeSet model: inserts, removals (present
+        /// and absent), and the largest-first order.
+        #[test]
+        fn big_index_matches_model(
+            ops in proptest::collection::vec((any::<bool>(), 0usize..8, 0u8..12), 0..300)
+        ) {
+            use std::collections::BTreeSet;
+            // model key: (bytes, Reverse(key)) sorts like big_order
+            let mut model: BTreeSet<(usize, std::cmp::Reverse<Vec<u8>>)> = BTreeSet::new();
+            let mut t = BigIndex::default();
+            for (add, bytes, k) in ops {
+                let key = vec![b'k'; k as usize];
+                let entry = (bytes, std::cmp::Reverse(key.clone()));
+                if add && !model.contains(&entry) {
+                    model.insert(entry);
+                    t.insert(bytes, key.into_boxed_slice());
+                } else if !add {
+                    let had = model.remove(&entry);
+                    prop_assert_eq!(t.take(bytes, &key).is_some(), had);
+                }
+                let got: Vec<(usize, Vec<u8>)> = t.iter_rev().map(|(b, k)| (b, k.to_vec())).collect();
+                let want: Vec<(usize, Vec<u8>)> = model.iter().rev().map(|(b, k)| (*b, k.0.clone())).collect();
+                prop_assert_eq!(&got, &want);
+            }
+            prop_assert_eq!(t.clone(), t);
+        }
+    }
+
+    #[test]
+    fn index_entry_cost() {
+        assert_eq!(std::mem::size_of::<BigNode>(), 48);
+        assert_eq!(index_entry_bytes(0), 48);
+        assert_eq!(index_entry_bytes(3), 48 + 8);
+        assert_eq!(usage_bytes(4095, 3), 4095);
+        assert_eq!(usage_bytes(4096, 20), 4096 + 48 + 32);
+    }
 
     #[test]
     fn bins_and_labels() {
