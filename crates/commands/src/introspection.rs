@@ -446,52 +446,12 @@ fn reply_arg(ctx: &mut Ctx, a: &crate::spec::Arg) {
     }
 }
 
-/// Redis 7.0's deprecated commands: (name, deprecated_since, replaced_by).
-/// COMMAND DOCS shows the `deprecated` doc flag and these two fields.
-const DEPRECATED: &[(&str, &str, &str)] = &[
-    (
-        "brpoplpush",
-        "6.2.0",
-        "`BLMOVE` with the `RIGHT` and `LEFT` arguments",
-    ),
-    ("getset", "6.2.0", "`SET` with the `!GET` argument"),
-    ("hmset", "4.0.0", "`HSET` with multiple field-value pairs"),
-    (
-        "rpoplpush",
-        "6.2.0",
-        "`LMOVE` with the `RIGHT` and `LEFT` arguments",
-    ),
-    ("substr", "2.0.0", "`GETRANGE`"),
-    ("zrangebylex", "6.2.0", "`ZRANGE` with the `BYLEX` argument"),
-    (
-        "zrangebyscore",
-        "6.2.0",
-        "`ZRANGE` with the `BYSCORE` argument",
-    ),
-    ("zrevrange", "6.2.0", "`ZRANGE` with the `REV` argument"),
-    (
-        "zrevrangebylex",
-        "6.2.0",
-        "`ZRANGE` with the `REV` and `BYLEX` arguments",
-    ),
-    (
-        "zrevrangebyscore",
-        "6.2.0",
-        "`ZRANGE` with the `REV` and `BYSCORE` arguments",
-    ),
-];
-
 fn reply_docs(ctx: &mut Ctx, e: &CommandEntry) {
     let d = &e.spec.docs;
     let subs = sub_indexes(ctx, e);
-    let deprecated = DEPRECATED
-        .iter()
-        .find(|(name, _, _)| *name == e.full_name)
-        .map(|&(_, since, by)| (since, by));
-    let doc_flags: &[&str] = match (d.doc_flags.is_empty(), deprecated) {
-        (true, Some(_)) => &["deprecated"],
-        _ => d.doc_flags,
-    };
+    let deprecated =
+        (!d.deprecated_since.is_empty()).then_some((d.deprecated_since, d.replaced_by));
+    let doc_flags = d.doc_flags;
     let n = 3
         + !d.complexity.is_empty() as usize
         + !doc_flags.is_empty() as usize
@@ -629,12 +589,48 @@ pub fn keys_and_flags(
     }
     let mut out = Vec::new();
     for ks in &specs {
+        let flags = if ks.flags.contains(&"variable_flags") {
+            variable_key_flags(spec.name, cmd).unwrap_or(ks.flags)
+        } else {
+            ks.flags
+        };
         match ks.find(cmd) {
-            Some(v) => out.extend(v.into_iter().map(|i| (i, ks.flags))),
+            Some(v) => out.extend(v.into_iter().map(|i| (i, flags))),
             None => return invalid,
         }
     }
     Ok(out)
+}
+
+/// The actual key flags of a call to a command whose key spec says
+/// `variable_flags`, decided from its arguments as Redis 7.0's
+/// `setGetKeys` / `bitfieldGetKeys` do.
+fn variable_key_flags(name: &str, cmd: &[&[u8]]) -> Option<&'static [&'static str]> {
+    const RW: &[&str] = &["RW", "access", "update"];
+    match name {
+        // SET ... GET reads the old value; plain SET overwrites it.
+        "set" => Some(if cmd.iter().skip(3).any(|a| eq_ic(a, "get")) {
+            RW
+        } else {
+            &["OW", "update"]
+        }),
+        // BITFIELD with only GET (and OVERFLOW) operations only reads.
+        "bitfield" => {
+            let mut i = 2;
+            while i < cmd.len() {
+                let rem = cmd.len() - i - 1;
+                if eq_ic(cmd[i], "get") && rem >= 2 {
+                    i += 3;
+                } else if eq_ic(cmd[i], "overflow") && rem >= 1 {
+                    i += 2;
+                } else {
+                    return Some(RW);
+                }
+            }
+            Some(&["RO", "access"])
+        }
+        _ => None,
+    }
 }
 
 fn getkeys_common(ctx: &mut Ctx, args: &[&[u8]], with_flags: bool) {
@@ -697,8 +693,8 @@ fn command_list(ctx: &mut Ctx, args: &[&[u8]]) {
         let family = std::iter::once(top).chain(subs.into_iter().map(|i| srv.table.get(i)));
         for e in family {
             let keep = match filter {
-                // Plain LIST names top-level commands only.
-                Filter::All => !e.full_name.contains('|'),
+                // Plain LIST names subcommands too, as Redis 7.0's does.
+                Filter::All => true,
                 Filter::Module => false,
                 Filter::AclCat(cat) => acl_categories(e.spec)
                     .iter()

@@ -32,6 +32,8 @@ pub mod lazyfree;
 pub mod lists;
 pub mod memory;
 pub mod memory_stats;
+#[rustfmt::skip]
+pub mod redis_meta;
 pub mod notify;
 pub mod pubsub;
 pub mod server;

@@ -12,6 +12,13 @@
 //! * `keys` uses Redis's legacy (first, last, step) triple; `last` may be
 //!   negative (counted from the end). Commands whose keys cannot be described
 //!   that way set `getkeys`.
+//! * For every command Redis 7.0 also has, the tips, key specs and the
+//!   `COMMAND DOCS` facts (since, group, doc flags, deprecation, history,
+//!   arguments) come from the generated [`crate::redis_meta`] table (see
+//!   [`Meta`]); the family modules' `cmd!` rows own arity, flags, ACL
+//!   categories, key positions, handler, summary and complexity. Values for
+//!   those facts written in a `cmd!` row only matter for petrel-only
+//!   commands (e.g. `memory|topkeys`).
 
 use crate::ctx::Ctx;
 
@@ -335,6 +342,16 @@ impl Arg {
     pub const fn token(self, token: &'static str) -> Arg {
         Arg { token, ..self }
     }
+    /// A non-`key` argument that names keys (SORT's `BY pattern`).
+    pub const fn key_spec_index(self, key_spec_index: i32) -> Arg {
+        Arg {
+            key_spec_index,
+            ..self
+        }
+    }
+    pub const fn summary(self, summary: &'static str) -> Arg {
+        Arg { summary, ..self }
+    }
     pub const fn since(self, since: &'static str) -> Arg {
         Arg { since, ..self }
     }
@@ -377,6 +394,10 @@ pub struct Docs {
     pub complexity: &'static str,
     /// "syscmd", "deprecated".
     pub doc_flags: &'static [&'static str],
+    /// Version that deprecated the command and what replaces it (both
+    /// empty unless `doc_flags` has "deprecated").
+    pub deprecated_since: &'static str,
+    pub replaced_by: &'static str,
     /// (version, change) pairs.
     pub history: &'static [(&'static str, &'static str)],
     pub args: &'static [Arg],
@@ -395,6 +416,8 @@ impl Docs {
             group,
             complexity,
             doc_flags: &[],
+            deprecated_since: "",
+            replaced_by: "",
             history: &[],
             args: &[],
         }
@@ -407,6 +430,56 @@ impl Docs {
     }
     pub const fn doc_flags(self, doc_flags: &'static [&'static str]) -> Docs {
         Docs { doc_flags, ..self }
+    }
+}
+
+/// The Redis 7.0 interface facts of one command or subcommand (its full
+/// name, e.g. `client|list`), kept in the generated [`crate::redis_meta`]
+/// table and laid over the family module's [`CommandSpec`] when the command
+/// table is built: tips, key specs and every `COMMAND DOCS` field except the
+/// summary and complexity prose.
+#[derive(Clone, Copy, Debug)]
+pub struct Meta {
+    pub name: &'static str,
+    pub tips: &'static [&'static str],
+    pub key_specs: &'static [KeySpec],
+    pub since: &'static str,
+    pub group: &'static str,
+    pub doc_flags: &'static [&'static str],
+    pub deprecated_since: &'static str,
+    pub replaced_by: &'static str,
+    pub history: &'static [(&'static str, &'static str)],
+    pub args: &'static [Arg],
+}
+
+impl Meta {
+    /// The facts of `full_name` ("get", "client|list"), if Redis 7.0 has the command.
+    pub fn lookup(full_name: &str) -> Option<&'static Meta> {
+        let table = crate::redis_meta::META;
+        table
+            .binary_search_by(|m| m.name.cmp(full_name))
+            .ok()
+            .map(|i| &table[i])
+    }
+
+    /// `spec` with these facts laid over it; arity, flags, ACL categories,
+    /// key positions, handler, summary and complexity stay `spec`'s.
+    pub fn apply(&self, spec: &CommandSpec) -> CommandSpec {
+        CommandSpec {
+            tips: self.tips,
+            key_specs: self.key_specs,
+            docs: Docs {
+                since: self.since,
+                group: self.group,
+                doc_flags: self.doc_flags,
+                deprecated_since: self.deprecated_since,
+                replaced_by: self.replaced_by,
+                history: self.history,
+                args: self.args,
+                ..spec.docs
+            },
+            ..*spec
+        }
     }
 }
 
@@ -518,6 +591,41 @@ pub fn legacy_key_indexes(k: KeyPos, argc: usize) -> Vec<usize> {
         i += k.step;
     }
     v
+}
+
+#[cfg(test)]
+mod meta_tests {
+    use super::*;
+
+    #[test]
+    fn meta_is_sorted_and_every_entry_is_a_command() {
+        let meta = crate::redis_meta::META;
+        assert!(
+            meta.windows(2).all(|w| w[0].name < w[1].name),
+            "sorted, unique"
+        );
+        let table = crate::table::CommandTable::build();
+        for m in meta {
+            let e = table
+                .by_full_name(m.name)
+                .unwrap_or_else(|| panic!("{} is not a petrel command", m.name));
+            assert_eq!(e.spec.docs.args.len(), m.args.len(), "{}", m.name);
+            assert_eq!(e.spec.key_specs.len(), m.key_specs.len(), "{}", m.name);
+        }
+    }
+
+    #[test]
+    fn key_spec_indexes_point_at_key_specs() {
+        fn check(name: &str, args: &[Arg], n: usize) {
+            for a in args {
+                assert!(a.key_spec_index < n as i32, "{name} {}", a.name);
+                check(name, a.args, n);
+            }
+        }
+        for m in crate::redis_meta::META {
+            check(m.name, m.args, m.key_specs.len());
+        }
+    }
 }
 
 #[cfg(test)]

@@ -31,7 +31,9 @@ impl Hasher for NameHasher {
 
 type HashMap<K, V> = StdHashMap<K, V, BuildHasherDefault<NameHasher>>;
 
-use crate::spec::CommandSpec;
+use std::sync::OnceLock;
+
+use crate::spec::{CommandSpec, Meta};
 use crate::stats::CommandStats;
 
 /// Every command family, in registration order.
@@ -60,6 +62,32 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     // HyperLogLog: edits sparse values exactly as Redis does (byte-identical values).
     crate::hyperloglog::COMMANDS,
 ];
+
+/// `spec` with the Redis 7.0 facts of [`crate::redis_meta`] laid over it
+/// (see [`Meta::apply`]). Each merged spec is built once per process and
+/// shared by every table.
+fn with_redis_meta(spec: &'static CommandSpec, full_name: &str) -> &'static CommandSpec {
+    static MERGED: OnceLock<StdHashMap<String, &'static CommandSpec>> = OnceLock::new();
+    let merged = MERGED.get_or_init(|| {
+        let mut m = StdHashMap::new();
+        let mut add = |spec: &'static CommandSpec, full: String| {
+            if let Some(meta) = Meta::lookup(&full) {
+                let spec: &'static CommandSpec = Box::leak(Box::new(meta.apply(spec)));
+                m.insert(full, spec);
+            }
+        };
+        for fam in FAMILIES {
+            for spec in fam.iter() {
+                add(spec, spec.name.to_string());
+                for sub in spec.subcommands {
+                    add(sub, format!("{}|{}", spec.name, sub.short_name()));
+                }
+            }
+        }
+        m
+    });
+    merged.get(full_name).copied().unwrap_or(spec)
+}
 
 /// A command or subcommand with its statistics.
 pub struct CommandEntry {
@@ -155,6 +183,7 @@ impl CommandTable {
     }
 
     fn push(&mut self, spec: &'static CommandSpec, full_name: String) -> usize {
+        let spec = with_redis_meta(spec, &full_name);
         let shards = (0..self.workers).map(|_| CommandStats::default()).collect();
         self.entries.push(CommandEntry {
             spec,
