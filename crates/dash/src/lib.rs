@@ -196,12 +196,21 @@ fn rows_for(n: usize) -> usize {
     (n * 100).div_ceil(NB * BUILD_FILL_PCT).min(C_MAX)
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Pos {
-    seg: u32,
+/// An occupied slot: the segment is named by its pointer (not its index in
+/// the segment list) so that a lookup never waits for the header line that
+/// holds the index before it can read the bucket metadata.
+struct Pos<T> {
+    seg: *mut Segment<T>,
     b: u8,
     j: u8,
 }
+
+impl<T> Clone for Pos<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Pos<T> {}
 
 /// Identifies one physical bucket (for snapshot versions). Valid until the
 /// next call that mutates the table.
@@ -239,7 +248,7 @@ pub enum Entry<'a, T, H: Fn(&T) -> u64> {
 /// An entry that exists in the table.
 pub struct OccupiedEntry<'a, T, H: Fn(&T) -> u64> {
     table: &'a mut DashTable<T, H>,
-    pos: Pos,
+    pos: Pos<T>,
 }
 
 /// A place for an entry that is absent.
@@ -278,7 +287,8 @@ impl<'a, T, H: Fn(&T) -> u64> Entry<'a, T, H> {
 
 impl<'a, T, H: Fn(&T) -> u64> OccupiedEntry<'a, T, H> {
     pub fn get(&self) -> &T {
-        self.table.at(self.pos)
+        // SAFETY: as in `DashTable::at_mut`; `&self` borrows the table.
+        unsafe { (*self.pos.seg).get(self.pos.b as usize, self.pos.j as usize) }
     }
     pub fn get_mut(&mut self) -> &mut T {
         self.table.at_mut(self.pos)
@@ -473,31 +483,23 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
     }
 
     #[inline]
-    fn at(&self, p: Pos) -> &T {
-        // SAFETY: positions are only created for occupied slots and used
-        // before any further mutation of the table.
-        unsafe { self.seg(p.seg as usize).get(p.b as usize, p.j as usize) }
+    fn at_mut(&mut self, p: Pos<T>) -> &mut T {
+        // SAFETY: positions are only created for occupied slots of live
+        // segments (from the directory) and used before any further mutation
+        // of the table; `&mut self` makes the access exclusive.
+        unsafe { (*p.seg).get_mut(p.b as usize, p.j as usize) }
     }
 
     #[inline]
-    fn at_mut(&mut self, p: Pos) -> &mut T {
-        // SAFETY: as in `at`.
-        unsafe {
-            self.seg_mut(p.seg as usize)
-                .get_mut(p.b as usize, p.j as usize)
-        }
-    }
-
-    #[inline]
-    fn find(&self, hash: u64, eq: impl FnMut(&T) -> bool) -> Option<Pos> {
-        let si = self.si_at(self.dir_index(hash));
-        self.seg(si)
-            .find(home_of(hash), fp_of(hash), eq)
-            .map(|(b, j)| Pos {
-                seg: si as u32,
-                b: b as u8,
-                j: j as u8,
-            })
+    fn find(&self, hash: u64, eq: impl FnMut(&T) -> bool) -> Option<Pos<T>> {
+        let sp = self.dir[self.dir_index(hash)];
+        // SAFETY: directory entries point to live segments (I4).
+        let seg = unsafe { &*sp };
+        seg.find(home_of(hash), fp_of(hash), eq).map(|(b, j)| Pos {
+            seg: sp,
+            b: b as u8,
+            j: j as u8,
+        })
     }
 
     pub fn get(&self, hash: u64, eq: impl FnMut(&T) -> bool) -> Option<&T> {
@@ -530,7 +532,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         self.at_mut(p)
     }
 
-    fn insert_pos(&mut self, hash: u64, value: T) -> Pos {
+    fn insert_pos(&mut self, hash: u64, value: T) -> Pos<T> {
         let home = home_of(hash);
         let fp = fp_of(hash);
         loop {
@@ -538,7 +540,6 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
             // SAFETY: directory entries point to live segments (I4) and
             // `&mut self` gives exclusive access.
             let seg = unsafe { &mut *sp };
-            let si = seg.idx as usize;
             if let Some((b, j)) = seg.place(home, fp, true) {
                 // SAFETY: `place` reserved slot (b, j): it is in a live row and
                 // marked occupied; we initialise it now.
@@ -546,7 +547,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
                 seg.len += 1;
                 self.len += 1;
                 return Pos {
-                    seg: si as u32,
+                    seg: sp,
                     b: b as u8,
                     j: j as u8,
                 };
@@ -555,6 +556,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
                 self.seg_bytes += row_bytes::<T>();
                 continue;
             }
+            let si = seg.idx as usize;
             self.split(si);
         }
     }
@@ -564,9 +566,10 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         Some(self.remove_at(p))
     }
 
-    fn remove_at(&mut self, p: Pos) -> T {
-        let si = p.seg as usize;
-        let seg = self.seg_mut(si);
+    fn remove_at(&mut self, p: Pos<T>) -> T {
+        // SAFETY: `p` names a live segment (see `at_mut`).
+        let seg = unsafe { &mut *p.seg };
+        let si = seg.idx as usize;
         // SAFETY: p is an occupied slot; `unlink` marks it free without
         // dropping, so ownership moves to the returned value.
         let v = unsafe { ptr::read(seg.slot_ptr(p.b as usize, p.j as usize)) };
