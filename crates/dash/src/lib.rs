@@ -190,6 +190,13 @@ const MERGE_MAX: usize = NB * C_MAX * 45 / 100;
 /// must need fewer rows).
 const SHRINK_PCT: usize = 90;
 
+/// Entries of the next directory built per split (see `build_next_dir`).
+#[cfg(not(test))]
+const DIR_STEP: usize = 256;
+/// Small in tests so the model tests see half-built next directories.
+#[cfg(test)]
+const DIR_STEP: usize = 1;
+
 const SIDE_WORDS: usize = (NB * C_MAX).div_ceil(64);
 
 fn rows_for(n: usize) -> usize {
@@ -226,6 +233,11 @@ pub struct DashTable<T, H: Fn(&T) -> u64> {
     /// Each points into `segs` (invariant I4).
     dir: Vec<*mut Segment<T>>,
     gd: u32,
+    /// The directory at depth `gd + 1`, built ahead of need a few entries
+    /// per split: `next_dir[2i] == next_dir[2i+1] == dir[i]` for
+    /// `i < next_dir.len() / 2` (invariant I5). When a split needs a deeper
+    /// directory this is usually complete and becomes `dir` in O(1).
+    next_dir: Vec<*mut Segment<T>>,
     /// Owned segments (from `Box::into_raw`); null = free index.
     segs: Vec<*mut Segment<T>>,
     free: Vec<u32>,
@@ -365,6 +377,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         let mut t = DashTable {
             dir: Vec::new(),
             gd: 1,
+            next_dir: Vec::new(),
             segs: Vec::new(),
             free: Vec::new(),
             len: 0,
@@ -391,6 +404,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         self.len = 0;
         let s = self.alloc_seg(Segment::new(0, 0));
         self.dir = vec![self.segs[s]; 2];
+        self.next_dir = Vec::new();
         self.depth_count[0] = 1;
     }
 
@@ -410,8 +424,8 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
 
     /// Bytes of the directory and of the segment list.
     pub fn directory_bytes(&self) -> usize {
-        self.dir.capacity() * 4
-            + self.segs.capacity() * std::mem::size_of::<Option<Box<Segment<T>>>>()
+        (self.dir.capacity() + self.next_dir.capacity()) * std::mem::size_of::<*mut Segment<T>>()
+            + self.segs.capacity() * std::mem::size_of::<*mut Segment<T>>()
             + self.free.capacity() * 4
     }
 
@@ -643,16 +657,45 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
     /// Points directory entries `r` at segment `si`.
     fn set_dir(&mut self, r: std::ops::Range<usize>, si: usize) {
         let p = self.segs[si];
+        // Keep the part of the next directory built so far in step (I5).
+        let built = self.next_dir.len() / 2;
+        if r.start < built {
+            let end = r.end.min(built);
+            self.next_dir[2 * r.start..2 * end]
+                .iter_mut()
+                .for_each(|x| *x = p);
+        }
         self.dir[r].iter_mut().for_each(|x| *x = p);
     }
 
-    fn double_dir(&mut self) {
-        let mut d = Vec::with_capacity(self.dir.len() * 2);
-        for &s in &self.dir {
-            d.push(s);
-            d.push(s);
+    /// Builds up to `n` more entries of the next (deeper) directory. Called
+    /// on every split, so the directory doubling that some later split needs
+    /// is spread over the splits before it instead of being one O(directory)
+    /// copy inside a single insert.
+    fn build_next_dir(&mut self, n: usize) {
+        let built = self.next_dir.len() / 2;
+        let end = built.saturating_add(n).min(self.dir.len());
+        if built == end {
+            return;
         }
-        self.dir = d;
+        if self.next_dir.capacity() == 0 {
+            // Only reserves address space; pages are touched as entries are
+            // written, a few per split.
+            self.next_dir.reserve_exact(2 * self.dir.len());
+        }
+        for i in built..end {
+            let s = self.dir[i];
+            self.next_dir.push(s);
+            self.next_dir.push(s);
+        }
+    }
+
+    fn double_dir(&mut self) {
+        // Normally complete already (uniform hashes split about 2^(gd-1)
+        // segments between doublings, each building DIR_STEP entries); a
+        // skewed key set can need it sooner, then the rest is copied here.
+        self.build_next_dir(usize::MAX);
+        self.dir = std::mem::take(&mut self.next_dir);
         self.gd += 1;
     }
 
@@ -660,6 +703,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         while self.gd > 1 && self.depth_count[self.gd as usize] == 0 {
             let d: Vec<*mut Segment<T>> = self.dir.iter().step_by(2).copied().collect();
             self.dir = d;
+            self.next_dir = Vec::new();
             self.gd -= 1;
         }
     }
@@ -705,6 +749,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         if d == self.gd {
             self.double_dir();
         }
+        self.build_next_dir(DIR_STEP);
         let n = self.seg(si).len as usize;
         let n0 = n - n1;
         let prefix = self.seg(si).prefix;
@@ -1175,6 +1220,14 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
     #[doc(hidden)]
     pub fn check_invariants(&self) {
         assert_eq!(self.dir.len(), 1 << self.gd);
+        assert!(self.next_dir.len() <= 2 * self.dir.len());
+        for (i, pair) in self.next_dir.chunks(2).enumerate() {
+            assert_eq!(pair.len(), 2, "next directory half-built pair");
+            assert!(
+                pair[0] == self.dir[i] && pair[1] == self.dir[i],
+                "I5: next directory stale"
+            );
+        }
         let mut i = 0;
         let mut counts = [0u32; MAX_DEPTH as usize + 1];
         let mut seen = std::collections::HashSet::new();
