@@ -173,7 +173,9 @@
 
 mod segment;
 
-use segment::{fp_of, home_of, next, prev, relocate_header, row_bytes, Segment, B, C_MAX, NB};
+use segment::{
+    fp_of, home_of, next, prev, relocate_header, row_bytes, RowPool, Segment, B, C_MAX, NB,
+};
 use std::ptr;
 
 /// Deepest local depth a segment may reach (the scan cursor keeps 56 bits of
@@ -248,6 +250,8 @@ pub struct DashTable<T, H: Fn(&T) -> u64> {
     depth_count: [u32; MAX_DEPTH as usize + 1],
     /// Merges and shrinks skip segments with a bucket version below this.
     barrier: u32,
+    /// Empty rows kept for reuse (see `RowPool`); counted in `allocated_bytes`.
+    pool: RowPool<T>,
     hasher: H,
 }
 
@@ -384,6 +388,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
             seg_bytes: 0,
             depth_count: [0; MAX_DEPTH as usize + 1],
             barrier: 0,
+            pool: RowPool::default(),
             hasher,
         };
         t.reset();
@@ -398,6 +403,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
             }
         }
         self.free = Vec::new();
+        self.pool = RowPool::default();
         self.seg_bytes = 0;
         self.depth_count = [0; MAX_DEPTH as usize + 1];
         self.gd = 1;
@@ -419,7 +425,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
     /// Exact bytes allocated by the table itself (directory + segment list +
     /// segment headers + rows), O(1). Allocator rounding is not included.
     pub fn allocated_bytes(&self) -> usize {
-        self.seg_bytes + self.directory_bytes()
+        self.seg_bytes + self.directory_bytes() + self.pool.bytes()
     }
 
     /// Bytes of the directory and of the segment list.
@@ -566,7 +572,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
                     j: j as u8,
                 };
             }
-            if seg.add_row() {
+            if seg.add_row(&mut self.pool) {
                 self.seg_bytes += row_bytes::<T>();
                 continue;
             }
@@ -769,6 +775,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
             self.set_dir(r, ei);
             return;
         }
+        let mut pool = std::mem::take(&mut self.pool);
         let parent = self.seg(si);
         let v = parent.max_version();
         let mut kids = [
@@ -777,7 +784,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         ];
         for (kid, want) in kids.iter_mut().zip([n0, n1]) {
             while (kid.nrows as usize) < rows_for(want) {
-                kid.add_row();
+                kid.add_row(&mut pool);
             }
         }
         // One pass distributes the entries (bit copies; the parent keeps
@@ -795,7 +802,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
                 }
                 let home = parent.home_of_slot(b, j);
                 let kid = &mut kids[k];
-                match kid.place_growing(home, parent.meta[b].fp[j], false) {
+                match kid.place_growing(home, parent.meta[b].fp[j], false, &mut pool) {
                     Some((db, dj)) => {
                         // SAFETY: source occupied, destination reserved, distinct
                         // allocations; ownership settles when the parent forgets.
@@ -815,13 +822,15 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
                     let i = b * C_MAX + j;
                     (side[i / 64] >> (i % 64)) & 1 == k as u64
                 };
-                kids[k] = build_positional(parent, d as u8 + 1, prefix * 2 + k as u64, sel);
+                kids[k] =
+                    build_positional(parent, d as u8 + 1, prefix * 2 + k as u64, sel, &mut pool);
             }
             kids[k].set_all_versions(v);
         }
         let mut parent = self.take_seg(si);
         parent.forget_entries();
-        drop(parent);
+        parent.recycle(&mut pool);
+        self.pool = pool;
         for kid in kids {
             let ki = self.alloc_seg(kid);
             let r = self.dir_range(self.seg(ki));
@@ -870,13 +879,25 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         let d = sa.depth as u32;
         let n = (sa.len + sb.len) as usize;
         let v = sa.max_version().max(sb.max_version());
-        let mut m = build(&[sa, sb], d as u8 - 1, sa.prefix / 2, n, |_, _, _| true)?;
+        let mut pool = std::mem::take(&mut self.pool);
+        let (sa, sb) = (self.seg(a), self.seg(b));
+        let built = build(
+            &[sa, sb],
+            d as u8 - 1,
+            sa.prefix / 2,
+            n,
+            |_, _, _| true,
+            &mut pool,
+        );
+        self.pool = pool;
+        let mut m = built?;
         m.set_all_versions(v);
         let mut x = self.take_seg(a);
         let mut y = self.take_seg(b);
         x.forget_entries();
         y.forget_entries();
-        drop((x, y));
+        x.recycle(&mut self.pool);
+        y.recycle(&mut self.pool);
         let mi = self.alloc_seg(m);
         let r = self.dir_range(self.seg(mi));
         self.set_dir(r, mi);
@@ -894,8 +915,9 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
             return;
         }
         if n == 0 {
-            let seg = self.seg_mut(si);
-            seg.free_rows_from(0);
+            let mut pool = std::mem::take(&mut self.pool);
+            self.seg_mut(si).free_rows_from(0, &mut pool);
+            self.pool = pool;
             self.seg_bytes -= c * row_bytes::<T>();
             return;
         }
@@ -903,7 +925,11 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
             return;
         }
         let v = seg.max_version();
-        let Some(mut m) = build(&[seg], seg.depth, seg.prefix, n, |_, _, _| true) else {
+        let mut pool = std::mem::take(&mut self.pool);
+        let seg = self.seg(si);
+        let built = build(&[seg], seg.depth, seg.prefix, n, |_, _, _| true, &mut pool);
+        self.pool = pool;
+        let Some(mut m) = built else {
             return;
         };
         if m.nrows as usize >= c {
@@ -913,7 +939,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         m.set_all_versions(v);
         let mut old = self.take_seg(si);
         old.forget_entries();
-        drop(old);
+        old.recycle(&mut self.pool);
         let mi = self.alloc_seg(m);
         let r = self.dir_range(self.seg(mi));
         self.set_dir(r, mi);
@@ -1303,10 +1329,11 @@ fn build<T>(
     prefix: u64,
     n: usize,
     select: impl Fn(usize, usize, usize) -> bool,
+    pool: &mut RowPool<T>,
 ) -> Option<Box<Segment<T>>> {
     let mut dst = Segment::new(depth, prefix);
     while (dst.nrows as usize) < rows_for(n) {
-        dst.add_row();
+        dst.add_row(pool);
     }
     for (k, src) in srcs.iter().enumerate() {
         for b in 0..NB {
@@ -1316,7 +1343,7 @@ fn build<T>(
                 }
                 let home = src.home_of_slot(b, j);
                 let fp = src.meta[b].fp[j];
-                match dst.place_growing(home, fp, false) {
+                match dst.place_growing(home, fp, false, pool) {
                     Some((db, dj)) => {
                         // SAFETY: source slot occupied, destination reserved;
                         // different allocations. Ownership is settled by the caller.
@@ -1327,6 +1354,7 @@ fn build<T>(
                     }
                     None => {
                         dst.forget_entries();
+                        dst.recycle(pool);
                         return None;
                     }
                 }
@@ -1343,10 +1371,11 @@ fn build_positional<T>(
     depth: u8,
     prefix: u64,
     select: impl Fn(usize, usize, usize) -> bool,
+    pool: &mut RowPool<T>,
 ) -> Box<Segment<T>> {
     let mut dst = Segment::new(depth, prefix);
     while dst.nrows < src.nrows {
-        dst.add_row();
+        dst.add_row(pool);
     }
     for b in 0..NB {
         for j in 0..src.meta[b].len as usize {
