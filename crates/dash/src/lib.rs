@@ -240,6 +240,11 @@ pub struct DashTable<T, H: Fn(&T) -> u64> {
     /// `i < next_dir.len() / 2` (invariant I5). When a split needs a deeper
     /// directory this is usually complete and becomes `dir` in O(1).
     next_dir: Vec<*mut Segment<T>>,
+    /// Directories replaced by a doubling. Freeing one is a `munmap` of up
+    /// to hundreds of KiB with glibc (~50 us at 2^15 entries), so they are
+    /// kept until the directory halves or the table is cleared or dropped;
+    /// together they are smaller than the live directory.
+    retired: Vec<Vec<*mut Segment<T>>>,
     /// Owned segments (from `Box::into_raw`); null = free index.
     segs: Vec<*mut Segment<T>>,
     free: Vec<u32>,
@@ -382,6 +387,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
             dir: Vec::new(),
             gd: 1,
             next_dir: Vec::new(),
+            retired: Vec::new(),
             segs: Vec::new(),
             free: Vec::new(),
             len: 0,
@@ -411,6 +417,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         let s = self.alloc_seg(Segment::new(0, 0));
         self.dir = vec![self.segs[s]; 2];
         self.next_dir = Vec::new();
+        self.retired = Vec::new();
         self.depth_count[0] = 1;
     }
 
@@ -430,7 +437,9 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
 
     /// Bytes of the directory and of the segment list.
     pub fn directory_bytes(&self) -> usize {
-        (self.dir.capacity() + self.next_dir.capacity()) * std::mem::size_of::<*mut Segment<T>>()
+        let retired: usize = self.retired.iter().map(|d| d.capacity()).sum();
+        (self.dir.capacity() + self.next_dir.capacity() + retired + self.retired.capacity())
+            * std::mem::size_of::<*mut Segment<T>>()
             + self.segs.capacity() * std::mem::size_of::<*mut Segment<T>>()
             + self.free.capacity() * 4
     }
@@ -701,7 +710,8 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         // segments between doublings, each building DIR_STEP entries); a
         // skewed key set can need it sooner, then the rest is copied here.
         self.build_next_dir(usize::MAX);
-        self.dir = std::mem::take(&mut self.next_dir);
+        let old = std::mem::replace(&mut self.dir, std::mem::take(&mut self.next_dir));
+        self.retired.push(old);
         self.gd += 1;
     }
 
@@ -710,6 +720,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
             let d: Vec<*mut Segment<T>> = self.dir.iter().step_by(2).copied().collect();
             self.dir = d;
             self.next_dir = Vec::new();
+            self.retired = Vec::new();
             self.gd -= 1;
         }
     }

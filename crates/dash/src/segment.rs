@@ -11,7 +11,7 @@ use std::ptr;
 #[cfg(not(test))]
 mod geometry {
     /// Physical buckets per segment (regular + stash).
-    pub const NB: usize = 64;
+    pub const NB: usize = 56;
     /// Stash buckets per segment (the last `S` physical buckets).
     pub const S: usize = 4;
     /// Most rows (slots per bucket) a segment may have before it must split.
@@ -32,6 +32,10 @@ pub(crate) const B: usize = NB - S;
 
 const _: () = assert!(C_MAX <= 16 && B <= 256 && S >= 1 && S <= 8 && B >= 3);
 const _: () = assert!(std::mem::size_of::<Meta>() == 32);
+// The production header is exactly 2 KiB (a jemalloc size class; 2,304
+// bytes would be rounded up to 2,560) and a row of 32-byte entries 1,792.
+#[cfg(not(test))]
+const _: () = assert!(std::mem::size_of::<Segment<[u64; 4]>>() == 2048);
 
 /// Metadata of one physical bucket. Slots `0..len` are occupied (packed).
 #[derive(Clone, Copy, Default)]
