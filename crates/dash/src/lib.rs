@@ -524,17 +524,18 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         let sp = self.dir[self.dir_index(hash)];
         // SAFETY: directory entries point to live segments (I4).
         let seg = unsafe { &*sp };
-        seg.find(home_of(hash), fp_of(hash), eq).map(|(b, j)| Pos {
-            seg: sp,
-            b: b as u8,
-            j: j as u8,
-        })
+        seg.find::<true>(home_of(hash), fp_of(hash), eq)
+            .map(|(b, j)| Pos {
+                seg: sp,
+                b: b as u8,
+                j: j as u8,
+            })
     }
 
     pub fn get(&self, hash: u64, eq: impl FnMut(&T) -> bool) -> Option<&T> {
         // SAFETY: directory entries point to live segments (I4).
         let seg = unsafe { &*self.dir[self.dir_index(hash)] };
-        let (b, j) = seg.find(home_of(hash), fp_of(hash), eq)?;
+        let (b, j) = seg.find::<false>(home_of(hash), fp_of(hash), eq)?;
         // SAFETY: `find` returns occupied slots.
         Some(unsafe { seg.get(b, j) })
     }

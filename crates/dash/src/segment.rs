@@ -68,18 +68,20 @@ const SFP_OVERFLOW: u8 = u8::MAX;
 
 pub(crate) type Row<T> = [MaybeUninit<T>; NB];
 
-/// `repr(C)`: the fields every insert touches (len, idx, nrows, rows) are
-/// in the first two cache lines, which lookups prefetch together with the
-/// bucket metadata.
+/// `repr(C)`: the row pointers fill the first two cache lines and the
+/// fields every insert touches (len, nrows) start the third; lookups
+/// prefetch these lines while they load the bucket metadata.
 #[repr(C, align(64))]
 pub(crate) struct Segment<T> {
+    /// `rows[j]` for `j < nrows` points to a live `Row<T>` allocation.
+    /// Exactly the first two cache lines: all a read needs besides the
+    /// bucket metadata.
+    pub rows: [*mut MaybeUninit<T>; C_MAX],
     pub len: u32,
     /// Index in the table's segment list.
     pub idx: u32,
     pub nrows: u8,
     pub depth: u8,
-    /// `rows[j]` for `j < nrows` points to a live `Row<T>` allocation.
-    pub rows: [*mut MaybeUninit<T>; C_MAX],
     /// The top `depth` hash bits shared by all entries (right-aligned).
     pub prefix: u64,
     pub meta: [Meta; NB],
@@ -338,8 +340,11 @@ impl<T> Segment<T> {
     }
 
     /// Finds an entry by home bucket, fingerprint and equality.
+    /// `WRITE`: the caller will insert or remove next, so the line with
+    /// `len`/`nrows` is prefetched too; reads prefetch only the two lines of
+    /// row pointers.
     #[inline]
-    pub fn find(
+    pub fn find<const WRITE: bool>(
         &self,
         home: usize,
         fp: u8,
@@ -348,7 +353,9 @@ impl<T> Segment<T> {
         let base = (self as *const Self).cast::<u8>();
         prefetch(base);
         prefetch(base.wrapping_add(64));
-        prefetch(base.wrapping_add(128));
+        if WRITE {
+            prefetch(base.wrapping_add(128));
+        }
         let nb = next(home);
         let m = &self.meta[home];
         // Candidates of home (bits 0..16) and of the neighbour (bits 16..32)
