@@ -12,22 +12,26 @@
 //! directory: 2^gd pointers, indexed by the top gd bits of the hash
 //!   │  (a segment of local depth d owns 2^(gd-d) consecutive, aligned entries)
 //!   ▼
-//! segment header (2.25 KiB)                        rows (one allocation each)
-//! ┌──────────────────────────────────────────┐     row 0: [slot 0 of bucket 0..64]
-//! │ meta[64]: 16 fingerprints │ displaced     │     row 1: [slot 1 of bucket 0..64]
-//! │ bits│len│stash mask│version│out (32 B)    │     ...
-//! │ stash_home[4][16]   rows[16] pointers     │     row c-1 (c = 0..=16 rows)
+//! segment header (exactly 2 KiB)                  rows (one allocation each)
+//! ┌──────────────────────────────────────────┐     row 0: [slot 0 of bucket 0..56]
+//! │ rows[16] pointers (lines 0-1)             │     row 1: [slot 1 of bucket 0..56]
+//! │ len│idx│nrows│depth│prefix (line 2)       │     ...
+//! │ meta[56]: 16 fingerprints │ displaced     │     row c-1 (c = 0..=16 rows)
+//! │ bits│len│stash mask│version│out (32 B)    │
+//! │ stash_home[4][16]                         │
 //! └──────────────────────────────────────────┘
 //! ```
 //!
-//! * A segment has 64 physical buckets: 60 regular ("home") buckets and 4
-//!   stash buckets. A bucket holds up to `c` entries, where `c` is the number
+//! * A segment has 56 physical buckets: 52 regular ("home") buckets and 4
+//!   stash buckets. 56 (not 64) makes the header exactly 2,048 bytes, a
+//!   jemalloc size class (2,304 bytes were rounded up to 2,560), and a row of
+//!   32-byte entries 1,792 bytes, also a size class. A bucket holds up to `c` entries, where `c` is the number
 //!   of **rows** the segment has allocated (0 to 16). Storage is slot-major:
-//!   row `j` holds slot `j` of every bucket (64 entries, 2 KiB for 32-byte
-//!   entries), so a segment grows by one row — 1/c more capacity — without
+//!   row `j` holds slot `j` of every bucket (56 entries, 1,792 bytes for
+//!   32-byte entries), so a segment grows by one row — 1/c more capacity — without
 //!   moving a single entry.
 //! * Hash bits: the top `gd` bits pick the directory entry; the low 32 bits
-//!   pick the home bucket (`(lo32 * 60) >> 32`); bits 32..40 are the 1-byte
+//!   pick the home bucket (`(lo32 * 52) >> 32`); bits 32..40 are the 1-byte
 //!   fingerprint. The cluster slot can therefore live in the top 14 bits: it
 //!   only decides which segment, so one slot's keys share segments and
 //!   [`DashTable::for_each_with_prefix`] touches only those.
@@ -39,22 +43,42 @@
 //!   the stash buckets holding entries of this home plus up to 6 of their
 //!   fingerprints (misses skip the stash unless one matches), and the
 //!   snapshot version.
-//! * The header's first lines hold `len`, `nrows` and the row pointers; a
-//!   lookup prefetches them while it loads the bucket metadata.
+//! * The header's first two lines are the row pointers, the third holds
+//!   `len` and `nrows`; a read prefetches the first two while it loads the
+//!   bucket metadata, a write (insert, remove, entry) all three. Positions
+//!   handed around internally name the segment by pointer, so a lookup never
+//!   waits for a header line before it can read the metadata.
 //!
 //! ## Placement and growth
 //!
 //! An insert goes, in order, to: the less loaded of its home bucket and the
 //! next bucket (balanced two-choice); else, one displacement (an entry living
 //! at home in the neighbour moves on to *its* neighbour, or an entry displaced
-//! into the home bucket moves back to its own home); else the least loaded
+//! into the home bucket moves back to its own home — the new entry takes the
+//! moved entry's slot, so no other entry moves); else the least loaded
 //! stash bucket. If all fail, the segment gets one more row; at 16 rows it
 //! **splits**: the two children (local depth + 1) are built by one pass over
 //! the parent, each sized for its entries at 90% fill, and only the directory
-//! range of that segment is rewritten. The directory doubles only when a
-//! splitting segment's depth equals the global depth (a copy of 8 bytes per
-//! directory entry, e.g. 256 KiB at 20M entries). Nothing is ever rehashed
-//! table-wide and no allocation is proportional to the number of entries.
+//! range of that segment is rewritten. Rows freed by a split (or merge,
+//! shrink) go to a small per-table pool (at most 32 rows) that the next
+//! build takes from, so a split does not pay ~34 malloc/free calls.
+//!
+//! The directory doubles only when a splitting segment's depth equals the
+//! global depth. That copy (8 bytes per entry, 512 KiB written at 2^15
+//! entries) is **not** done inside that insert: the deeper directory
+//! (`next_dir`) is built ahead of need, `DIR_STEP` (256) entries per split,
+//! and every directory write also updates its built part (invariant I5).
+//! Uniform hashes split about `2^(gd-1)` segments between two doublings,
+//! far more than the `2^gd / 256` needed, so the doubling itself is a
+//! pointer swap; a skewed key set that needs it sooner finishes the copy
+//! synchronously (the old cost). The replaced directory is not freed there
+//! either (with glibc that is a ~50 us `munmap` at 2^15 entries): retired
+//! directories, together smaller than the live one, are freed when the
+//! directory halves, on `clear` and on drop. What is left in the splitting
+//! insert is the split itself (one segment, ~900 entries) and the
+//! allocation of the next `next_dir` (address space only). Nothing is ever
+//! rehashed table-wide and no single insert does work proportional to the
+//! number of entries or segments.
 //!
 //! When removals leave a segment and its buddy (same depth, sibling prefix)
 //! with at most 45% of one full segment between them, they **merge**; a
@@ -85,19 +109,23 @@
 //! So the load factor stays between ~0.86 and ~0.97 for every segment at
 //! every size, and the table as a whole sits at 0.89-0.92 from 1M to 20M
 //! entries. For 32-byte entries the cost per entry is `32 / load` (~35.5 B)
-//! plus the header (2.25 KiB per segment of ~600-900 entries: ~3-4 B) plus
-//! the directory (~0.03 B): about 39 B per entry, 7 B of overhead
+//! plus the header (2 KiB per segment of ~550-800 entries: ~2.5-3.5 B) plus
+//! the directories (live, next, retired: ~0.05 B): about 39 B per entry,
+//! 7 B of overhead
 //! (`cargo run --release -p dash --example memory`; figures in
 //! `docs/BENCHMARKS.md`).
 //!
 //! ## Speed, and what it costs
 //!
 //! Compared with `hashbrown` (see `docs/BENCHMARKS.md`) a lookup touches one
-//! or two more cache lines (header line with the row pointers, sometimes the
-//! neighbour's metadata or the stash), inserts also pay splits (each reads
-//! and rehashes a whole segment) and removes move the bucket's last entry
-//! into the hole. The price buys the memory figures above and the absence of
-//! any whole-table rehash.
+//! or two more cache lines (the header line with its row pointer, sometimes
+//! the neighbour's metadata or the stash), and the bucket metadata is spread
+//! over the heap in 2 KiB headers between the rows, while hashbrown's
+//! control bytes are one dense array (2 MiB at 1M entries: L2-resident, so
+//! its misses cost ~15 ns against dash's ~40 ns; fewer TLB misses). Inserts
+//! also pay splits (each reads and rehashes one segment), removes move the
+//! bucket's last entry into the hole. The price buys the memory figures
+//! above and the absence of any whole-table rehash or O(n) stall.
 //!
 //! **Skew caveat.** The directory has `2^(deepest local depth)` entries. If
 //! most keys share a long hash prefix — e.g. millions of keys in one cluster
@@ -123,9 +151,15 @@
 //! * **I4** Every directory entry and every non-null entry of the segment
 //!   list points to a live segment owned by the table; the segment records
 //!   its index in that list.
+//! * **I5** The deeper directory under construction is a prefix of the
+//!   doubled directory: `next_dir[2i] == next_dir[2i+1] == dir[i]` for every
+//!   `i < next_dir.len() / 2` (so it is complete, and can replace `dir`, when
+//!   its length is `2 * dir.len()`). The model tests build it one entry per
+//!   split, so they run with half-built next directories.
 //! * `len` and the allocated-bytes counter equal the sums over segments, so
 //!   [`DashTable::len`] and [`DashTable::allocated_bytes`] are O(1) and exact
-//!   (requested sizes; allocator rounding is the allocator's business).
+//!   (requested sizes; allocator rounding is the allocator's business); the
+//!   row pool and the directories are added in.
 //!
 //! ## Scan
 //!
@@ -435,11 +469,13 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         self.seg_bytes + self.directory_bytes() + self.pool.bytes()
     }
 
-    /// Bytes of the directory and of the segment list.
+    /// Bytes of the directories (live, being built, retired) and of the
+    /// segment list.
     pub fn directory_bytes(&self) -> usize {
         let retired: usize = self.retired.iter().map(|d| d.capacity()).sum();
-        (self.dir.capacity() + self.next_dir.capacity() + retired + self.retired.capacity())
+        (self.dir.capacity() + self.next_dir.capacity() + retired)
             * std::mem::size_of::<*mut Segment<T>>()
+            + self.retired.capacity() * std::mem::size_of::<Vec<*mut Segment<T>>>()
             + self.segs.capacity() * std::mem::size_of::<*mut Segment<T>>()
             + self.free.capacity() * 4
     }
