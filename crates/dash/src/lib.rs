@@ -290,6 +290,8 @@ pub struct DashTable<T, H: Fn(&T) -> u64> {
     /// Merges and shrinks skip segments with a bucket version below this.
     barrier: u32,
     /// Empty rows kept for reuse (see `RowPool`); counted in `allocated_bytes`.
+    /// Filled by splits, emptied when removals merge or shrink segments, so
+    /// a table that shrank holds no pooled rows.
     pool: RowPool<T>,
     hasher: H,
 }
@@ -946,6 +948,8 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         y.forget_entries();
         x.recycle(&mut self.pool);
         y.recycle(&mut self.pool);
+        // The pool serves growth; once removals restructure, give it back.
+        self.pool.release();
         let mi = self.alloc_seg(m);
         let r = self.dir_range(self.seg(mi));
         self.set_dir(r, mi);
@@ -965,6 +969,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         if n == 0 {
             let mut pool = std::mem::take(&mut self.pool);
             self.seg_mut(si).free_rows_from(0, &mut pool);
+            pool.release();
             self.pool = pool;
             self.seg_bytes -= c * row_bytes::<T>();
             return;
@@ -988,6 +993,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         let mut old = self.take_seg(si);
         old.forget_entries();
         old.recycle(&mut self.pool);
+        self.pool.release();
         let mi = self.alloc_seg(m);
         let r = self.dir_range(self.seg(mi));
         self.set_dir(r, mi);

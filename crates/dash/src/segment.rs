@@ -251,15 +251,21 @@ impl<T> RowPool<T> {
     pub fn bytes(&self) -> usize {
         self.rows.len() * row_bytes::<T>()
     }
-}
 
-impl<T> Drop for RowPool<T> {
-    fn drop(&mut self) {
+    /// Frees every pooled row (and the pool's own list).
+    pub fn release(&mut self) {
         for p in self.rows.drain(..) {
             // SAFETY: pooled rows are live, empty allocations from `alloc_row`
             // owned only by the pool.
             unsafe { free_row(p) };
         }
+        self.rows = Vec::new();
+    }
+}
+
+impl<T> Drop for RowPool<T> {
+    fn drop(&mut self) {
+        self.release();
     }
 }
 
