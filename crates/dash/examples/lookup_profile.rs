@@ -30,6 +30,21 @@ fn main() {
             black_box(h.get(&key(i)));
         }
         let th = t0.elapsed().as_nanos() as f64 / probes.len() as f64;
-        println!("get_hit ns: dash {td:.1} hashbrown {th:.1}");
+        let t0 = Instant::now();
+        for &i in &probes {
+            let k = key(i + n);
+            black_box(d.get(hash_key(&k), |e| e.0 == k));
+        }
+        let tdm = t0.elapsed().as_nanos() as f64 / probes.len() as f64;
+        let t0 = Instant::now();
+        for &i in &probes {
+            black_box(h.get(&key(i + n)));
+        }
+        let thm = t0.elapsed().as_nanos() as f64 / probes.len() as f64;
+        println!(
+            "get_hit ns: dash {td:.1} hashbrown {th:.1} ({:.2}x)  get_miss ns: dash {tdm:.1} hashbrown {thm:.1} ({:.2}x)",
+            td / th,
+            tdm / thm
+        );
     }
 }

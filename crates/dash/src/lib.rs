@@ -12,22 +12,26 @@
 //! directory: 2^gd pointers, indexed by the top gd bits of the hash
 //!   │  (a segment of local depth d owns 2^(gd-d) consecutive, aligned entries)
 //!   ▼
-//! segment header (2.25 KiB)                        rows (one allocation each)
-//! ┌──────────────────────────────────────────┐     row 0: [slot 0 of bucket 0..64]
-//! │ meta[64]: 16 fingerprints │ displaced     │     row 1: [slot 1 of bucket 0..64]
-//! │ bits│len│stash mask│version│out (32 B)    │     ...
-//! │ stash_home[4][16]   rows[16] pointers     │     row c-1 (c = 0..=16 rows)
+//! segment header (exactly 2 KiB)                  rows (one allocation each)
+//! ┌──────────────────────────────────────────┐     row 0: [slot 0 of bucket 0..56]
+//! │ rows[16] pointers (lines 0-1)             │     row 1: [slot 1 of bucket 0..56]
+//! │ len│idx│nrows│depth│prefix (line 2)       │     ...
+//! │ meta[56]: 16 fingerprints │ displaced     │     row c-1 (c = 0..=16 rows)
+//! │ bits│len│stash mask│version│out (32 B)    │
+//! │ stash_home[4][16]                         │
 //! └──────────────────────────────────────────┘
 //! ```
 //!
-//! * A segment has 64 physical buckets: 60 regular ("home") buckets and 4
-//!   stash buckets. A bucket holds up to `c` entries, where `c` is the number
+//! * A segment has 56 physical buckets: 52 regular ("home") buckets and 4
+//!   stash buckets. 56 (not 64) makes the header exactly 2,048 bytes, a
+//!   jemalloc size class (2,304 bytes were rounded up to 2,560), and a row of
+//!   32-byte entries 1,792 bytes, also a size class. A bucket holds up to `c` entries, where `c` is the number
 //!   of **rows** the segment has allocated (0 to 16). Storage is slot-major:
-//!   row `j` holds slot `j` of every bucket (64 entries, 2 KiB for 32-byte
-//!   entries), so a segment grows by one row — 1/c more capacity — without
+//!   row `j` holds slot `j` of every bucket (56 entries, 1,792 bytes for
+//!   32-byte entries), so a segment grows by one row — 1/c more capacity — without
 //!   moving a single entry.
 //! * Hash bits: the top `gd` bits pick the directory entry; the low 32 bits
-//!   pick the home bucket (`(lo32 * 60) >> 32`); bits 32..40 are the 1-byte
+//!   pick the home bucket (`(lo32 * 52) >> 32`); bits 32..40 are the 1-byte
 //!   fingerprint. The cluster slot can therefore live in the top 14 bits: it
 //!   only decides which segment, so one slot's keys share segments and
 //!   [`DashTable::for_each_with_prefix`] touches only those.
@@ -39,22 +43,42 @@
 //!   the stash buckets holding entries of this home plus up to 6 of their
 //!   fingerprints (misses skip the stash unless one matches), and the
 //!   snapshot version.
-//! * The header's first lines hold `len`, `nrows` and the row pointers; a
-//!   lookup prefetches them while it loads the bucket metadata.
+//! * The header's first two lines are the row pointers, the third holds
+//!   `len` and `nrows`; a read prefetches the first two while it loads the
+//!   bucket metadata, a write (insert, remove, entry) all three. Positions
+//!   handed around internally name the segment by pointer, so a lookup never
+//!   waits for a header line before it can read the metadata.
 //!
 //! ## Placement and growth
 //!
 //! An insert goes, in order, to: the less loaded of its home bucket and the
 //! next bucket (balanced two-choice); else, one displacement (an entry living
 //! at home in the neighbour moves on to *its* neighbour, or an entry displaced
-//! into the home bucket moves back to its own home); else the least loaded
+//! into the home bucket moves back to its own home — the new entry takes the
+//! moved entry's slot, so no other entry moves); else the least loaded
 //! stash bucket. If all fail, the segment gets one more row; at 16 rows it
 //! **splits**: the two children (local depth + 1) are built by one pass over
 //! the parent, each sized for its entries at 90% fill, and only the directory
-//! range of that segment is rewritten. The directory doubles only when a
-//! splitting segment's depth equals the global depth (a copy of 8 bytes per
-//! directory entry, e.g. 256 KiB at 20M entries). Nothing is ever rehashed
-//! table-wide and no allocation is proportional to the number of entries.
+//! range of that segment is rewritten. Rows freed by a split (or merge,
+//! shrink) go to a small per-table pool (at most 32 rows) that the next
+//! build takes from, so a split does not pay ~34 malloc/free calls.
+//!
+//! The directory doubles only when a splitting segment's depth equals the
+//! global depth. That copy (8 bytes per entry, 512 KiB written at 2^15
+//! entries) is **not** done inside that insert: the deeper directory
+//! (`next_dir`) is built ahead of need, `DIR_STEP` (256) entries per split,
+//! and every directory write also updates its built part (invariant I5).
+//! Uniform hashes split about `2^(gd-1)` segments between two doublings,
+//! far more than the `2^gd / 256` needed, so the doubling itself is a
+//! pointer swap; a skewed key set that needs it sooner finishes the copy
+//! synchronously (the old cost). The replaced directory is not freed there
+//! either (with glibc that is a ~50 us `munmap` at 2^15 entries): retired
+//! directories, together smaller than the live one, are freed when the
+//! directory halves, on `clear` and on drop. What is left in the splitting
+//! insert is the split itself (one segment, ~900 entries) and the
+//! allocation of the next `next_dir` (address space only). Nothing is ever
+//! rehashed table-wide and no single insert does work proportional to the
+//! number of entries or segments.
 //!
 //! When removals leave a segment and its buddy (same depth, sibling prefix)
 //! with at most 45% of one full segment between them, they **merge**; a
@@ -85,19 +109,23 @@
 //! So the load factor stays between ~0.86 and ~0.97 for every segment at
 //! every size, and the table as a whole sits at 0.89-0.92 from 1M to 20M
 //! entries. For 32-byte entries the cost per entry is `32 / load` (~35.5 B)
-//! plus the header (2.25 KiB per segment of ~600-900 entries: ~3-4 B) plus
-//! the directory (~0.03 B): about 39 B per entry, 7 B of overhead
+//! plus the header (2 KiB per segment of ~550-800 entries: ~2.5-3.5 B) plus
+//! the directories (live, next, retired: ~0.05 B): about 39 B per entry,
+//! 7 B of overhead
 //! (`cargo run --release -p dash --example memory`; figures in
 //! `docs/BENCHMARKS.md`).
 //!
 //! ## Speed, and what it costs
 //!
 //! Compared with `hashbrown` (see `docs/BENCHMARKS.md`) a lookup touches one
-//! or two more cache lines (header line with the row pointers, sometimes the
-//! neighbour's metadata or the stash), inserts also pay splits (each reads
-//! and rehashes a whole segment) and removes move the bucket's last entry
-//! into the hole. The price buys the memory figures above and the absence of
-//! any whole-table rehash.
+//! or two more cache lines (the header line with its row pointer, sometimes
+//! the neighbour's metadata or the stash), and the bucket metadata is spread
+//! over the heap in 2 KiB headers between the rows, while hashbrown's
+//! control bytes are one dense array (2 MiB at 1M entries: L2-resident, so
+//! its misses cost ~15 ns against dash's ~40 ns; fewer TLB misses). Inserts
+//! also pay splits (each reads and rehashes one segment), removes move the
+//! bucket's last entry into the hole. The price buys the memory figures
+//! above and the absence of any whole-table rehash or O(n) stall.
 //!
 //! **Skew caveat.** The directory has `2^(deepest local depth)` entries. If
 //! most keys share a long hash prefix — e.g. millions of keys in one cluster
@@ -123,9 +151,15 @@
 //! * **I4** Every directory entry and every non-null entry of the segment
 //!   list points to a live segment owned by the table; the segment records
 //!   its index in that list.
+//! * **I5** The deeper directory under construction is a prefix of the
+//!   doubled directory: `next_dir[2i] == next_dir[2i+1] == dir[i]` for every
+//!   `i < next_dir.len() / 2` (so it is complete, and can replace `dir`, when
+//!   its length is `2 * dir.len()`). The model tests build it one entry per
+//!   split, so they run with half-built next directories.
 //! * `len` and the allocated-bytes counter equal the sums over segments, so
 //!   [`DashTable::len`] and [`DashTable::allocated_bytes`] are O(1) and exact
-//!   (requested sizes; allocator rounding is the allocator's business).
+//!   (requested sizes; allocator rounding is the allocator's business); the
+//!   row pool and the directories are added in.
 //!
 //! ## Scan
 //!
@@ -173,7 +207,9 @@
 
 mod segment;
 
-use segment::{fp_of, home_of, next, prev, relocate_header, row_bytes, Segment, B, C_MAX, NB};
+use segment::{
+    fp_of, home_of, next, prev, relocate_header, row_bytes, RowPool, Segment, B, C_MAX, NB,
+};
 use std::ptr;
 
 /// Deepest local depth a segment may reach (the scan cursor keeps 56 bits of
@@ -190,18 +226,34 @@ const MERGE_MAX: usize = NB * C_MAX * 45 / 100;
 /// must need fewer rows).
 const SHRINK_PCT: usize = 90;
 
+/// Entries of the next directory built per split (see `build_next_dir`).
+#[cfg(not(test))]
+const DIR_STEP: usize = 256;
+/// Small in tests so the model tests see half-built next directories.
+#[cfg(test)]
+const DIR_STEP: usize = 1;
+
 const SIDE_WORDS: usize = (NB * C_MAX).div_ceil(64);
 
 fn rows_for(n: usize) -> usize {
     (n * 100).div_ceil(NB * BUILD_FILL_PCT).min(C_MAX)
 }
 
-#[derive(Clone, Copy, Debug)]
-struct Pos {
-    seg: u32,
+/// An occupied slot: the segment is named by its pointer (not its index in
+/// the segment list) so that a lookup never waits for the header line that
+/// holds the index before it can read the bucket metadata.
+struct Pos<T> {
+    seg: *mut Segment<T>,
     b: u8,
     j: u8,
 }
+
+impl<T> Clone for Pos<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Pos<T> {}
 
 /// Identifies one physical bucket (for snapshot versions). Valid until the
 /// next call that mutates the table.
@@ -217,6 +269,16 @@ pub struct DashTable<T, H: Fn(&T) -> u64> {
     /// Each points into `segs` (invariant I4).
     dir: Vec<*mut Segment<T>>,
     gd: u32,
+    /// The directory at depth `gd + 1`, built ahead of need a few entries
+    /// per split: `next_dir[2i] == next_dir[2i+1] == dir[i]` for
+    /// `i < next_dir.len() / 2` (invariant I5). When a split needs a deeper
+    /// directory this is usually complete and becomes `dir` in O(1).
+    next_dir: Vec<*mut Segment<T>>,
+    /// Directories replaced by a doubling. Freeing one is a `munmap` of up
+    /// to hundreds of KiB with glibc (~50 us at 2^15 entries), so they are
+    /// kept until the directory halves or the table is cleared or dropped;
+    /// together they are smaller than the live directory.
+    retired: Vec<Vec<*mut Segment<T>>>,
     /// Owned segments (from `Box::into_raw`); null = free index.
     segs: Vec<*mut Segment<T>>,
     free: Vec<u32>,
@@ -227,6 +289,10 @@ pub struct DashTable<T, H: Fn(&T) -> u64> {
     depth_count: [u32; MAX_DEPTH as usize + 1],
     /// Merges and shrinks skip segments with a bucket version below this.
     barrier: u32,
+    /// Empty rows kept for reuse (see `RowPool`); counted in `allocated_bytes`.
+    /// Filled by splits, emptied when removals merge or shrink segments, so
+    /// a table that shrank holds no pooled rows.
+    pool: RowPool<T>,
     hasher: H,
 }
 
@@ -239,7 +305,7 @@ pub enum Entry<'a, T, H: Fn(&T) -> u64> {
 /// An entry that exists in the table.
 pub struct OccupiedEntry<'a, T, H: Fn(&T) -> u64> {
     table: &'a mut DashTable<T, H>,
-    pos: Pos,
+    pos: Pos<T>,
 }
 
 /// A place for an entry that is absent.
@@ -278,7 +344,8 @@ impl<'a, T, H: Fn(&T) -> u64> Entry<'a, T, H> {
 
 impl<'a, T, H: Fn(&T) -> u64> OccupiedEntry<'a, T, H> {
     pub fn get(&self) -> &T {
-        self.table.at(self.pos)
+        // SAFETY: as in `DashTable::at_mut`; `&self` borrows the table.
+        unsafe { (*self.pos.seg).get(self.pos.b as usize, self.pos.j as usize) }
     }
     pub fn get_mut(&mut self) -> &mut T {
         self.table.at_mut(self.pos)
@@ -355,12 +422,15 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         let mut t = DashTable {
             dir: Vec::new(),
             gd: 1,
+            next_dir: Vec::new(),
+            retired: Vec::new(),
             segs: Vec::new(),
             free: Vec::new(),
             len: 0,
             seg_bytes: 0,
             depth_count: [0; MAX_DEPTH as usize + 1],
             barrier: 0,
+            pool: RowPool::default(),
             hasher,
         };
         t.reset();
@@ -375,12 +445,15 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
             }
         }
         self.free = Vec::new();
+        self.pool = RowPool::default();
         self.seg_bytes = 0;
         self.depth_count = [0; MAX_DEPTH as usize + 1];
         self.gd = 1;
         self.len = 0;
         let s = self.alloc_seg(Segment::new(0, 0));
         self.dir = vec![self.segs[s]; 2];
+        self.next_dir = Vec::new();
+        self.retired = Vec::new();
         self.depth_count[0] = 1;
     }
 
@@ -395,13 +468,17 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
     /// Exact bytes allocated by the table itself (directory + segment list +
     /// segment headers + rows), O(1). Allocator rounding is not included.
     pub fn allocated_bytes(&self) -> usize {
-        self.seg_bytes + self.directory_bytes()
+        self.seg_bytes + self.directory_bytes() + self.pool.bytes()
     }
 
-    /// Bytes of the directory and of the segment list.
+    /// Bytes of the directories (live, being built, retired) and of the
+    /// segment list.
     pub fn directory_bytes(&self) -> usize {
-        self.dir.capacity() * 4
-            + self.segs.capacity() * std::mem::size_of::<Option<Box<Segment<T>>>>()
+        let retired: usize = self.retired.iter().map(|d| d.capacity()).sum();
+        (self.dir.capacity() + self.next_dir.capacity() + retired)
+            * std::mem::size_of::<*mut Segment<T>>()
+            + self.retired.capacity() * std::mem::size_of::<Vec<*mut Segment<T>>>()
+            + self.segs.capacity() * std::mem::size_of::<*mut Segment<T>>()
             + self.free.capacity() * 4
     }
 
@@ -473,28 +550,21 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
     }
 
     #[inline]
-    fn at(&self, p: Pos) -> &T {
-        // SAFETY: positions are only created for occupied slots and used
-        // before any further mutation of the table.
-        unsafe { self.seg(p.seg as usize).get(p.b as usize, p.j as usize) }
+    fn at_mut(&mut self, p: Pos<T>) -> &mut T {
+        // SAFETY: positions are only created for occupied slots of live
+        // segments (from the directory) and used before any further mutation
+        // of the table; `&mut self` makes the access exclusive.
+        unsafe { (*p.seg).get_mut(p.b as usize, p.j as usize) }
     }
 
     #[inline]
-    fn at_mut(&mut self, p: Pos) -> &mut T {
-        // SAFETY: as in `at`.
-        unsafe {
-            self.seg_mut(p.seg as usize)
-                .get_mut(p.b as usize, p.j as usize)
-        }
-    }
-
-    #[inline]
-    fn find(&self, hash: u64, eq: impl FnMut(&T) -> bool) -> Option<Pos> {
-        let si = self.si_at(self.dir_index(hash));
-        self.seg(si)
-            .find(home_of(hash), fp_of(hash), eq)
+    fn find(&self, hash: u64, eq: impl FnMut(&T) -> bool) -> Option<Pos<T>> {
+        let sp = self.dir[self.dir_index(hash)];
+        // SAFETY: directory entries point to live segments (I4).
+        let seg = unsafe { &*sp };
+        seg.find::<true>(home_of(hash), fp_of(hash), eq)
             .map(|(b, j)| Pos {
-                seg: si as u32,
+                seg: sp,
                 b: b as u8,
                 j: j as u8,
             })
@@ -503,7 +573,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
     pub fn get(&self, hash: u64, eq: impl FnMut(&T) -> bool) -> Option<&T> {
         // SAFETY: directory entries point to live segments (I4).
         let seg = unsafe { &*self.dir[self.dir_index(hash)] };
-        let (b, j) = seg.find(home_of(hash), fp_of(hash), eq)?;
+        let (b, j) = seg.find::<false>(home_of(hash), fp_of(hash), eq)?;
         // SAFETY: `find` returns occupied slots.
         Some(unsafe { seg.get(b, j) })
     }
@@ -530,7 +600,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         self.at_mut(p)
     }
 
-    fn insert_pos(&mut self, hash: u64, value: T) -> Pos {
+    fn insert_pos(&mut self, hash: u64, value: T) -> Pos<T> {
         let home = home_of(hash);
         let fp = fp_of(hash);
         loop {
@@ -538,7 +608,6 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
             // SAFETY: directory entries point to live segments (I4) and
             // `&mut self` gives exclusive access.
             let seg = unsafe { &mut *sp };
-            let si = seg.idx as usize;
             if let Some((b, j)) = seg.place(home, fp, true) {
                 // SAFETY: `place` reserved slot (b, j): it is in a live row and
                 // marked occupied; we initialise it now.
@@ -546,15 +615,16 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
                 seg.len += 1;
                 self.len += 1;
                 return Pos {
-                    seg: si as u32,
+                    seg: sp,
                     b: b as u8,
                     j: j as u8,
                 };
             }
-            if seg.add_row() {
+            if seg.add_row(&mut self.pool) {
                 self.seg_bytes += row_bytes::<T>();
                 continue;
             }
+            let si = seg.idx as usize;
             self.split(si);
         }
     }
@@ -564,9 +634,10 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         Some(self.remove_at(p))
     }
 
-    fn remove_at(&mut self, p: Pos) -> T {
-        let si = p.seg as usize;
-        let seg = self.seg_mut(si);
+    fn remove_at(&mut self, p: Pos<T>) -> T {
+        // SAFETY: `p` names a live segment (see `at_mut`).
+        let seg = unsafe { &mut *p.seg };
+        let si = seg.idx as usize;
         // SAFETY: p is an occupied slot; `unlink` marks it free without
         // dropping, so ownership moves to the returned value.
         let v = unsafe { ptr::read(seg.slot_ptr(p.b as usize, p.j as usize)) };
@@ -640,16 +711,46 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
     /// Points directory entries `r` at segment `si`.
     fn set_dir(&mut self, r: std::ops::Range<usize>, si: usize) {
         let p = self.segs[si];
+        // Keep the part of the next directory built so far in step (I5).
+        let built = self.next_dir.len() / 2;
+        if r.start < built {
+            let end = r.end.min(built);
+            self.next_dir[2 * r.start..2 * end]
+                .iter_mut()
+                .for_each(|x| *x = p);
+        }
         self.dir[r].iter_mut().for_each(|x| *x = p);
     }
 
-    fn double_dir(&mut self) {
-        let mut d = Vec::with_capacity(self.dir.len() * 2);
-        for &s in &self.dir {
-            d.push(s);
-            d.push(s);
+    /// Builds up to `n` more entries of the next (deeper) directory. Called
+    /// on every split, so the directory doubling that some later split needs
+    /// is spread over the splits before it instead of being one O(directory)
+    /// copy inside a single insert.
+    fn build_next_dir(&mut self, n: usize) {
+        let built = self.next_dir.len() / 2;
+        let end = built.saturating_add(n).min(self.dir.len());
+        if built == end {
+            return;
         }
-        self.dir = d;
+        if self.next_dir.capacity() == 0 {
+            // Only reserves address space; pages are touched as entries are
+            // written, a few per split.
+            self.next_dir.reserve_exact(2 * self.dir.len());
+        }
+        for i in built..end {
+            let s = self.dir[i];
+            self.next_dir.push(s);
+            self.next_dir.push(s);
+        }
+    }
+
+    fn double_dir(&mut self) {
+        // Normally complete already (uniform hashes split about 2^(gd-1)
+        // segments between doublings, each building DIR_STEP entries); a
+        // skewed key set can need it sooner, then the rest is copied here.
+        self.build_next_dir(usize::MAX);
+        let old = std::mem::replace(&mut self.dir, std::mem::take(&mut self.next_dir));
+        self.retired.push(old);
         self.gd += 1;
     }
 
@@ -657,6 +758,8 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         while self.gd > 1 && self.depth_count[self.gd as usize] == 0 {
             let d: Vec<*mut Segment<T>> = self.dir.iter().step_by(2).copied().collect();
             self.dir = d;
+            self.next_dir = Vec::new();
+            self.retired = Vec::new();
             self.gd -= 1;
         }
     }
@@ -702,6 +805,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         if d == self.gd {
             self.double_dir();
         }
+        self.build_next_dir(DIR_STEP);
         let n = self.seg(si).len as usize;
         let n0 = n - n1;
         let prefix = self.seg(si).prefix;
@@ -721,6 +825,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
             self.set_dir(r, ei);
             return;
         }
+        let mut pool = std::mem::take(&mut self.pool);
         let parent = self.seg(si);
         let v = parent.max_version();
         let mut kids = [
@@ -729,7 +834,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         ];
         for (kid, want) in kids.iter_mut().zip([n0, n1]) {
             while (kid.nrows as usize) < rows_for(want) {
-                kid.add_row();
+                kid.add_row(&mut pool);
             }
         }
         // One pass distributes the entries (bit copies; the parent keeps
@@ -747,7 +852,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
                 }
                 let home = parent.home_of_slot(b, j);
                 let kid = &mut kids[k];
-                match kid.place_growing(home, parent.meta[b].fp[j], false) {
+                match kid.place_growing(home, parent.meta[b].fp[j], false, &mut pool) {
                     Some((db, dj)) => {
                         // SAFETY: source occupied, destination reserved, distinct
                         // allocations; ownership settles when the parent forgets.
@@ -767,13 +872,15 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
                     let i = b * C_MAX + j;
                     (side[i / 64] >> (i % 64)) & 1 == k as u64
                 };
-                kids[k] = build_positional(parent, d as u8 + 1, prefix * 2 + k as u64, sel);
+                kids[k] =
+                    build_positional(parent, d as u8 + 1, prefix * 2 + k as u64, sel, &mut pool);
             }
             kids[k].set_all_versions(v);
         }
         let mut parent = self.take_seg(si);
         parent.forget_entries();
-        drop(parent);
+        parent.recycle(&mut pool);
+        self.pool = pool;
         for kid in kids {
             let ki = self.alloc_seg(kid);
             let r = self.dir_range(self.seg(ki));
@@ -822,13 +929,27 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         let d = sa.depth as u32;
         let n = (sa.len + sb.len) as usize;
         let v = sa.max_version().max(sb.max_version());
-        let mut m = build(&[sa, sb], d as u8 - 1, sa.prefix / 2, n, |_, _, _| true)?;
+        let mut pool = std::mem::take(&mut self.pool);
+        let (sa, sb) = (self.seg(a), self.seg(b));
+        let built = build(
+            &[sa, sb],
+            d as u8 - 1,
+            sa.prefix / 2,
+            n,
+            |_, _, _| true,
+            &mut pool,
+        );
+        self.pool = pool;
+        let mut m = built?;
         m.set_all_versions(v);
         let mut x = self.take_seg(a);
         let mut y = self.take_seg(b);
         x.forget_entries();
         y.forget_entries();
-        drop((x, y));
+        x.recycle(&mut self.pool);
+        y.recycle(&mut self.pool);
+        // The pool serves growth; once removals restructure, give it back.
+        self.pool.release();
         let mi = self.alloc_seg(m);
         let r = self.dir_range(self.seg(mi));
         self.set_dir(r, mi);
@@ -846,8 +967,10 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
             return;
         }
         if n == 0 {
-            let seg = self.seg_mut(si);
-            seg.free_rows_from(0);
+            let mut pool = std::mem::take(&mut self.pool);
+            self.seg_mut(si).free_rows_from(0, &mut pool);
+            pool.release();
+            self.pool = pool;
             self.seg_bytes -= c * row_bytes::<T>();
             return;
         }
@@ -855,7 +978,11 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
             return;
         }
         let v = seg.max_version();
-        let Some(mut m) = build(&[seg], seg.depth, seg.prefix, n, |_, _, _| true) else {
+        let mut pool = std::mem::take(&mut self.pool);
+        let seg = self.seg(si);
+        let built = build(&[seg], seg.depth, seg.prefix, n, |_, _, _| true, &mut pool);
+        self.pool = pool;
+        let Some(mut m) = built else {
             return;
         };
         if m.nrows as usize >= c {
@@ -865,7 +992,8 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         m.set_all_versions(v);
         let mut old = self.take_seg(si);
         old.forget_entries();
-        drop(old);
+        old.recycle(&mut self.pool);
+        self.pool.release();
         let mi = self.alloc_seg(m);
         let r = self.dir_range(self.seg(mi));
         self.set_dir(r, mi);
@@ -1172,6 +1300,14 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
     #[doc(hidden)]
     pub fn check_invariants(&self) {
         assert_eq!(self.dir.len(), 1 << self.gd);
+        assert!(self.next_dir.len() <= 2 * self.dir.len());
+        for (i, pair) in self.next_dir.chunks(2).enumerate() {
+            assert_eq!(pair.len(), 2, "next directory half-built pair");
+            assert!(
+                pair[0] == self.dir[i] && pair[1] == self.dir[i],
+                "I5: next directory stale"
+            );
+        }
         let mut i = 0;
         let mut counts = [0u32; MAX_DEPTH as usize + 1];
         let mut seen = std::collections::HashSet::new();
@@ -1247,10 +1383,11 @@ fn build<T>(
     prefix: u64,
     n: usize,
     select: impl Fn(usize, usize, usize) -> bool,
+    pool: &mut RowPool<T>,
 ) -> Option<Box<Segment<T>>> {
     let mut dst = Segment::new(depth, prefix);
     while (dst.nrows as usize) < rows_for(n) {
-        dst.add_row();
+        dst.add_row(pool);
     }
     for (k, src) in srcs.iter().enumerate() {
         for b in 0..NB {
@@ -1260,7 +1397,7 @@ fn build<T>(
                 }
                 let home = src.home_of_slot(b, j);
                 let fp = src.meta[b].fp[j];
-                match dst.place_growing(home, fp, false) {
+                match dst.place_growing(home, fp, false, pool) {
                     Some((db, dj)) => {
                         // SAFETY: source slot occupied, destination reserved;
                         // different allocations. Ownership is settled by the caller.
@@ -1271,6 +1408,7 @@ fn build<T>(
                     }
                     None => {
                         dst.forget_entries();
+                        dst.recycle(pool);
                         return None;
                     }
                 }
@@ -1287,10 +1425,11 @@ fn build_positional<T>(
     depth: u8,
     prefix: u64,
     select: impl Fn(usize, usize, usize) -> bool,
+    pool: &mut RowPool<T>,
 ) -> Box<Segment<T>> {
     let mut dst = Segment::new(depth, prefix);
     while dst.nrows < src.nrows {
-        dst.add_row();
+        dst.add_row(pool);
     }
     for b in 0..NB {
         for j in 0..src.meta[b].len as usize {

@@ -11,7 +11,7 @@ use std::ptr;
 #[cfg(not(test))]
 mod geometry {
     /// Physical buckets per segment (regular + stash).
-    pub const NB: usize = 64;
+    pub const NB: usize = 56;
     /// Stash buckets per segment (the last `S` physical buckets).
     pub const S: usize = 4;
     /// Most rows (slots per bucket) a segment may have before it must split.
@@ -32,6 +32,10 @@ pub(crate) const B: usize = NB - S;
 
 const _: () = assert!(C_MAX <= 16 && B <= 256 && S >= 1 && S <= 8 && B >= 3);
 const _: () = assert!(std::mem::size_of::<Meta>() == 32);
+// The production header is exactly 2 KiB (a jemalloc size class; 2,304
+// bytes would be rounded up to 2,560) and a row of 32-byte entries 1,792.
+#[cfg(not(test))]
+const _: () = assert!(std::mem::size_of::<Segment<[u64; 4]>>() == 2048);
 
 /// Metadata of one physical bucket. Slots `0..len` are occupied (packed).
 #[derive(Clone, Copy, Default)]
@@ -64,18 +68,20 @@ const SFP_OVERFLOW: u8 = u8::MAX;
 
 pub(crate) type Row<T> = [MaybeUninit<T>; NB];
 
-/// `repr(C)`: the fields every insert touches (len, idx, nrows, rows) are
-/// in the first two cache lines, which lookups prefetch together with the
-/// bucket metadata.
+/// `repr(C)`: the row pointers fill the first two cache lines and the
+/// fields every insert touches (len, nrows) start the third; lookups
+/// prefetch these lines while they load the bucket metadata.
 #[repr(C, align(64))]
 pub(crate) struct Segment<T> {
+    /// `rows[j]` for `j < nrows` points to a live `Row<T>` allocation.
+    /// Exactly the first two cache lines: all a read needs besides the
+    /// bucket metadata.
+    pub rows: [*mut MaybeUninit<T>; C_MAX],
     pub len: u32,
     /// Index in the table's segment list.
     pub idx: u32,
     pub nrows: u8,
     pub depth: u8,
-    /// `rows[j]` for `j < nrows` points to a live `Row<T>` allocation.
-    pub rows: [*mut MaybeUninit<T>; C_MAX],
     /// The top `depth` hash bits shared by all entries (right-aligned).
     pub prefix: u64,
     pub meta: [Meta; NB],
@@ -204,6 +210,70 @@ unsafe fn free_row<T>(p: *mut MaybeUninit<T>) {
     }
 }
 
+/// Rows freed by splits, merges and shrinks, kept for the next segment
+/// that needs rows: a split frees the parent's 16 rows just after building
+/// children that need ~18, so without the pool every split paid ~34 calls
+/// into malloc/free (and their coalescing) for 2 KiB blocks.
+pub(crate) struct RowPool<T> {
+    rows: Vec<*mut MaybeUninit<T>>,
+}
+
+/// Most rows the pool keeps (one split's worth and then some).
+const POOL_MAX: usize = 2 * C_MAX;
+
+impl<T> Default for RowPool<T> {
+    fn default() -> Self {
+        RowPool { rows: Vec::new() }
+    }
+}
+
+impl<T> RowPool<T> {
+    fn take(&mut self) -> *mut MaybeUninit<T> {
+        self.rows.pop().unwrap_or_else(alloc_row::<T>)
+    }
+
+    /// # Safety
+    /// `p` came from `alloc_row::<T>()`, holds no live entry and is not used
+    /// by the caller afterwards.
+    unsafe fn give(&mut self, p: *mut MaybeUninit<T>) {
+        if self.rows.len() < POOL_MAX {
+            if self.rows.capacity() == 0 {
+                self.rows.reserve_exact(POOL_MAX);
+            }
+            self.rows.push(p);
+        } else {
+            // SAFETY: per the contract.
+            unsafe { free_row(p) };
+        }
+    }
+
+    /// Bytes held by pooled rows.
+    pub fn bytes(&self) -> usize {
+        self.rows.len() * row_bytes::<T>()
+    }
+
+    /// Frees every pooled row (and the pool's own list).
+    pub fn release(&mut self) {
+        for p in self.rows.drain(..) {
+            // SAFETY: pooled rows are live, empty allocations from `alloc_row`
+            // owned only by the pool.
+            unsafe { free_row(p) };
+        }
+        self.rows = Vec::new();
+    }
+}
+
+impl<T> Drop for RowPool<T> {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+// SAFETY: the pool owns its (empty) rows exclusively; no `T` lives in them.
+unsafe impl<T> Send for RowPool<T> {}
+// SAFETY: `&RowPool` exposes nothing but a byte count.
+unsafe impl<T> Sync for RowPool<T> {}
+
 impl<T> Segment<T> {
     pub fn new(depth: u8, prefix: u64) -> Box<Self> {
         Box::new(Segment {
@@ -228,12 +298,12 @@ impl<T> Segment<T> {
     }
 
     /// Adds one row (one more slot in every bucket). Returns false at `C_MAX`.
-    pub fn add_row(&mut self) -> bool {
+    pub fn add_row(&mut self, pool: &mut RowPool<T>) -> bool {
         let c = self.nrows as usize;
         if c == C_MAX {
             return false;
         }
-        self.rows[c] = alloc_row::<T>();
+        self.rows[c] = pool.take();
         self.nrows += 1;
         true
     }
@@ -276,8 +346,11 @@ impl<T> Segment<T> {
     }
 
     /// Finds an entry by home bucket, fingerprint and equality.
+    /// `WRITE`: the caller will insert or remove next, so the line with
+    /// `len`/`nrows` is prefetched too; reads prefetch only the two lines of
+    /// row pointers.
     #[inline]
-    pub fn find(
+    pub fn find<const WRITE: bool>(
         &self,
         home: usize,
         fp: u8,
@@ -286,7 +359,9 @@ impl<T> Segment<T> {
         let base = (self as *const Self).cast::<u8>();
         prefetch(base);
         prefetch(base.wrapping_add(64));
-        prefetch(base.wrapping_add(128));
+        if WRITE {
+            prefetch(base.wrapping_add(128));
+        }
         let nb = next(home);
         let m = &self.meta[home];
         // Candidates of home (bits 0..16) and of the neighbour (bits 16..32)
@@ -397,14 +472,28 @@ impl<T> Segment<T> {
         self.meta[b].len -= 1;
     }
 
-    /// Moves the entry in (from_b, j) into bucket `to_b`.
-    fn move_entry(&mut self, from_b: usize, j: usize, to_b: usize, disp: bool) {
-        let fp = self.meta[from_b].fp[j];
-        let (tb, tj) = self.push(to_b, fp, disp);
-        // SAFETY: source occupied, destination freshly reserved, distinct slots;
-        // `unlink` below forgets the source without dropping it.
-        unsafe { ptr::copy_nonoverlapping(self.slot_ptr(from_b, j), self.slot_ptr(tb, tj), 1) };
-        self.unlink(from_b, j);
+    /// Moves the entry in regular bucket slot (b, j) into bucket `to_b`
+    /// and reserves (b, j) for a new entry with fingerprint `fp` (displaced
+    /// iff `disp`). The hole is reused in place rather than unlinked, which
+    /// would move the bucket's last entry into it: one cold entry line less.
+    fn displace(&mut self, b: usize, j: usize, to_b: usize, to_disp: bool, fp: u8, disp: bool) {
+        debug_assert!(b < B && to_b < B && j < self.meta[b].len as usize);
+        let old_fp = self.meta[b].fp[j];
+        let was_disp = self.meta[b].disp & (1 << j) != 0;
+        let (tb, tj) = self.push(to_b, old_fp, to_disp);
+        // SAFETY: source occupied, destination freshly reserved, distinct
+        // slots; the source slot is then reused for the caller's new entry
+        // (the caller writes it), so the moved entry is owned once.
+        unsafe { ptr::copy_nonoverlapping(self.slot_ptr(b, j), self.slot_ptr(tb, tj), 1) };
+        if was_disp {
+            self.meta[prev(b)].out -= 1;
+        }
+        if disp {
+            self.meta[prev(b)].out += 1;
+        }
+        let m = &mut self.meta[b];
+        m.fp[j] = fp;
+        m.disp = (m.disp & !(1 << j)) | ((disp as u16) << j);
     }
 
     /// Reserves a slot for an entry with this home and fingerprint, or returns
@@ -431,8 +520,9 @@ impl<T> Segment<T> {
             let m = &self.meta[nb];
             let cand = len_mask(m.len) & !(m.disp as u32);
             if cand != 0 {
-                self.move_entry(nb, cand.trailing_zeros() as usize, nn, true);
-                return Some(self.push(nb, fp, true));
+                let j = cand.trailing_zeros() as usize;
+                self.displace(nb, j, nn, true, fp, true);
+                return Some((nb, j));
             }
         }
         // Displacement 2: an entry displaced into `home` goes back to its own home.
@@ -441,8 +531,9 @@ impl<T> Segment<T> {
             let m = &self.meta[home];
             let cand = len_mask(m.len) & (m.disp as u32);
             if cand != 0 {
-                self.move_entry(home, cand.trailing_zeros() as usize, pp, false);
-                return Some(self.push(home, fp, false));
+                let j = cand.trailing_zeros() as usize;
+                self.displace(home, j, pp, false, fp, false);
+                return Some((home, j));
             }
         }
         // Stash: the least loaded stash bucket.
@@ -462,12 +553,18 @@ impl<T> Segment<T> {
     }
 
     /// Like `place`, but adds rows (up to `C_MAX`) until the entry fits.
-    pub fn place_growing(&mut self, home: usize, fp: u8, balanced: bool) -> Option<(usize, usize)> {
+    pub fn place_growing(
+        &mut self,
+        home: usize,
+        fp: u8,
+        balanced: bool,
+        pool: &mut RowPool<T>,
+    ) -> Option<(usize, usize)> {
         loop {
             if let Some(p) = self.place(home, fp, balanced) {
                 return Some(p);
             }
-            if !self.add_row() {
+            if !self.add_row(pool) {
                 return None;
             }
         }
@@ -510,16 +607,23 @@ impl<T> Segment<T> {
     }
 
     /// Frees rows beyond what is needed (all rows must be empty past `keep`).
-    pub fn free_rows_from(&mut self, keep: usize) {
+    pub fn free_rows_from(&mut self, keep: usize, pool: &mut RowPool<T>) {
         while self.nrows as usize > keep {
             let c = self.nrows as usize - 1;
             debug_assert!(self.meta.iter().all(|m| (m.len as usize) <= c));
             // SAFETY: rows[c] is a live row from alloc_row and no slot in it is
-            // occupied (all bucket lens <= c).
-            unsafe { free_row(self.rows[c]) };
+            // occupied (all bucket lens <= c); it is nulled right after.
+            unsafe { pool.give(self.rows[c]) };
             self.rows[c] = ptr::null_mut();
             self.nrows -= 1;
         }
+    }
+
+    /// Drops a segment whose entries were moved out (`forget_entries`),
+    /// handing its rows to the pool.
+    pub fn recycle(mut self: Box<Self>, pool: &mut RowPool<T>) {
+        debug_assert_eq!(self.len, 0);
+        self.free_rows_from(0, pool);
     }
 
     pub fn max_version(&self) -> u32 {
