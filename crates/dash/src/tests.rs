@@ -102,6 +102,39 @@ fn drops_everything() {
 }
 
 #[test]
+fn random_run_samples_live_entries_and_covers_the_table() {
+    let mut t = table();
+    assert_eq!(t.random_run(1, 5, |_| panic!("empty table")), 0);
+    let n = sz(1000);
+    for k in 0..n {
+        ins(&mut t, k, 0);
+    }
+    let mut seen = HashSet::new();
+    for s in 0..n {
+        let mut batch = Vec::new();
+        let got = t.random_run(mix(s), 5, |e| batch.push(e.0));
+        assert_eq!(got, 5);
+        assert_eq!(batch.len(), 5);
+        for k in batch {
+            assert!(k < n, "a live key");
+            seen.insert(k);
+        }
+    }
+    assert!(
+        seen.len() as u64 > n * 9 / 10,
+        "random_run covers the table: {}",
+        seen.len()
+    );
+    // Fewer entries than asked: at most len visits.
+    let mut small = table();
+    ins(&mut small, 1, 0);
+    ins(&mut small, 2, 0);
+    let mut v = Vec::new();
+    assert_eq!(small.random_run(3, 10, |e| v.push(e.0)), 2);
+    assert!(v.iter().all(|k| *k == 1 || *k == 2));
+}
+
+#[test]
 fn random_and_prefix() {
     let mut t = table();
     assert!(t.random(1).is_none());

@@ -409,14 +409,20 @@ impl crate::keyspace::Partition {
         if d.is_empty() || (volatile && d.expires() == 0) {
             return;
         }
-        let dense = !volatile || d.expires() * 8 >= d.len();
-        if dense {
+        if !volatile {
+            // Every key is a candidate: one run of neighbouring slots
+            // (`DashTable::random_run`) instead of n independent probes.
+            let seed = ev.rng.next();
+            d.table.random_run(seed, n, |e| f(ev, e));
+            return;
+        }
+        if d.expires() * 8 >= d.len() {
+            // Many keys have a TTL: random probes find them quickly.
             let mut got = 0;
-            let tries = if volatile { n * 16 } else { n };
-            for _ in 0..tries {
+            for _ in 0..n * 16 {
                 let seed = ev.rng.next();
                 if let Some(e) = d.table.random(seed) {
-                    if volatile && !e.has_expire() {
+                    if !e.has_expire() {
                         continue;
                     }
                     f(ev, e);
@@ -426,7 +432,7 @@ impl crate::keyspace::Partition {
                     }
                 }
             }
-            if got > 0 || !volatile {
+            if got > 0 {
                 return;
             }
         }
