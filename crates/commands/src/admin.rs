@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use crate::client::{cflag, Client};
 use crate::ctx::Ctx;
 use crate::server::Server;
-use crate::spec::{flag, Arg, ArgType, CommandSpec, Docs};
+use crate::spec::{flag, CommandSpec, Docs};
 use crate::util::eq_ic;
 
 const CONFIG_SUBS: &[CommandSpec] = &[
@@ -18,14 +18,7 @@ const CONFIG_SUBS: &[CommandSpec] = &[
             "2.0.0",
             "O(N) when N is the number of configuration parameters provided",
             "Get the values of configuration parameters",
-        )
-        .history(&[(
-            "7.0.0",
-            "Added the ability to pass multiple pattern parameters in one call",
-        )])
-        .args(&[Arg::new("parameter", ArgType::Block)
-            .multiple()
-            .of(&[Arg::new("parameter", ArgType::String)])]),
+        ),
         ..CommandSpec::new(
             "get",
             -3,
@@ -35,22 +28,11 @@ const CONFIG_SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["admin", "slow", "dangerous"],
-        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
         docs: Docs::new(
             "server",
             "2.0.0",
             "O(N) when N is the number of configuration parameters provided",
             "Set configuration parameters to the given values",
-        )
-        .history(&[(
-            "7.0.0",
-            "Added the ability to set multiple parameters in one call.",
-        )])
-        .args(
-            &[Arg::new("parameter_value", ArgType::Block).multiple().of(&[
-                Arg::new("parameter", ArgType::String),
-                Arg::new("value", ArgType::String),
-            ])],
         ),
         ..CommandSpec::new(
             "set",
@@ -110,13 +92,12 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["fast"],
-        tips: &["nondeterministic_output"],
         docs: Docs::new("server", "2.6.0", "O(1)", "Return the current server time"),
         ..CommandSpec::new("time", 1, flag::LOADING | flag::STALE | flag::FAST, time)
     },
     CommandSpec {
         acl: &["admin", "slow", "dangerous"],
-        docs: Docs::new("server", "1.0.0", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)", "Synchronously save the dataset to disk and then shut down the server").history(&[("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers.")]).args(&[Arg::new("nosave_save", ArgType::OneOf).optional().of(&[Arg::pure("nosave", "NOSAVE"), Arg::pure("save", "SAVE")]), Arg::pure("now", "NOW").since("7.0.0").optional(), Arg::pure("force", "FORCE").since("7.0.0").optional(), Arg::pure("abort", "ABORT").since("7.0.0").optional()]),
+        docs: Docs::new("server", "1.0.0", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)", "Synchronously save the dataset to disk and then shut down the server"),
         ..CommandSpec::new(
             "shutdown",
             -1,

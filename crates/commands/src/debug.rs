@@ -52,8 +52,7 @@ pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
         "1.0.0",
         "Depends on subcommand.",
         "A container for debugging commands",
-    )
-    .doc_flags(&["syscmd"]),
+    ),
     ..CommandSpec::new(
         "debug",
         -2,

@@ -8,7 +8,7 @@
 //! subcommands]`; `COMMAND DOCS` a map of name to doc map.
 
 use crate::ctx::Ctx;
-use crate::spec::{flag, Arg, ArgType, BeginSearch, CommandSpec, Docs, FindKeys, KeySpec};
+use crate::spec::{flag, BeginSearch, CommandSpec, Docs, FindKeys, KeySpec};
 use crate::table::CommandEntry;
 use crate::util::eq_ic;
 
@@ -19,35 +19,23 @@ const fn docs(since: &'static str, complexity: &'static str, summary: &'static s
     Docs::new("server", since, complexity, summary)
 }
 
-const COMMAND_NAMES: &[Arg] = &[Arg::new("command-name", ArgType::String)
-    .optional()
-    .multiple()];
-
 const SUBS: &[CommandSpec] = &[
     CommandSpec {
         acl: ACL_CONN,
-        tips: &["nondeterministic_output_order"],
         docs: docs(
             "2.8.13",
             "O(N) where N is the number of commands to look up",
             "Get array of specific Redis command details, or all when no argument is given.",
-        )
-        .history(&[(
-            "7.0.0",
-            "Allowed to be called with no argument to get info on all commands.",
-        )])
-        .args(COMMAND_NAMES),
+        ),
         ..CommandSpec::new("info", -2, F_INTRO, command_info)
     },
     CommandSpec {
         acl: ACL_CONN,
-        tips: &["nondeterministic_output_order"],
         docs: docs(
             "7.0.0",
             "O(N) where N is the number of commands to look up",
             "Get array of specific Redis command documentation",
-        )
-        .args(COMMAND_NAMES),
+        ),
         ..CommandSpec::new("docs", -2, F_INTRO, command_docs)
     },
     CommandSpec {
@@ -84,27 +72,17 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: ACL_CONN,
-        tips: &["nondeterministic_output_order"],
         docs: docs(
             "7.0.0",
             "O(N) where N is the total number of Redis commands",
             "Get an array of Redis command names",
-        )
-        .args(&[Arg::new("filterby", ArgType::OneOf)
-            .token("FILTERBY")
-            .optional()
-            .of(&[
-                Arg::new("module-name", ArgType::String).token("MODULE"),
-                Arg::new("category", ArgType::String).token("ACLCAT"),
-                Arg::new("pattern", ArgType::Pattern).token("PATTERN"),
-            ])]),
+        ),
         ..CommandSpec::new("list", -2, F_INTRO, command_list)
     },
 ];
 
 pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
     acl: ACL_CONN,
-    tips: &["nondeterministic_output_order"],
     docs: docs(
         "2.8.13",
         "O(N) where N is the total number of Redis commands",

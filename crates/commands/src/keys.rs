@@ -97,39 +97,25 @@ pub const COMMANDS: &[CommandSpec] = &[
     cmd!("renamenx", 3, flag::WRITE | flag::FAST, &["keyspace", "write", "fast"], KeyPos::range(1, 2, 1), "1.0.0", "O(1)", "Renames a key only when the target key name doesn't exist.", renamenx),
     cmd!("copy", -3, flag::WRITE | flag::DENYOOM, &["keyspace", "write", "slow"], KeyPos::range(1, 2, 1), "6.2.0", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.", "Copies the value of a key to a new key.", copy),
     cmd!("move", 3, flag::WRITE | flag::FAST, &["keyspace", "write", "fast"], KeyPos::ONE, "1.0.0", "O(1)", "Moves a key to another database.", move_cmd),
-    CommandSpec {
-        tips: &["request_policy:all_shards", "nondeterministic_output_order"],
-        ..cmd!("keys", 2, flag::READONLY, &["keyspace", "read", "slow", "dangerous"], KeyPos::NONE, "1.0.0", "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.", "Returns all key names that match a pattern.", keys)
-    },
-    CommandSpec {
-        tips: &["nondeterministic_output", "request_policy:special", "response_policy:special"],
-        ..cmd!("scan", -2, flag::READONLY, &["keyspace", "read", "slow"], KeyPos::NONE, "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.", "Iterates over the key names in the database.", scan)
-    },
-    CommandSpec {
-        tips: &["request_policy:all_shards", "response_policy:special", "nondeterministic_output"],
-        ..cmd!("randomkey", 1, flag::READONLY, &["keyspace", "read", "slow"], KeyPos::NONE, "1.0.0", "O(1)", "Returns a random key name from the database.", randomkey)
-    },
+    cmd!("keys", 2, flag::READONLY, &["keyspace", "read", "slow", "dangerous"], KeyPos::NONE, "1.0.0", "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.", "Returns all key names that match a pattern.", keys),
+    cmd!("scan", -2, flag::READONLY, &["keyspace", "read", "slow"], KeyPos::NONE, "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.", "Iterates over the key names in the database.", scan),
+    cmd!("randomkey", 1, flag::READONLY, &["keyspace", "read", "slow"], KeyPos::NONE, "1.0.0", "O(1)", "Returns a random key name from the database.", randomkey),
     cmd!("touch", -2, flag::READONLY | flag::FAST, &["keyspace", "read", "fast"], KeyPos::ALL, "3.2.1", "O(N) where N is the number of keys that will be touched.", "Returns the number of existing keys out of those specified after updating the time they were last accessed.", touch),
     CommandSpec {
         handler: None,
         subcommands: OBJECT_SUBS,
         ..cmd!("object", -2, 0, &["slow"], KeyPos::NONE, "2.2.3", "Depends on subcommand.", "A container for object introspection commands.", object_help)
     },
-    CommandSpec {
-        tips: &["request_policy:all_shards", "response_policy:agg_sum"],
-        ..cmd!("dbsize", 1, flag::READONLY | flag::FAST, &["keyspace", "read", "fast"], KeyPos::NONE, "1.0.0", "O(1)", "Returns the number of keys in the database.", dbsize)
-    },
+    cmd!("dbsize", 1, flag::READONLY | flag::FAST, &["keyspace", "read", "fast"], KeyPos::NONE, "1.0.0", "O(1)", "Returns the number of keys in the database.", dbsize),
     CommandSpec {
         docs: Docs::new("server", "4.0.0", "O(N) where N is the count of clients watching or blocking on keys from both databases.", "Swaps two Redis databases."),
         ..cmd!("swapdb", 3, flag::WRITE | flag::FAST, &["keyspace", "write", "fast", "dangerous"], KeyPos::NONE, "4.0.0", "", "", swapdb)
     },
     CommandSpec {
-        tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
         docs: Docs::new("server", "1.0.0", "O(N) where N is the number of keys in the selected database", "Remove all keys from the current database."),
         ..cmd!("flushdb", -1, flag::WRITE, &["keyspace", "write", "slow", "dangerous"], KeyPos::NONE, "1.0.0", "", "", flushdb)
     },
     CommandSpec {
-        tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
         docs: Docs::new("server", "1.0.0", "O(N) where N is the total number of keys in all databases", "Removes all keys from all databases."),
         ..cmd!("flushall", -1, flag::WRITE, &["keyspace", "write", "slow", "dangerous"], KeyPos::NONE, "1.0.0", "", "", flushall)
     },

@@ -54,7 +54,6 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["slow"],
-        tips: REPORT_TIPS,
         docs: Docs::new(
             "server",
             "4.0.0",
@@ -65,19 +64,16 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["slow"],
-        tips: REPORT_TIPS,
         docs: Docs::new("server", "4.0.0", "O(1)", "Show memory usage details"),
         ..CommandSpec::new("memory|stats", 2, 0, stats)
     },
     CommandSpec {
         acl: &["slow"],
-        tips: REPORT_TIPS,
         docs: Docs::new("server", "4.0.0", "O(1)", "Outputs memory problems report"),
         ..CommandSpec::new("memory|doctor", 2, 0, doctor)
     },
     CommandSpec {
         acl: &["slow"],
-        tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
         docs: Docs::new(
             "server",
             "4.0.0",
@@ -86,12 +82,6 @@ const SUBS: &[CommandSpec] = &[
         ),
         ..CommandSpec::new("memory|purge", 2, 0, purge)
     },
-];
-
-const REPORT_TIPS: &[&str] = &[
-    "nondeterministic_output",
-    "request_policy:all_shards",
-    "response_policy:special",
 ];
 
 pub const COMMANDS: &[CommandSpec] = &[CommandSpec {

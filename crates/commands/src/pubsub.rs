@@ -549,7 +549,6 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["pubsub", "fast"],
-        tips: &[],
         docs: Docs::new("pubsub", "2.0.0", "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).", "Posts a message to a channel."),
         ..CommandSpec::new("publish", 3, flag::PUBSUB | flag::LOADING | flag::STALE | flag::FAST | flag::MAY_REPLICATE, publish)
     },

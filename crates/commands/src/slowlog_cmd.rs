@@ -3,38 +3,25 @@
 //! `slowlog-log-slower-than` microseconds.
 
 use crate::ctx::Ctx;
-use crate::spec::{flag, Arg, ArgType, CommandSpec, Docs};
+use crate::spec::{flag, CommandSpec, Docs};
 
 const F: u32 = flag::ADMIN | flag::LOADING | flag::STALE;
-const TIPS_ALL: &[&str] = &["request_policy:all_nodes", "response_policy:all_succeeded"];
 
 const SUBS: &[CommandSpec] = &[
     CommandSpec {
-        tips: &["request_policy:all_nodes", "nondeterministic_output"],
         docs: Docs::new(
             "server",
             "2.2.12",
             "O(N) where N is the number of entries returned",
             "Get the slow log's entries",
-        )
-        .history(&[(
-            "4.0.0",
-            "Added client IP address, port and name to the reply.",
-        )])
-        .args(&[Arg::new("count", ArgType::Integer).optional()]),
+        ),
         ..CommandSpec::new("get", -2, F, slowlog_get)
     },
     CommandSpec {
-        tips: &[
-            "request_policy:all_nodes",
-            "response_policy:agg_sum",
-            "nondeterministic_output",
-        ],
         docs: Docs::new("server", "2.2.12", "O(1)", "Get the slow log's length"),
         ..CommandSpec::new("len", 2, F, slowlog_len)
     },
     CommandSpec {
-        tips: TIPS_ALL,
         docs: Docs::new(
             "server",
             "2.2.12",

@@ -614,6 +614,48 @@ mod meta_tests {
         }
     }
 
+    /// Rows of commands Redis 7.0 has must not set what [`Meta::apply`]
+    /// overrides: such data would be dead, and would invite edits in the
+    /// wrong place (regenerate `redis_meta.rs` instead).
+    #[test]
+    fn rows_of_redis_commands_leave_overridden_facts_to_meta() {
+        fn check(spec: &CommandSpec, full: &str, bad: &mut Vec<String>) {
+            if Meta::lookup(full).is_none() {
+                return;
+            }
+            let d = &spec.docs;
+            let set = [
+                ("tips", !spec.tips.is_empty()),
+                ("key_specs", !spec.key_specs.is_empty()),
+                ("doc_flags", !d.doc_flags.is_empty()),
+                ("deprecated_since", !d.deprecated_since.is_empty()),
+                ("replaced_by", !d.replaced_by.is_empty()),
+                ("history", !d.history.is_empty()),
+                ("args", !d.args.is_empty()),
+            ];
+            for (what, _) in set.iter().filter(|(_, s)| *s) {
+                bad.push(format!("{full}: {what}"));
+            }
+        }
+        let mut bad = Vec::new();
+        for fam in crate::table::FAMILIES {
+            for spec in fam.iter() {
+                check(spec, spec.name, &mut bad);
+                for sub in spec.subcommands {
+                    check(
+                        sub,
+                        &format!("{}|{}", spec.name, sub.short_name()),
+                        &mut bad,
+                    );
+                }
+            }
+        }
+        assert!(
+            bad.is_empty(),
+            "set in a cmd! row but taken from redis_meta.rs: {bad:#?}"
+        );
+    }
+
     #[test]
     fn key_spec_indexes_point_at_key_specs() {
         fn check(name: &str, args: &[Arg], n: usize) {
