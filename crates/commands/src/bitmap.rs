@@ -30,10 +30,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["write", "bitmap", "slow"],
         keys: KeyPos::ONE,
-        docs: Docs::new(
-            "bitmap",
-            "2.2.0",
-            "O(1)",
+        docs: Docs::new("O(1)",
             "Sets or clears the bit at offset in the string value stored at key",
         ),
         ..CommandSpec::new("setbit", 4, flag::WRITE | flag::DENYOOM, setbit)
@@ -41,10 +38,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["read", "bitmap", "fast"],
         keys: KeyPos::ONE,
-        docs: Docs::new(
-            "bitmap",
-            "2.2.0",
-            "O(1)",
+        docs: Docs::new("O(1)",
             "Returns the bit value at offset in the string value stored at key",
         ),
         ..CommandSpec::new("getbit", 3, flag::READONLY | flag::FAST, getbit)
@@ -52,16 +46,13 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["read", "bitmap", "slow"],
         keys: KeyPos::ONE,
-        docs: Docs::new("bitmap", "2.6.0", "O(N)", "Count set bits in a string"),
+        docs: Docs::new("O(N)", "Count set bits in a string"),
         ..CommandSpec::new("bitcount", -2, flag::READONLY, bitcount)
     },
     CommandSpec {
         acl: &["read", "bitmap", "slow"],
         keys: KeyPos::ONE,
-        docs: Docs::new(
-            "bitmap",
-            "2.8.7",
-            "O(N)",
+        docs: Docs::new("O(N)",
             "Find first bit set or clear in a string",
         ),
         ..CommandSpec::new("bitpos", -3, flag::READONLY, bitpos)
@@ -69,10 +60,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["write", "bitmap", "slow"],
         keys: KeyPos::range(2, -1, 1),
-        docs: Docs::new(
-            "bitmap",
-            "2.6.0",
-            "O(N)",
+        docs: Docs::new("O(N)",
             "Perform bitwise operations between strings",
         ),
         ..CommandSpec::new("bitop", -4, flag::WRITE | flag::DENYOOM, bitop)
@@ -80,10 +68,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["write", "bitmap", "slow"],
         keys: KeyPos::ONE,
-        docs: Docs::new(
-            "bitmap",
-            "3.2.0",
-            "O(1) for each subcommand specified",
+        docs: Docs::new("O(1) for each subcommand specified",
             "Perform arbitrary bitfield integer operations on strings",
         ),
         ..CommandSpec::new("bitfield", -2, flag::WRITE | flag::DENYOOM, bitfield)
@@ -91,10 +76,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["read", "bitmap", "fast"],
         keys: KeyPos::ONE,
-        docs: Docs::new(
-            "bitmap",
-            "6.0.0",
-            "O(1) for each subcommand specified",
+        docs: Docs::new("O(1) for each subcommand specified",
             "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD",
         ),
         ..CommandSpec::new("bitfield_ro", -2, flag::READONLY | flag::FAST, bitfield_ro)

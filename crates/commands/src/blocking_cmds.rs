@@ -16,51 +16,51 @@ use crate::util::{eq_ic, ERR_SYNTAX, ERR_WRONGTYPE};
 
 const F: u32 = flag::WRITE | flag::NOSCRIPT | flag::BLOCKING;
 macro_rules! spec {
-    ($name:expr, $arity:expr, $flags:expr, $acl:expr, $keys:expr, $group:expr, $since:expr, $cx:expr, $sum:expr, $h:expr) => {
+    ($name:expr, $arity:expr, $flags:expr, $acl:expr, $keys:expr, $cx:expr, $sum:expr, $h:expr) => {
         CommandSpec {
             acl: $acl,
             keys: $keys,
-            docs: Docs::new($group, $since, $cx, $sum),
+            docs: Docs::new($cx, $sum),
             ..CommandSpec::new($name, $arity, $flags, $h)
         }
     };
 }
 
 pub const COMMANDS: &[CommandSpec] = &[
-    spec!("blpop", -3, F, &["write", "list", "slow", "blocking"], KeyPos::range(1, -2, 1), "list", "2.0.0",
+    spec!("blpop", -3, F, &["write", "list", "slow", "blocking"], KeyPos::range(1, -2, 1),
         "O(N) where N is the number of provided keys.",
         "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
         blpop),
-    spec!("brpop", -3, F, &["write", "list", "slow", "blocking"], KeyPos::range(1, -2, 1), "list", "2.0.0",
+    spec!("brpop", -3, F, &["write", "list", "slow", "blocking"], KeyPos::range(1, -2, 1),
         "O(N) where N is the number of provided keys.",
         "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
         brpop),
-    spec!("blmove", 6, F | flag::DENYOOM, &["write", "list", "slow", "blocking"], KeyPos::range(1, 2, 1), "list", "6.2.0",
+    spec!("blmove", 6, F | flag::DENYOOM, &["write", "list", "slow", "blocking"], KeyPos::range(1, 2, 1),
         "O(1)",
         "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.",
         blmove),
-    spec!("brpoplpush", 4, F | flag::DENYOOM, &["write", "list", "slow", "blocking"], KeyPos::range(1, 2, 1), "list", "2.2.0",
+    spec!("brpoplpush", 4, F | flag::DENYOOM, &["write", "list", "slow", "blocking"], KeyPos::range(1, 2, 1),
         "O(1)",
         "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.",
         brpoplpush),
     CommandSpec {
         getkeys: Some(mpop_keys),
-        ..spec!("blmpop", -5, flag::WRITE | flag::BLOCKING | flag::MOVABLEKEYS, &["write", "list", "slow", "blocking"], KeyPos::NONE, "list", "7.0.0",
+        ..spec!("blmpop", -5, flag::WRITE | flag::BLOCKING | flag::MOVABLEKEYS, &["write", "list", "slow", "blocking"], KeyPos::NONE,
             "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
             "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
             blmpop)
     },
-    spec!("bzpopmin", -3, F | flag::FAST, &["write", "sortedset", "fast", "blocking"], KeyPos::range(1, -2, 1), "sorted_set", "5.0.0",
+    spec!("bzpopmin", -3, F | flag::FAST, &["write", "sortedset", "fast", "blocking"], KeyPos::range(1, -2, 1),
         "O(log(N)) with N being the number of elements in the sorted set.",
         "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
         bzpopmin),
-    spec!("bzpopmax", -3, F | flag::FAST, &["write", "sortedset", "fast", "blocking"], KeyPos::range(1, -2, 1), "sorted_set", "5.0.0",
+    spec!("bzpopmax", -3, F | flag::FAST, &["write", "sortedset", "fast", "blocking"], KeyPos::range(1, -2, 1),
         "O(log(N)) with N being the number of elements in the sorted set.",
         "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.",
         bzpopmax),
     CommandSpec {
         getkeys: Some(mpop_keys),
-        ..spec!("bzmpop", -5, flag::WRITE | flag::BLOCKING | flag::MOVABLEKEYS, &["write", "sortedset", "slow", "blocking"], KeyPos::NONE, "sorted_set", "7.0.0",
+        ..spec!("bzmpop", -5, flag::WRITE | flag::BLOCKING | flag::MOVABLEKEYS, &["write", "sortedset", "slow", "blocking"], KeyPos::NONE,
             "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
             "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
             bzmpop)

@@ -26,18 +26,13 @@ const ACL_CONN: &[&str] = &["connection"];
 const F_CONN: u32 = flag::NOSCRIPT | flag::LOADING | flag::STALE;
 const F_ADMIN: u32 = flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE;
 
-const fn docs(since: &'static str, complexity: &'static str, summary: &'static str) -> Docs {
-    Docs::new("connection", since, complexity, summary)
-}
-
 const ON_OFF: &[Arg] =
     &[Arg::new("enabled", ArgType::OneOf).of(&[Arg::pure("on", "ON"), Arg::pure("off", "OFF")])];
 
 const SUBS: &[CommandSpec] = &[
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "5.0.0",
+        docs: Docs::new(
             "O(log N) where N is the number of client connections",
             "Unblocks a client blocked by a blocking command from a different connection.",
         ),
@@ -45,8 +40,7 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "6.2.0",
+        docs: Docs::new(
             "O(1)",
             "Returns information about the current client connection.",
         ),
@@ -54,13 +48,12 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs("2.6.9", "O(1)", "Get the current connection name"),
+        docs: Docs::new("O(1)", "Get the current connection name"),
         ..CommandSpec::new("getname", 2, F_CONN, client_getname)
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "7.0.0",
+        docs: Docs::new(
             "O(1)",
             "Set client eviction mode for the current connection",
         ),
@@ -68,7 +61,8 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
+        docs: Docs::petrel(
+            "connection",
             "7.2.0",
             "O(1)",
             "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
@@ -78,17 +72,12 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "5.0.0",
-            "O(1)",
-            "Show helpful text about the different subcommands",
-        ),
+        docs: Docs::new("O(1)", "Show helpful text about the different subcommands"),
         ..CommandSpec::new("help", 2, flag::LOADING | flag::STALE, client_help)
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "2.4.0",
+        docs: Docs::new(
             "O(N) where N is the number of client connections",
             "Kill the connection of a client",
         ),
@@ -96,22 +85,19 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "3.2.0",
-            "O(1)",
-            "Instruct the server whether to reply to commands",
-        ),
+        docs: Docs::new("O(1)", "Instruct the server whether to reply to commands"),
         ..CommandSpec::new("reply", 3, F_CONN, client_reply)
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs("2.6.9", "O(1)", "Set the current connection name"),
+        docs: Docs::new("O(1)", "Set the current connection name"),
         ..CommandSpec::new("setname", 3, F_CONN, client_setname)
     },
     CommandSpec {
         acl: ACL_CONN,
         tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
-        docs: docs(
+        docs: Docs::petrel(
+            "connection",
             "7.2.0",
             "O(1)",
             "Sets information specific to the client or connection.",
@@ -124,8 +110,7 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "6.2.0",
+        docs: Docs::new(
             "O(N) Where N is the number of paused clients",
             "Resume processing of clients that were paused",
         ),
@@ -133,17 +118,12 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "5.0.0",
-            "O(1)",
-            "Returns the client ID for the current connection",
-        ),
+        docs: Docs::new("O(1)", "Returns the client ID for the current connection"),
         ..CommandSpec::new("id", 2, F_CONN, client_id)
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "2.9.50",
+        docs: Docs::new(
             "O(1)",
             "Stop processing commands from clients for some time",
         ),
@@ -151,8 +131,7 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "2.4.0",
+        docs: Docs::new(
             "O(N) where N is the number of client connections",
             "Get the list of client connections",
         ),
@@ -161,8 +140,7 @@ const SUBS: &[CommandSpec] = &[
 ];
 
 pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
-    docs: docs(
-        "2.4.0",
+    docs: Docs::new(
         "Depends on subcommand.",
         "A container for client connection commands",
     ),

@@ -14,17 +14,17 @@ use crate::util::eq_ic;
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["fast", "connection"],
-        docs: Docs::new("connection", "1.0.0", "O(1)", "Ping the server"),
+        docs: Docs::new("O(1)", "Ping the server"),
         ..CommandSpec::new("ping", -1, flag::FAST | flag::SUBSCRIBED_OK, ping)
     },
     CommandSpec {
         acl: &["fast", "connection"],
-        docs: Docs::new("connection", "1.0.0", "O(1)", "Echo the given string"),
+        docs: Docs::new("O(1)", "Echo the given string"),
         ..CommandSpec::new("echo", 2, flag::LOADING | flag::STALE | flag::FAST, echo)
     },
     CommandSpec {
         acl: &["fast", "connection"],
-        docs: Docs::new("connection", "1.0.0", "O(1)", "Close the connection"),
+        docs: Docs::new("O(1)", "Close the connection"),
         ..CommandSpec::new(
             "quit",
             -1,
@@ -40,7 +40,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["fast", "connection"],
-        docs: Docs::new("connection", "6.2.0", "O(1)", "Reset the connection"),
+        docs: Docs::new("O(1)", "Reset the connection"),
         ..CommandSpec::new(
             "reset",
             1,
@@ -56,7 +56,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["fast", "connection"],
-        docs: Docs::new("connection", "6.0.0", "O(1)", "Handshake with Redis"),
+        docs: Docs::new("O(1)", "Handshake with Redis"),
         ..CommandSpec::new(
             "hello",
             -1,
@@ -73,8 +73,6 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["fast", "connection"],
         docs: Docs::new(
-            "connection",
-            "1.0.0",
             "O(N) where N is the number of passwords defined for the user",
             "Authenticate to the server",
         ),
@@ -94,8 +92,6 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["fast", "connection"],
         docs: Docs::new(
-            "connection",
-            "1.0.0",
             "O(1)",
             "Change the selected database for the current connection",
         ),

@@ -48,8 +48,6 @@ pub const CORE: &[DebugSub] = &[
 pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
     acl: &["admin", "slow", "dangerous"],
     docs: Docs::new(
-        "server",
-        "1.0.0",
         "Depends on subcommand.",
         "A container for debugging commands",
     ),

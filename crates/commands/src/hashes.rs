@@ -41,22 +41,22 @@ macro_rules! cmd {
 }
 
 pub const COMMANDS: &[CommandSpec] = &[
-    cmd!("hdel", -3, flag::WRITE | flag::FAST, WRITE_FAST, Docs::new("hash", "2.0.0", "O(N) where N is the number of fields to be removed.", "Delete one or more hash fields"), hdel),
-    cmd!("hexists", 3, RF, READ_FAST, Docs::new("hash", "2.0.0", "O(1)", "Determine if a hash field exists"), hexists),
-    cmd!("hget", 3, RF, READ_FAST, Docs::new("hash", "2.0.0", "O(1)", "Get the value of a hash field"), hget),
-    cmd!("hgetall", 2, R, READ_SLOW, Docs::new("hash", "2.0.0", "O(N) where N is the size of the hash.", "Get all the fields and values in a hash"), hgetall),
-    cmd!("hincrby", 4, WF, WRITE_FAST, Docs::new("hash", "2.0.0", "O(1)", "Increment the integer value of a hash field by the given number"), hincrby),
-    cmd!("hincrbyfloat", 4, WF, WRITE_FAST, Docs::new("hash", "2.6.0", "O(1)", "Increment the float value of a hash field by the given amount"), hincrbyfloat),
-    cmd!("hkeys", 2, R, READ_SLOW, Docs::new("hash", "2.0.0", "O(N) where N is the size of the hash.", "Get all the fields in a hash"), hkeys),
-    cmd!("hlen", 2, RF, READ_FAST, Docs::new("hash", "2.0.0", "O(1)", "Get the number of fields in a hash"), hlen),
-    cmd!("hmget", -3, RF, READ_FAST, Docs::new("hash", "2.0.0", "O(N) where N is the number of fields being requested.", "Get the values of all the given hash fields"), hmget),
-    cmd!("hmset", -4, WF, WRITE_FAST, Docs::new("hash", "2.0.0", "O(N) where N is the number of fields being set.", "Set multiple hash fields to multiple values"), hmset),
-    cmd!("hrandfield", -2, R, READ_SLOW, Docs::new("hash", "6.2.0", "O(N) where N is the number of fields returned", "Get one or multiple random fields from a hash"), hrandfield),
-    cmd!("hscan", -3, R, READ_SLOW, Docs::new("hash", "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..", "Incrementally iterate hash fields and associated values"), hscan),
-    cmd!("hset", -4, WF, WRITE_FAST, Docs::new("hash", "2.0.0", "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.", "Set the string value of a hash field"), hset),
-    cmd!("hsetnx", 4, WF, WRITE_FAST, Docs::new("hash", "2.0.0", "O(1)", "Set the value of a hash field, only if the field does not exist"), hsetnx),
-    cmd!("hstrlen", 3, RF, READ_FAST, Docs::new("hash", "3.2.0", "O(1)", "Get the length of the value of a hash field"), hstrlen),
-    cmd!("hvals", 2, R, READ_SLOW, Docs::new("hash", "2.0.0", "O(N) where N is the size of the hash.", "Get all the values in a hash"), hvals),
+    cmd!("hdel", -3, flag::WRITE | flag::FAST, WRITE_FAST, Docs::new("O(N) where N is the number of fields to be removed.", "Delete one or more hash fields"), hdel),
+    cmd!("hexists", 3, RF, READ_FAST, Docs::new("O(1)", "Determine if a hash field exists"), hexists),
+    cmd!("hget", 3, RF, READ_FAST, Docs::new("O(1)", "Get the value of a hash field"), hget),
+    cmd!("hgetall", 2, R, READ_SLOW, Docs::new("O(N) where N is the size of the hash.", "Get all the fields and values in a hash"), hgetall),
+    cmd!("hincrby", 4, WF, WRITE_FAST, Docs::new("O(1)", "Increment the integer value of a hash field by the given number"), hincrby),
+    cmd!("hincrbyfloat", 4, WF, WRITE_FAST, Docs::new("O(1)", "Increment the float value of a hash field by the given amount"), hincrbyfloat),
+    cmd!("hkeys", 2, R, READ_SLOW, Docs::new("O(N) where N is the size of the hash.", "Get all the fields in a hash"), hkeys),
+    cmd!("hlen", 2, RF, READ_FAST, Docs::new("O(1)", "Get the number of fields in a hash"), hlen),
+    cmd!("hmget", -3, RF, READ_FAST, Docs::new("O(N) where N is the number of fields being requested.", "Get the values of all the given hash fields"), hmget),
+    cmd!("hmset", -4, WF, WRITE_FAST, Docs::new("O(N) where N is the number of fields being set.", "Set multiple hash fields to multiple values"), hmset),
+    cmd!("hrandfield", -2, R, READ_SLOW, Docs::new("O(N) where N is the number of fields returned", "Get one or multiple random fields from a hash"), hrandfield),
+    cmd!("hscan", -3, R, READ_SLOW, Docs::new("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..", "Incrementally iterate hash fields and associated values"), hscan),
+    cmd!("hset", -4, WF, WRITE_FAST, Docs::new("O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.", "Set the string value of a hash field"), hset),
+    cmd!("hsetnx", 4, WF, WRITE_FAST, Docs::new("O(1)", "Set the value of a hash field, only if the field does not exist"), hsetnx),
+    cmd!("hstrlen", 3, RF, READ_FAST, Docs::new("O(1)", "Get the length of the value of a hash field"), hstrlen),
+    cmd!("hvals", 2, R, READ_SLOW, Docs::new("O(N) where N is the size of the hash.", "Get all the values in a hash"), hvals),
 ];
 
 // ------------------------------------------------------------------ helpers

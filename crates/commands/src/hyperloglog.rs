@@ -30,10 +30,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["write", "hyperloglog", "fast"],
         keys: KeyPos::ONE,
-        docs: Docs::new(
-            "hyperloglog",
-            "2.8.9",
-            "O(1) to add every element.",
+        docs: Docs::new("O(1) to add every element.",
             "Adds the specified elements to the specified HyperLogLog.",
         ),
         ..CommandSpec::new(
@@ -46,10 +43,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["read", "hyperloglog", "slow"],
         keys: KeyPos::ALL,
-        docs: Docs::new(
-            "hyperloglog",
-            "2.8.9",
-            "O(1) with a very small average constant time when called with a single key. O(N) with N being the number of keys, and much bigger constant times, when called with multiple keys.",
+        docs: Docs::new("O(1) with a very small average constant time when called with a single key. O(N) with N being the number of keys, and much bigger constant times, when called with multiple keys.",
             "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).",
         ),
         ..CommandSpec::new(
@@ -62,10 +56,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["write", "hyperloglog", "slow"],
         keys: KeyPos::ALL,
-        docs: Docs::new(
-            "hyperloglog",
-            "2.8.9",
-            "O(N) to merge N HyperLogLogs, but with high constant times.",
+        docs: Docs::new("O(N) to merge N HyperLogLogs, but with high constant times.",
             "Merge N different HyperLogLogs into a single one.",
         ),
         ..CommandSpec::new("pfmerge", -2, flag::WRITE | flag::DENYOOM, pfmerge)
@@ -73,10 +64,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["write", "hyperloglog", "admin", "slow", "dangerous"],
         keys: KeyPos::range(2, 2, 1),
-        docs: Docs::new(
-            "hyperloglog",
-            "2.8.9",
-            "N/A",
+        docs: Docs::new("N/A",
             "Internal commands for debugging HyperLogLog values",
         ),
         ..CommandSpec::new(
@@ -88,10 +76,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["hyperloglog", "admin", "slow", "dangerous"],
-        docs: Docs::new(
-            "hyperloglog",
-            "2.8.9",
-            "N/A",
+        docs: Docs::new("N/A",
             "An internal command for testing HyperLogLog values",
         ),
         ..CommandSpec::new("pfselftest", 1, flag::ADMIN, pfselftest)

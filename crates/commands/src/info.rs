@@ -26,12 +26,7 @@ use crate::spec::{flag, CommandSpec, Docs};
 
 pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
     acl: &["dangerous"],
-    docs: Docs::new(
-        "server",
-        "1.0.0",
-        "O(1)",
-        "Get information and statistics about the server",
-    ),
+    docs: Docs::new("O(1)", "Get information and statistics about the server"),
     ..CommandSpec::new(
         "info",
         -1,

@@ -15,15 +15,10 @@ use crate::util::eq_ic;
 const F_INTRO: u32 = flag::LOADING | flag::STALE;
 const ACL_CONN: &[&str] = &["connection"];
 
-const fn docs(since: &'static str, complexity: &'static str, summary: &'static str) -> Docs {
-    Docs::new("server", since, complexity, summary)
-}
-
 const SUBS: &[CommandSpec] = &[
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "2.8.13",
+        docs: Docs::new(
             "O(N) where N is the number of commands to look up",
             "Get array of specific Redis command details, or all when no argument is given.",
         ),
@@ -31,8 +26,7 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "7.0.0",
+        docs: Docs::new(
             "O(N) where N is the number of commands to look up",
             "Get array of specific Redis command documentation",
         ),
@@ -40,8 +34,7 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "2.8.13",
+        docs: Docs::new(
             "O(N) where N is the number of arguments to the command",
             "Extract keys given a full Redis command",
         ),
@@ -49,8 +42,7 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "7.0.0",
+        docs: Docs::new(
             "O(N) where N is the number of arguments to the command",
             "Extract keys and access flags given a full Redis command",
         ),
@@ -58,22 +50,17 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "5.0.0",
-            "O(1)",
-            "Show helpful text about the different subcommands",
-        ),
+        docs: Docs::new("O(1)", "Show helpful text about the different subcommands"),
         ..CommandSpec::new("help", 2, F_INTRO, command_help)
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs("2.8.13", "O(1)", "Get total number of Redis commands"),
+        docs: Docs::new("O(1)", "Get total number of Redis commands"),
         ..CommandSpec::new("count", 2, F_INTRO, command_count)
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "7.0.0",
+        docs: Docs::new(
             "O(N) where N is the total number of Redis commands",
             "Get an array of Redis command names",
         ),
@@ -83,8 +70,7 @@ const SUBS: &[CommandSpec] = &[
 
 pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
     acl: ACL_CONN,
-    docs: docs(
-        "2.8.13",
+    docs: Docs::new(
         "O(N) where N is the total number of Redis commands",
         "Get array of Redis command details",
     ),

@@ -15,68 +15,42 @@ use crate::table::CommandEntry;
 
 const F: u32 = flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE;
 
-const fn docs(since: &'static str, complexity: &'static str, summary: &'static str) -> Docs {
-    Docs::new("server", since, complexity, summary)
-}
-
 const SUBS: &[CommandSpec] = &[
     CommandSpec {
-        docs: docs(
-            "7.0.0",
+        docs: Docs::new(
             "O(N) where N is the number of commands with latency information being retrieved.",
             "Return the cumulative distribution of latencies of a subset of commands or all.",
         ),
         ..CommandSpec::new("histogram", -2, F, latency_histogram)
     },
     CommandSpec {
-        docs: docs(
-            "2.8.13",
-            "O(1)",
-            "Return a human readable latency analysis report.",
-        ),
+        docs: Docs::new("O(1)", "Return a human readable latency analysis report."),
         ..CommandSpec::new("doctor", 2, F, latency_doctor)
     },
     CommandSpec {
-        docs: docs(
-            "2.8.13",
-            "O(1)",
-            "Return the latest latency samples for all events.",
-        ),
+        docs: Docs::new("O(1)", "Return the latest latency samples for all events."),
         ..CommandSpec::new("latest", 2, F, latency_latest)
     },
     CommandSpec {
-        docs: docs(
-            "2.8.13",
-            "O(1)",
-            "Return timestamp-latency samples for the event.",
-        ),
+        docs: Docs::new("O(1)", "Return timestamp-latency samples for the event."),
         ..CommandSpec::new("history", 3, F, latency_history)
     },
     CommandSpec {
-        docs: docs("2.8.13", "O(1)", "Return a latency graph for the event."),
+        docs: Docs::new("O(1)", "Return a latency graph for the event."),
         ..CommandSpec::new("graph", 3, F, latency_graph)
     },
     CommandSpec {
-        docs: docs(
-            "2.8.13",
-            "O(1)",
-            "Reset latency data for one or more events.",
-        ),
+        docs: Docs::new("O(1)", "Reset latency data for one or more events."),
         ..CommandSpec::new("reset", -2, F, latency_reset)
     },
     CommandSpec {
-        docs: docs(
-            "2.8.13",
-            "O(1)",
-            "Show helpful text about the different subcommands.",
-        ),
+        docs: Docs::new("O(1)", "Show helpful text about the different subcommands."),
         ..CommandSpec::new("help", 2, flag::LOADING | flag::STALE, latency_help)
     },
 ];
 
 pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
-    docs: docs(
-        "2.8.13",
+    docs: Docs::new(
         "Depends on subcommand.",
         "A container for latency diagnostics commands",
     ),

@@ -40,10 +40,6 @@ macro_rules! cmd {
     };
 }
 
-const fn docs(since: &'static str, cx: &'static str, sum: &'static str) -> Docs {
-    Docs::new("set", since, cx, sum)
-}
-
 const W: u32 = flag::WRITE;
 const R: u32 = flag::READONLY;
 const F: u32 = flag::FAST;
@@ -51,58 +47,58 @@ const D: u32 = flag::DENYOOM;
 
 pub const COMMANDS: &[CommandSpec] = &[
     cmd!("sadd", -3, W | D | F, &["write", "set", "fast"], KeyPos::ONE,
-        docs("1.0.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", "Add one or more members to a set"),
+        Docs::new("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", "Add one or more members to a set"),
         sadd),
     cmd!("scard", 2, R | F, &["read", "set", "fast"], KeyPos::ONE,
-        docs("1.0.0", "O(1)", "Get the number of members in a set"),
+        Docs::new("O(1)", "Get the number of members in a set"),
         scard),
     cmd!("sdiff", -2, R, &["read", "set", "slow"], KeyPos::ALL,
-        docs("1.0.0", CX_N_ALL, "Subtract multiple sets"),
+        Docs::new(CX_N_ALL, "Subtract multiple sets"),
         sdiff),
     cmd!("sdiffstore", -3, W | D, &["write", "set", "slow"], KeyPos::ALL,
-        docs("1.0.0", CX_N_ALL, "Subtract multiple sets and store the resulting set in a key"),
+        Docs::new(CX_N_ALL, "Subtract multiple sets and store the resulting set in a key"),
         sdiffstore),
     cmd!("sinter", -2, R, &["read", "set", "slow"], KeyPos::ALL,
-        docs("1.0.0", CX_INTER, "Intersect multiple sets"),
+        Docs::new(CX_INTER, "Intersect multiple sets"),
         sinter),
     CommandSpec {
         getkeys: Some(sintercard_keys),
         ..cmd!("sintercard", -3, R | flag::MOVABLEKEYS, &["read", "set", "slow"], KeyPos::NONE,
-            docs("7.0.0", CX_INTER, "Intersect multiple sets and return the cardinality of the result"),
+            Docs::new(CX_INTER, "Intersect multiple sets and return the cardinality of the result"),
             sintercard)
     },
     cmd!("sinterstore", -3, W | D, &["write", "set", "slow"], KeyPos::ALL,
-        docs("1.0.0", CX_INTER, "Intersect multiple sets and store the resulting set in a key"),
+        Docs::new(CX_INTER, "Intersect multiple sets and store the resulting set in a key"),
         sinterstore),
     cmd!("sismember", 3, R | F, &["read", "set", "fast"], KeyPos::ONE,
-        docs("1.0.0", "O(1)", "Determine if a given value is a member of a set"),
+        Docs::new("O(1)", "Determine if a given value is a member of a set"),
         sismember),
     cmd!("smembers", 2, R, &["read", "set", "slow"], KeyPos::ONE,
-        docs("1.0.0", "O(N) where N is the set cardinality.", "Get all the members in a set"),
+        Docs::new("O(N) where N is the set cardinality.", "Get all the members in a set"),
         smembers),
     cmd!("smismember", -3, R | F, &["read", "set", "fast"], KeyPos::ONE,
-        docs("6.2.0", "O(N) where N is the number of elements being checked for membership", "Returns the membership associated with the given elements for a set"),
+        Docs::new("O(N) where N is the number of elements being checked for membership", "Returns the membership associated with the given elements for a set"),
         smismember),
     cmd!("smove", 4, W | F, &["write", "set", "fast"], KeyPos::range(1, 2, 1),
-        docs("1.0.0", "O(1)", "Move a member from one set to another"),
+        Docs::new("O(1)", "Move a member from one set to another"),
         smove),
     cmd!("spop", -2, W | F, &["write", "set", "fast"], KeyPos::ONE,
-        docs("1.0.0", "Without the count argument O(1), otherwise O(N) where N is the value of the passed count.", "Remove and return one or multiple random members from a set"),
+        Docs::new("Without the count argument O(1), otherwise O(N) where N is the value of the passed count.", "Remove and return one or multiple random members from a set"),
         spop),
     cmd!("srandmember", -2, R, &["read", "set", "slow"], KeyPos::ONE,
-        docs("1.0.0", "Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count.", "Get one or multiple random members from a set"),
+        Docs::new("Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count.", "Get one or multiple random members from a set"),
         srandmember),
     cmd!("srem", -3, W | F, &["write", "set", "fast"], KeyPos::ONE,
-        docs("1.0.0", "O(N) where N is the number of members to be removed.", "Remove one or more members from a set"),
+        Docs::new("O(N) where N is the number of members to be removed.", "Remove one or more members from a set"),
         srem),
     cmd!("sscan", -3, R, &["read", "set", "slow"], KeyPos::ONE,
-        docs("2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..", "Incrementally iterate Set elements"),
+        Docs::new("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..", "Incrementally iterate Set elements"),
         sscan),
     cmd!("sunion", -2, R, &["read", "set", "slow"], KeyPos::ALL,
-        docs("1.0.0", CX_N_ALL, "Add multiple sets"),
+        Docs::new(CX_N_ALL, "Add multiple sets"),
         sunion),
     cmd!("sunionstore", -3, W | D, &["write", "set", "slow"], KeyPos::ALL,
-        docs("1.0.0", CX_N_ALL, "Add multiple sets and store the resulting set in a key"),
+        Docs::new(CX_N_ALL, "Add multiple sets and store the resulting set in a key"),
         sunionstore),
 ];
 

@@ -10,41 +10,30 @@ const F: u32 = flag::ADMIN | flag::LOADING | flag::STALE;
 const SUBS: &[CommandSpec] = &[
     CommandSpec {
         docs: Docs::new(
-            "server",
-            "2.2.12",
             "O(N) where N is the number of entries returned",
             "Get the slow log's entries",
         ),
         ..CommandSpec::new("get", -2, F, slowlog_get)
     },
     CommandSpec {
-        docs: Docs::new("server", "2.2.12", "O(1)", "Get the slow log's length"),
+        docs: Docs::new("O(1)", "Get the slow log's length"),
         ..CommandSpec::new("len", 2, F, slowlog_len)
     },
     CommandSpec {
         docs: Docs::new(
-            "server",
-            "2.2.12",
             "O(N) where N is the number of entries in the slowlog",
             "Clear all entries from the slow log",
         ),
         ..CommandSpec::new("reset", 2, F, slowlog_reset)
     },
     CommandSpec {
-        docs: Docs::new(
-            "server",
-            "6.2.0",
-            "O(1)",
-            "Show helpful text about the different subcommands",
-        ),
+        docs: Docs::new("O(1)", "Show helpful text about the different subcommands"),
         ..CommandSpec::new("help", 2, flag::LOADING | flag::STALE, slowlog_help)
     },
 ];
 
 pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
     docs: Docs::new(
-        "server",
-        "2.2.12",
         "Depends on subcommand.",
         "A container for slow log commands",
     ),

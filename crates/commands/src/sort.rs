@@ -39,14 +39,14 @@ pub const COMMANDS: &[CommandSpec] = &[
         acl: &["write", "set", "sortedset", "list", "slow", "dangerous"],
         keys: KeyPos::ONE,
         getkeys: Some(sort_keys),
-        docs: Docs::new("generic", "1.0.0", "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).", "Sort the elements in a list, set or sorted set"),
+        docs: Docs::new("O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).", "Sort the elements in a list, set or sorted set"),
         ..CommandSpec::new("sort", -2, flag::WRITE | flag::DENYOOM, sort)
     },
     CommandSpec {
         acl: &["read", "set", "sortedset", "list", "slow", "dangerous"],
         keys: KeyPos::ONE,
         getkeys: Some(sort_ro_keys),
-        docs: Docs::new("generic", "7.0.0", "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).", "Sort the elements in a list, set or sorted set. Read-only variant of SORT."),
+        docs: Docs::new("O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).", "Sort the elements in a list, set or sorted set. Read-only variant of SORT."),
         ..CommandSpec::new("sort_ro", -2, flag::READONLY, sort_ro)
     },
 ];
