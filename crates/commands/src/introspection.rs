@@ -1,7 +1,10 @@
 //! `COMMAND` and its subcommands (COUNT, INFO, DOCS, GETKEYS,
-//! GETKEYSANDFLAGS, LIST, HELP), generated from the [`CommandSpec`] data so
-//! that what clients learn (arity, flags, key positions, key specs, ACL
-//! categories, tips) is exactly what the dispatcher enforces.
+//! GETKEYSANDFLAGS, LIST, HELP), generated from the command table's
+//! [`CommandSpec`]s (the `cmd!` rows with the Redis 7.0 facts of
+//! [`crate::redis_meta`] laid over them; see [`crate::spec`] for which
+//! source owns what) so that what clients learn (arity, flags, key
+//! positions, key specs, ACL categories, tips) is exactly what the
+//! dispatcher enforces.
 //!
 //! Reply shapes follow Redis 7.0: `COMMAND INFO` gives per command
 //! `[name, arity, flags, first, last, step, acl-categories, tips, key-specs,
@@ -166,8 +169,8 @@ pub fn flag_names(spec: &CommandSpec) -> Vec<&'static str> {
         .collect()
 }
 
-/// The key specs of a command: the declared ones, or one derived from the
-/// legacy (first, last, step) triple.
+/// The key specs of a command: Redis 7.0's (or a petrel-only row's), or
+/// one derived from the legacy (first, last, step) triple.
 pub fn key_specs(spec: &CommandSpec) -> Vec<KeySpec> {
     if !spec.key_specs.is_empty() {
         return spec.key_specs.to_vec();
