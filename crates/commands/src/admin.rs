@@ -7,25 +7,16 @@ use std::sync::atomic::Ordering::Relaxed;
 use crate::client::{cflag, Client};
 use crate::ctx::Ctx;
 use crate::server::Server;
-use crate::spec::{flag, Arg, ArgType, CommandSpec, Docs};
+use crate::spec::{flag, CommandSpec, Docs};
 use crate::util::eq_ic;
 
 const CONFIG_SUBS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["admin", "slow", "dangerous"],
         docs: Docs::new(
-            "server",
-            "2.0.0",
             "O(N) when N is the number of configuration parameters provided",
             "Get the values of configuration parameters",
-        )
-        .history(&[(
-            "7.0.0",
-            "Added the ability to pass multiple pattern parameters in one call",
-        )])
-        .args(&[Arg::new("parameter", ArgType::Block)
-            .multiple()
-            .of(&[Arg::new("parameter", ArgType::String)])]),
+        ),
         ..CommandSpec::new(
             "get",
             -3,
@@ -35,22 +26,9 @@ const CONFIG_SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["admin", "slow", "dangerous"],
-        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
         docs: Docs::new(
-            "server",
-            "2.0.0",
             "O(N) when N is the number of configuration parameters provided",
             "Set configuration parameters to the given values",
-        )
-        .history(&[(
-            "7.0.0",
-            "Added the ability to set multiple parameters in one call.",
-        )])
-        .args(
-            &[Arg::new("parameter_value", ArgType::Block).multiple().of(&[
-                Arg::new("parameter", ArgType::String),
-                Arg::new("value", ArgType::String),
-            ])],
         ),
         ..CommandSpec::new(
             "set",
@@ -61,12 +39,7 @@ const CONFIG_SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["admin", "slow", "dangerous"],
-        docs: Docs::new(
-            "server",
-            "2.0.0",
-            "O(1)",
-            "Reset the stats returned by INFO",
-        ),
+        docs: Docs::new("O(1)", "Reset the stats returned by INFO"),
         ..CommandSpec::new(
             "resetstat",
             2,
@@ -77,8 +50,6 @@ const CONFIG_SUBS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["admin", "slow", "dangerous"],
         docs: Docs::new(
-            "server",
-            "2.8.0",
             "O(1)",
             "Rewrite the configuration file with the in memory configuration",
         ),
@@ -91,32 +62,26 @@ const CONFIG_SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["slow"],
-        docs: Docs::new(
-            "server",
-            "5.0.0",
-            "O(1)",
-            "Show helpful text about the different subcommands",
-        ),
+        docs: Docs::new("O(1)", "Show helpful text about the different subcommands"),
         ..CommandSpec::new("help", 2, flag::LOADING | flag::STALE, config_help)
     },
 ];
 
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
-        docs: Docs::new("server", "2.0.0", "Depends on subcommand.", "A container for server configuration commands"),
+        docs: Docs::new("Depends on subcommand.", "A container for server configuration commands"),
         handler: None,
         subcommands: CONFIG_SUBS,
         ..CommandSpec::new("config", -2, 0, config_help)
     },
     CommandSpec {
         acl: &["fast"],
-        tips: &["nondeterministic_output"],
-        docs: Docs::new("server", "2.6.0", "O(1)", "Return the current server time"),
+        docs: Docs::new("O(1)", "Return the current server time"),
         ..CommandSpec::new("time", 1, flag::LOADING | flag::STALE | flag::FAST, time)
     },
     CommandSpec {
         acl: &["admin", "slow", "dangerous"],
-        docs: Docs::new("server", "1.0.0", "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)", "Synchronously save the dataset to disk and then shut down the server").history(&[("7.0.0", "Added the `NOW`, `FORCE` and `ABORT` modifiers.")]).args(&[Arg::new("nosave_save", ArgType::OneOf).optional().of(&[Arg::pure("nosave", "NOSAVE"), Arg::pure("save", "SAVE")]), Arg::pure("now", "NOW").since("7.0.0").optional(), Arg::pure("force", "FORCE").since("7.0.0").optional(), Arg::pure("abort", "ABORT").since("7.0.0").optional()]),
+        docs: Docs::new("O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)", "Synchronously save the dataset to disk and then shut down the server"),
         ..CommandSpec::new(
             "shutdown",
             -1,
@@ -126,7 +91,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["admin", "slow", "dangerous"],
-        docs: Docs::new("server", "1.0.0", "", "Listen for all requests received by the server in real time"),
+        docs: Docs::new("", "Listen for all requests received by the server in real time"),
         ..CommandSpec::new("monitor", 1, flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE, monitor)
     },
 ];

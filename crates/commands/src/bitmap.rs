@@ -18,7 +18,7 @@ use store::{CompactValue, Key};
 
 use crate::ctx::Ctx;
 use crate::notify;
-use crate::spec::{flag, Arg, ArgType, CommandSpec, Docs, KeyPos, KeySpec};
+use crate::spec::{flag, CommandSpec, Docs, KeyPos};
 use crate::util::{eq_ic, parse_i64, ERR_NOT_INT, ERR_WRONGTYPE};
 
 const ERR_BIT_OFFSET: &str = "ERR bit offset is not an integer or out of range";
@@ -26,188 +26,59 @@ const ERR_BIT_VALUE: &str = "ERR bit is not an integer or out of range";
 const ERR_BF_TYPE: &str =
     "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
 
-const RW_ACCESS_UPDATE: &[KeySpec] = &[KeySpec::single(&["RW", "access", "update"], 1)];
-const RO_ACCESS: &[KeySpec] = &[KeySpec::single(&["RO", "access"], 1)];
-
-const INDEX_UNIT: Arg = Arg::new("index_unit", ArgType::OneOf)
-    .since("7.0.0")
-    .optional()
-    .of(&[Arg::pure("byte", "BYTE"), Arg::pure("bit", "BIT")]);
-
-const BITCOUNT_ARGS: &[Arg] = &[
-    Arg::key("key", 0),
-    Arg::new("index", ArgType::Block).optional().of(&[
-        Arg::new("start", ArgType::Integer),
-        Arg::new("end", ArgType::Integer),
-        INDEX_UNIT,
-    ]),
-];
-
-const BITPOS_ARGS: &[Arg] = &[
-    Arg::key("key", 0),
-    Arg::new("bit", ArgType::Integer),
-    Arg::new("index", ArgType::Block).optional().of(&[
-        Arg::new("start", ArgType::Integer),
-        Arg::new("end_index", ArgType::Block)
-            .optional()
-            .of(&[Arg::new("end", ArgType::Integer), INDEX_UNIT]),
-    ]),
-];
-
-const BITFIELD_ARGS: &[Arg] = &[
-    Arg::key("key", 0),
-    Arg::new("operation", ArgType::OneOf)
-        .optional()
-        .multiple()
-        .of(&[
-            Arg::new("encoding_offset", ArgType::Block)
-                .token("GET")
-                .of(&[
-                    Arg::new("encoding", ArgType::String),
-                    Arg::new("offset", ArgType::Integer),
-                ]),
-            Arg::new("write", ArgType::Block).of(&[
-                Arg::new("wrap_sat_fail", ArgType::OneOf)
-                    .token("OVERFLOW")
-                    .optional()
-                    .of(&[
-                        Arg::pure("wrap", "WRAP"),
-                        Arg::pure("sat", "SAT"),
-                        Arg::pure("fail", "FAIL"),
-                    ]),
-                Arg::new("write_operation", ArgType::OneOf).of(&[
-                    Arg::new("encoding_offset_value", ArgType::Block)
-                        .token("SET")
-                        .of(&[
-                            Arg::new("encoding", ArgType::String),
-                            Arg::new("offset", ArgType::Integer),
-                            Arg::new("value", ArgType::Integer),
-                        ]),
-                    Arg::new("encoding_offset_increment", ArgType::Block)
-                        .token("INCRBY")
-                        .of(&[
-                            Arg::new("encoding", ArgType::String),
-                            Arg::new("offset", ArgType::Integer),
-                            Arg::new("increment", ArgType::Integer),
-                        ]),
-                ]),
-            ]),
-        ]),
-];
-
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["write", "bitmap", "slow"],
         keys: KeyPos::ONE,
-        key_specs: RW_ACCESS_UPDATE,
-        docs: Docs::new(
-            "bitmap",
-            "2.2.0",
-            "O(1)",
+        docs: Docs::new("O(1)",
             "Sets or clears the bit at offset in the string value stored at key",
-        )
-        .args(&[
-            Arg::key("key", 0),
-            Arg::new("offset", ArgType::Integer),
-            Arg::new("value", ArgType::Integer),
-        ]),
+        ),
         ..CommandSpec::new("setbit", 4, flag::WRITE | flag::DENYOOM, setbit)
     },
     CommandSpec {
         acl: &["read", "bitmap", "fast"],
         keys: KeyPos::ONE,
-        key_specs: RO_ACCESS,
-        docs: Docs::new(
-            "bitmap",
-            "2.2.0",
-            "O(1)",
+        docs: Docs::new("O(1)",
             "Returns the bit value at offset in the string value stored at key",
-        )
-        .args(&[Arg::key("key", 0), Arg::new("offset", ArgType::Integer)]),
+        ),
         ..CommandSpec::new("getbit", 3, flag::READONLY | flag::FAST, getbit)
     },
     CommandSpec {
         acl: &["read", "bitmap", "slow"],
         keys: KeyPos::ONE,
-        key_specs: RO_ACCESS,
-        docs: Docs::new("bitmap", "2.6.0", "O(N)", "Count set bits in a string")
-            .history(&[("7.0.0", "Added the `BYTE|BIT` option.")])
-            .args(BITCOUNT_ARGS),
+        docs: Docs::new("O(N)", "Count set bits in a string"),
         ..CommandSpec::new("bitcount", -2, flag::READONLY, bitcount)
     },
     CommandSpec {
         acl: &["read", "bitmap", "slow"],
         keys: KeyPos::ONE,
-        key_specs: RO_ACCESS,
-        docs: Docs::new(
-            "bitmap",
-            "2.8.7",
-            "O(N)",
+        docs: Docs::new("O(N)",
             "Find first bit set or clear in a string",
-        )
-        .history(&[("7.0.0", "Added the `BYTE|BIT` option.")])
-        .args(BITPOS_ARGS),
+        ),
         ..CommandSpec::new("bitpos", -3, flag::READONLY, bitpos)
     },
     CommandSpec {
         acl: &["write", "bitmap", "slow"],
         keys: KeyPos::range(2, -1, 1),
-        key_specs: &[
-            KeySpec::single(&["OW", "update"], 2),
-            KeySpec::range(&["RO", "access"], 3, -1, 1),
-        ],
-        docs: Docs::new(
-            "bitmap",
-            "2.6.0",
-            "O(N)",
+        docs: Docs::new("O(N)",
             "Perform bitwise operations between strings",
-        )
-        .args(&[
-            Arg::new("operation", ArgType::String),
-            Arg::key("destkey", 0),
-            Arg::key("key", 1).multiple(),
-        ]),
+        ),
         ..CommandSpec::new("bitop", -4, flag::WRITE | flag::DENYOOM, bitop)
     },
     CommandSpec {
         acl: &["write", "bitmap", "slow"],
         keys: KeyPos::ONE,
-        key_specs: &[KeySpec {
-            notes: "This command allows both access and modification of the key",
-            flags: &["RW", "access", "update", "variable_flags"],
-            ..KeySpec::single(&[], 1)
-        }],
-        docs: Docs::new(
-            "bitmap",
-            "3.2.0",
-            "O(1) for each subcommand specified",
+        docs: Docs::new("O(1) for each subcommand specified",
             "Perform arbitrary bitfield integer operations on strings",
-        )
-        .args(BITFIELD_ARGS),
+        ),
         ..CommandSpec::new("bitfield", -2, flag::WRITE | flag::DENYOOM, bitfield)
     },
     CommandSpec {
         acl: &["read", "bitmap", "fast"],
         keys: KeyPos::ONE,
-        key_specs: RO_ACCESS,
-        docs: Docs::new(
-            "bitmap",
-            "6.0.0",
-            "O(1) for each subcommand specified",
+        docs: Docs::new("O(1) for each subcommand specified",
             "Perform arbitrary bitfield integer operations on strings. Read-only variant of BITFIELD",
-        )
-        .args(&[
-            Arg::key("key", 0),
-            Arg::new("encoding_offset", ArgType::Block)
-                .token("GET")
-                .optional()
-                .multiple()
-                .multiple_token()
-                .of(&[
-                    Arg::new("encoding", ArgType::String),
-                    Arg::new("offset", ArgType::Integer),
-                ]),
-        ]),
+        ),
         ..CommandSpec::new("bitfield_ro", -2, flag::READONLY | flag::FAST, bitfield_ro)
     },
 ];

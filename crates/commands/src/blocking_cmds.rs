@@ -11,90 +11,59 @@ use std::sync::Arc;
 
 use crate::blocking::{self, BlockOp, Waiter};
 use crate::ctx::Ctx;
-use crate::spec::{flag, Arg, ArgType, CommandSpec, Docs, FindKeys, KeyPos, KeySpec};
+use crate::spec::{flag, CommandSpec, Docs, KeyPos};
 use crate::util::{eq_ic, ERR_SYNTAX, ERR_WRONGTYPE};
 
 const F: u32 = flag::WRITE | flag::NOSCRIPT | flag::BLOCKING;
-const DELETE: &[&str] = &["RW", "access", "delete"];
-const POP_SPECS: &[KeySpec] = &[KeySpec::range(DELETE, 1, -2, 1)];
-const MOVE_SPECS: &[KeySpec] = &[
-    KeySpec::single(DELETE, 1),
-    KeySpec::single(&["RW", "insert"], 2),
-];
-const MPOP_SPECS: &[KeySpec] = &[KeySpec {
-    notes: "",
-    flags: DELETE,
-    begin: crate::spec::BeginSearch::Index(2),
-    find: FindKeys::Keynum {
-        keynumidx: 0,
-        firstkey: 1,
-        keystep: 1,
-    },
-}];
-
-const KEYS_TIMEOUT: &[Arg] = &[
-    Arg::key("key", 0).multiple(),
-    Arg::new("timeout", ArgType::Double),
-];
-
 macro_rules! spec {
-    ($name:expr, $arity:expr, $flags:expr, $acl:expr, $keys:expr, $specs:expr, $group:expr, $since:expr, $cx:expr, $sum:expr, $args:expr, $h:expr) => {
+    ($name:expr, $arity:expr, $flags:expr, $acl:expr, $keys:expr, $cx:expr, $sum:expr, $h:expr) => {
         CommandSpec {
             acl: $acl,
             keys: $keys,
-            key_specs: $specs,
-            docs: Docs::new($group, $since, $cx, $sum).args($args),
+            docs: Docs::new($cx, $sum),
             ..CommandSpec::new($name, $arity, $flags, $h)
         }
     };
 }
 
-const MPOP_ARGS_LIST: &[Arg] = &[
-    Arg::new("timeout", ArgType::Double),
-    Arg::new("numkeys", ArgType::Integer),
-    Arg::key("key", 0).multiple(),
-];
-
 pub const COMMANDS: &[CommandSpec] = &[
-    spec!("blpop", -3, F, &["write", "list", "slow", "blocking"], KeyPos::range(1, -2, 1), POP_SPECS, "list", "2.0.0",
+    spec!("blpop", -3, F, &["write", "list", "slow", "blocking"], KeyPos::range(1, -2, 1),
         "O(N) where N is the number of provided keys.",
         "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
-        KEYS_TIMEOUT, blpop),
-    spec!("brpop", -3, F, &["write", "list", "slow", "blocking"], KeyPos::range(1, -2, 1), POP_SPECS, "list", "2.0.0",
+        blpop),
+    spec!("brpop", -3, F, &["write", "list", "slow", "blocking"], KeyPos::range(1, -2, 1),
         "O(N) where N is the number of provided keys.",
         "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
-        KEYS_TIMEOUT, brpop),
-    spec!("blmove", 6, F | flag::DENYOOM, &["write", "list", "slow", "blocking"], KeyPos::range(1, 2, 1), MOVE_SPECS, "list", "6.2.0",
+        brpop),
+    spec!("blmove", 6, F | flag::DENYOOM, &["write", "list", "slow", "blocking"], KeyPos::range(1, 2, 1),
         "O(1)",
         "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.",
-        &[Arg::key("source", 0), Arg::key("destination", 1), Arg::new("wherefrom", ArgType::OneOf), Arg::new("whereto", ArgType::OneOf), Arg::new("timeout", ArgType::Double)],
         blmove),
-    spec!("brpoplpush", 4, F | flag::DENYOOM, &["write", "list", "slow", "blocking"], KeyPos::range(1, 2, 1), MOVE_SPECS, "list", "2.2.0",
+    spec!("brpoplpush", 4, F | flag::DENYOOM, &["write", "list", "slow", "blocking"], KeyPos::range(1, 2, 1),
         "O(1)",
         "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.",
-        &[Arg::key("source", 0), Arg::key("destination", 1), Arg::new("timeout", ArgType::Double)],
         brpoplpush),
     CommandSpec {
         getkeys: Some(mpop_keys),
-        ..spec!("blmpop", -5, flag::WRITE | flag::BLOCKING | flag::MOVABLEKEYS, &["write", "list", "slow", "blocking"], KeyPos::NONE, MPOP_SPECS, "list", "7.0.0",
+        ..spec!("blmpop", -5, flag::WRITE | flag::BLOCKING | flag::MOVABLEKEYS, &["write", "list", "slow", "blocking"], KeyPos::NONE,
             "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
             "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
-            MPOP_ARGS_LIST, blmpop)
+            blmpop)
     },
-    spec!("bzpopmin", -3, F | flag::FAST, &["write", "sortedset", "fast", "blocking"], KeyPos::range(1, -2, 1), POP_SPECS, "sorted_set", "5.0.0",
+    spec!("bzpopmin", -3, F | flag::FAST, &["write", "sortedset", "fast", "blocking"], KeyPos::range(1, -2, 1),
         "O(log(N)) with N being the number of elements in the sorted set.",
         "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
-        KEYS_TIMEOUT, bzpopmin),
-    spec!("bzpopmax", -3, F | flag::FAST, &["write", "sortedset", "fast", "blocking"], KeyPos::range(1, -2, 1), POP_SPECS, "sorted_set", "5.0.0",
+        bzpopmin),
+    spec!("bzpopmax", -3, F | flag::FAST, &["write", "sortedset", "fast", "blocking"], KeyPos::range(1, -2, 1),
         "O(log(N)) with N being the number of elements in the sorted set.",
         "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.",
-        KEYS_TIMEOUT, bzpopmax),
+        bzpopmax),
     CommandSpec {
         getkeys: Some(mpop_keys),
-        ..spec!("bzmpop", -5, flag::WRITE | flag::BLOCKING | flag::MOVABLEKEYS, &["write", "sortedset", "slow", "blocking"], KeyPos::NONE, MPOP_SPECS, "sorted_set", "7.0.0",
+        ..spec!("bzmpop", -5, flag::WRITE | flag::BLOCKING | flag::MOVABLEKEYS, &["write", "sortedset", "slow", "blocking"], KeyPos::NONE,
             "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
             "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
-            MPOP_ARGS_LIST, bzmpop)
+            bzmpop)
     },
 ];
 

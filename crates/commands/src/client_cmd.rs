@@ -26,66 +26,21 @@ const ACL_CONN: &[&str] = &["connection"];
 const F_CONN: u32 = flag::NOSCRIPT | flag::LOADING | flag::STALE;
 const F_ADMIN: u32 = flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE;
 
-const fn docs(since: &'static str, complexity: &'static str, summary: &'static str) -> Docs {
-    Docs::new("connection", since, complexity, summary)
-}
-
 const ON_OFF: &[Arg] =
     &[Arg::new("enabled", ArgType::OneOf).of(&[Arg::pure("on", "ON"), Arg::pure("off", "OFF")])];
-
-const KILL_ARGS: &[Arg] = &[Arg::new("filter", ArgType::OneOf).of(&[
-    Arg::new("ip:port", ArgType::String).deprecated_since("2.8.12"),
-    Arg::new("new-format", ArgType::OneOf).multiple().of(&[
-        Arg::new("client-id", ArgType::Integer)
-            .token("ID")
-            .since("2.8.12")
-            .optional(),
-        Arg::new("normal_master_slave_pubsub", ArgType::OneOf)
-            .token("TYPE")
-            .since("2.8.12")
-            .optional()
-            .of(&[
-                Arg::pure("normal", "NORMAL"),
-                Arg::pure("master", "MASTER").since("3.2.0"),
-                Arg::pure("slave", "SLAVE"),
-                Arg::pure("replica", "REPLICA").since("5.0.0"),
-                Arg::pure("pubsub", "PUBSUB"),
-            ]),
-        Arg::new("username", ArgType::String)
-            .token("USER")
-            .optional(),
-        Arg::new("ip:port", ArgType::String)
-            .token("ADDR")
-            .optional(),
-        Arg::new("ip:port", ArgType::String)
-            .token("LADDR")
-            .since("6.2.0")
-            .optional(),
-        Arg::new("yes/no", ArgType::String)
-            .token("SKIPME")
-            .optional(),
-    ]),
-])];
 
 const SUBS: &[CommandSpec] = &[
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "5.0.0",
+        docs: Docs::new(
             "O(log N) where N is the number of client connections",
             "Unblocks a client blocked by a blocking command from a different connection.",
-        )
-        .args(&[
-            Arg::new("client-id", ArgType::Integer),
-            Arg::new("unblock-type", ArgType::OneOf).optional(),
-        ]),
+        ),
         ..CommandSpec::new("unblock", -3, F_ADMIN, client_unblock)
     },
     CommandSpec {
         acl: ACL_CONN,
-        tips: &["nondeterministic_output"],
-        docs: docs(
-            "6.2.0",
+        docs: Docs::new(
             "O(1)",
             "Returns information about the current client connection.",
         ),
@@ -93,22 +48,21 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs("2.6.9", "O(1)", "Get the current connection name"),
+        docs: Docs::new("O(1)", "Get the current connection name"),
         ..CommandSpec::new("getname", 2, F_CONN, client_getname)
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "7.0.0",
+        docs: Docs::new(
             "O(1)",
             "Set client eviction mode for the current connection",
-        )
-        .args(ON_OFF),
+        ),
         ..CommandSpec::new("no-evict", 3, F_ADMIN, client_no_evict)
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
+        docs: Docs::petrel(
+            "connection",
             "7.2.0",
             "O(1)",
             "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
@@ -118,54 +72,32 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "5.0.0",
-            "O(1)",
-            "Show helpful text about the different subcommands",
-        ),
+        docs: Docs::new("O(1)", "Show helpful text about the different subcommands"),
         ..CommandSpec::new("help", 2, flag::LOADING | flag::STALE, client_help)
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "2.4.0",
+        docs: Docs::new(
             "O(N) where N is the number of client connections",
             "Kill the connection of a client",
-        )
-        .history(&[
-            ("2.8.12", "Added new filter format."),
-            ("2.8.12", "`ID` option."),
-            ("3.2.0", "Added `master` type in for `TYPE` option."),
-            ("5.0.0", "Replaced `slave` `TYPE` with `replica`. `slave` still supported for backward compatibility."),
-            ("6.2.0", "`LADDR` option."),
-        ])
-        .args(KILL_ARGS),
+        ),
         ..CommandSpec::new("kill", -3, F_ADMIN, client_kill)
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "3.2.0",
-            "O(1)",
-            "Instruct the server whether to reply to commands",
-        )
-        .args(&[Arg::new("on_off_skip", ArgType::OneOf).of(&[
-            Arg::pure("on", "ON"),
-            Arg::pure("off", "OFF"),
-            Arg::pure("skip", "SKIP"),
-        ])]),
+        docs: Docs::new("O(1)", "Instruct the server whether to reply to commands"),
         ..CommandSpec::new("reply", 3, F_CONN, client_reply)
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs("2.6.9", "O(1)", "Set the current connection name")
-            .args(&[Arg::new("connection-name", ArgType::String)]),
+        docs: Docs::new("O(1)", "Set the current connection name"),
         ..CommandSpec::new("setname", 3, F_CONN, client_setname)
     },
     CommandSpec {
         acl: ACL_CONN,
         tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
-        docs: docs(
+        docs: Docs::petrel(
+            "connection",
             "7.2.0",
             "O(1)",
             "Sets information specific to the client or connection.",
@@ -178,8 +110,7 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "6.2.0",
+        docs: Docs::new(
             "O(N) Where N is the number of paused clients",
             "Resume processing of clients that were paused",
         ),
@@ -187,73 +118,29 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "5.0.0",
-            "O(1)",
-            "Returns the client ID for the current connection",
-        ),
+        docs: Docs::new("O(1)", "Returns the client ID for the current connection"),
         ..CommandSpec::new("id", 2, F_CONN, client_id)
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "2.9.50",
+        docs: Docs::new(
             "O(1)",
             "Stop processing commands from clients for some time",
-        )
-        .history(&[(
-            "6.2.0",
-            "`CLIENT PAUSE WRITE` mode added along with the `mode` option.",
-        )])
-        .args(&[
-            Arg::new("timeout", ArgType::Integer),
-            Arg::new("mode", ArgType::OneOf)
-                .since("6.2.0")
-                .optional()
-                .of(&[Arg::pure("write", "WRITE"), Arg::pure("all", "ALL")]),
-        ]),
+        ),
         ..CommandSpec::new("pause", -3, F_ADMIN, client_pause)
     },
     CommandSpec {
         acl: ACL_CONN,
-        tips: &["nondeterministic_output"],
-        docs: docs(
-            "2.4.0",
+        docs: Docs::new(
             "O(N) where N is the number of client connections",
             "Get the list of client connections",
-        )
-        .history(&[
-            ("2.8.12", "Added unique client `id` field."),
-            ("5.0.0", "Added optional `TYPE` filter."),
-            ("6.0.0", "Added `user` field."),
-            ("6.2.0", "Added `argv-mem`, `tot-mem`, `laddr` and `redir` fields and the optional `ID` filter."),
-            ("7.0.0", "Added `resp`, `multi-mem`, `rbs` and `rbp` fields."),
-            ("7.0.3", "Added `ssub` field."),
-        ])
-        .args(&[
-            Arg::new("normal_master_replica_pubsub", ArgType::OneOf)
-                .token("TYPE")
-                .since("5.0.0")
-                .optional()
-                .of(&[
-                    Arg::pure("normal", "NORMAL"),
-                    Arg::pure("master", "MASTER"),
-                    Arg::pure("replica", "REPLICA"),
-                    Arg::pure("pubsub", "PUBSUB"),
-                ]),
-            Arg::new("id", ArgType::Block)
-                .token("ID")
-                .since("6.2.0")
-                .optional()
-                .of(&[Arg::new("client-id", ArgType::Integer).multiple()]),
-        ]),
+        ),
         ..CommandSpec::new("list", -2, F_ADMIN, client_list)
     },
 ];
 
 pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
-    docs: docs(
-        "2.4.0",
+    docs: Docs::new(
         "Depends on subcommand.",
         "A container for client connection commands",
     ),

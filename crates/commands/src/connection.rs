@@ -8,29 +8,23 @@
 use resp::Protocol;
 
 use crate::ctx::Ctx;
-use crate::spec::{flag, Arg, ArgType, CommandSpec, Docs};
+use crate::spec::{flag, CommandSpec, Docs};
 use crate::util::eq_ic;
 
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["fast", "connection"],
-        tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
-        docs: Docs::new(
-            "connection",
-            "1.0.0",
-            "O(1)",
-            "Ping the server",
-        ).args(&[Arg::new("message", ArgType::String).optional()]),
+        docs: Docs::new("O(1)", "Ping the server"),
         ..CommandSpec::new("ping", -1, flag::FAST | flag::SUBSCRIBED_OK, ping)
     },
     CommandSpec {
         acl: &["fast", "connection"],
-        docs: Docs::new("connection", "1.0.0", "O(1)", "Echo the given string").args(&[Arg::new("message", ArgType::String)]),
+        docs: Docs::new("O(1)", "Echo the given string"),
         ..CommandSpec::new("echo", 2, flag::LOADING | flag::STALE | flag::FAST, echo)
     },
     CommandSpec {
         acl: &["fast", "connection"],
-        docs: Docs::new("connection", "1.0.0", "O(1)", "Close the connection"),
+        docs: Docs::new("O(1)", "Close the connection"),
         ..CommandSpec::new(
             "quit",
             -1,
@@ -46,7 +40,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["fast", "connection"],
-        docs: Docs::new("connection", "6.2.0", "O(1)", "Reset the connection"),
+        docs: Docs::new("O(1)", "Reset the connection"),
         ..CommandSpec::new(
             "reset",
             1,
@@ -62,12 +56,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["fast", "connection"],
-        docs: Docs::new(
-            "connection",
-            "6.0.0",
-            "O(1)",
-            "Handshake with Redis",
-        ).history(&[("6.2.0", "`protover` made optional; when called without arguments the command reports the current connection's context.")]).args(&[Arg::new("arguments", ArgType::Block).optional().of(&[Arg::new("protover", ArgType::Integer), Arg::new("username_password", ArgType::Block).token("AUTH").optional().of(&[Arg::new("username", ArgType::String), Arg::new("password", ArgType::String)]), Arg::new("clientname", ArgType::String).token("SETNAME").optional()])]),
+        docs: Docs::new("O(1)", "Handshake with Redis"),
         ..CommandSpec::new(
             "hello",
             -1,
@@ -84,11 +73,9 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["fast", "connection"],
         docs: Docs::new(
-            "connection",
-            "1.0.0",
             "O(N) where N is the number of passwords defined for the user",
             "Authenticate to the server",
-        ).history(&[("6.0.0", "Added ACL style (username and password).")]).args(&[Arg::new("username", ArgType::String).since("6.0.0").optional(), Arg::new("password", ArgType::String)]),
+        ),
         ..CommandSpec::new(
             "auth",
             -2,
@@ -105,11 +92,9 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["fast", "connection"],
         docs: Docs::new(
-            "connection",
-            "1.0.0",
             "O(1)",
             "Change the selected database for the current connection",
-        ).args(&[Arg::new("index", ArgType::Integer)]),
+        ),
         ..CommandSpec::new(
             "select",
             2,

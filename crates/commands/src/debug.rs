@@ -48,12 +48,9 @@ pub const CORE: &[DebugSub] = &[
 pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
     acl: &["admin", "slow", "dangerous"],
     docs: Docs::new(
-        "server",
-        "1.0.0",
         "Depends on subcommand.",
         "A container for debugging commands",
-    )
-    .doc_flags(&["syscmd"]),
+    ),
     ..CommandSpec::new(
         "debug",
         -2,

@@ -12,11 +12,11 @@ use crate::spec::{flag, CommandSpec, Docs, KeyPos};
 use crate::util::eq_ic;
 
 macro_rules! cmd {
-    ($name:expr, $arity:expr, $flags:expr, $acl:expr, $since:expr, $sum:expr, $h:expr) => {
+    ($name:expr, $arity:expr, $flags:expr, $acl:expr, $sum:expr, $h:expr) => {
         CommandSpec {
             acl: $acl,
             keys: KeyPos::ONE,
-            docs: Docs::new("generic", $since, "O(1)", $sum),
+            docs: Docs::new("O(1)", $sum),
             ..CommandSpec::new($name, $arity, $flags, $h)
         }
     };
@@ -33,7 +33,6 @@ pub const COMMANDS: &[CommandSpec] = &[
         -3,
         WF,
         WACL,
-        "1.0.0",
         "Sets the expiration time of a key in seconds.",
         expire
     ),
@@ -42,7 +41,6 @@ pub const COMMANDS: &[CommandSpec] = &[
         -3,
         WF,
         WACL,
-        "2.6.0",
         "Sets the expiration time of a key in milliseconds.",
         pexpire
     ),
@@ -51,7 +49,6 @@ pub const COMMANDS: &[CommandSpec] = &[
         -3,
         WF,
         WACL,
-        "1.2.0",
         "Sets the expiration time of a key to a Unix timestamp.",
         expireat
     ),
@@ -60,7 +57,6 @@ pub const COMMANDS: &[CommandSpec] = &[
         -3,
         WF,
         WACL,
-        "2.6.0",
         "Sets the expiration time of a key to a Unix milliseconds timestamp.",
         pexpireat
     ),
@@ -69,7 +65,6 @@ pub const COMMANDS: &[CommandSpec] = &[
         2,
         RF,
         RACL,
-        "1.0.0",
         "Returns the expiration time in seconds of a key.",
         ttl
     ),
@@ -78,7 +73,6 @@ pub const COMMANDS: &[CommandSpec] = &[
         2,
         RF,
         RACL,
-        "2.6.0",
         "Returns the expiration time in milliseconds of a key.",
         pttl
     ),
@@ -87,7 +81,6 @@ pub const COMMANDS: &[CommandSpec] = &[
         2,
         RF,
         RACL,
-        "7.0.0",
         "Returns the expiration time of a key as a Unix timestamp.",
         expiretime
     ),
@@ -96,7 +89,6 @@ pub const COMMANDS: &[CommandSpec] = &[
         2,
         RF,
         RACL,
-        "7.0.0",
         "Returns the expiration time of a key as a Unix milliseconds timestamp.",
         pexpiretime
     ),
@@ -105,7 +97,6 @@ pub const COMMANDS: &[CommandSpec] = &[
         2,
         WF,
         WACL,
-        "2.2.0",
         "Removes the expiration time of a key.",
         persist
     ),

@@ -18,7 +18,7 @@ use store::{CompactValue, Key};
 use crate::coll::{self, WrongType};
 use crate::ctx::Ctx;
 use crate::notify;
-use crate::spec::{flag, Arg, ArgType, CommandSpec, Docs, KeyPos, KeySpec};
+use crate::spec::{flag, CommandSpec, Docs, KeyPos};
 use crate::util::{eq_ic, ERR_NOT_INT, ERR_SYNTAX, ERR_WRONGTYPE};
 
 const R: u32 = flag::READONLY;
@@ -28,11 +28,6 @@ const WF: u32 = flag::WRITE | flag::DENYOOM | flag::FAST;
 const READ_FAST: &[&str] = &["read", "hash", "fast"];
 const READ_SLOW: &[&str] = &["read", "hash", "slow"];
 const WRITE_FAST: &[&str] = &["write", "hash", "fast"];
-
-const KS_RO: &[KeySpec] = &[KeySpec::single(&["RO"], 1)];
-const KS_RW_DELETE: &[KeySpec] = &[KeySpec::single(&["RW", "delete"], 1)];
-const KS_RW_UPDATE: &[KeySpec] = &[KeySpec::single(&["RW", "update"], 1)];
-const KS_RW_INSERT: &[KeySpec] = &[KeySpec::single(&["RW", "insert"], 1)];
 
 macro_rules! cmd {
     ($name:expr, $arity:expr, $flags:expr, $acl:expr, $docs:expr, $h:expr) => {
@@ -46,22 +41,22 @@ macro_rules! cmd {
 }
 
 pub const COMMANDS: &[CommandSpec] = &[
-    CommandSpec { key_specs: KS_RW_DELETE, ..cmd!("hdel", -3, flag::WRITE | flag::FAST, WRITE_FAST, Docs::new("hash", "2.0.0", "O(N) where N is the number of fields to be removed.", "Delete one or more hash fields").history(&[("2.4.0", "Accepts multiple `field` arguments.")]).args(&[Arg::key("key", 0), Arg::new("field", ArgType::String).multiple()]), hdel) },
-    CommandSpec { key_specs: KS_RO, ..cmd!("hexists", 3, RF, READ_FAST, Docs::new("hash", "2.0.0", "O(1)", "Determine if a hash field exists").args(&[Arg::key("key", 0), Arg::new("field", ArgType::String)]), hexists) },
-    cmd!("hget", 3, RF, READ_FAST, Docs::new("hash", "2.0.0", "O(1)", "Get the value of a hash field").args(&[Arg::key("key", 0), Arg::new("field", ArgType::String)]), hget),
-    CommandSpec { tips: &["nondeterministic_output_order"], ..cmd!("hgetall", 2, R, READ_SLOW, Docs::new("hash", "2.0.0", "O(N) where N is the size of the hash.", "Get all the fields and values in a hash").args(&[Arg::key("key", 0)]), hgetall) },
-    cmd!("hincrby", 4, WF, WRITE_FAST, Docs::new("hash", "2.0.0", "O(1)", "Increment the integer value of a hash field by the given number").args(&[Arg::key("key", 0), Arg::new("field", ArgType::String), Arg::new("increment", ArgType::Integer)]), hincrby),
-    cmd!("hincrbyfloat", 4, WF, WRITE_FAST, Docs::new("hash", "2.6.0", "O(1)", "Increment the float value of a hash field by the given amount").args(&[Arg::key("key", 0), Arg::new("field", ArgType::String), Arg::new("increment", ArgType::Double)]), hincrbyfloat),
-    CommandSpec { tips: &["nondeterministic_output_order"], ..cmd!("hkeys", 2, R, READ_SLOW, Docs::new("hash", "2.0.0", "O(N) where N is the size of the hash.", "Get all the fields in a hash").args(&[Arg::key("key", 0)]), hkeys) },
-    CommandSpec { key_specs: KS_RO, ..cmd!("hlen", 2, RF, READ_FAST, Docs::new("hash", "2.0.0", "O(1)", "Get the number of fields in a hash").args(&[Arg::key("key", 0)]), hlen) },
-    cmd!("hmget", -3, RF, READ_FAST, Docs::new("hash", "2.0.0", "O(N) where N is the number of fields being requested.", "Get the values of all the given hash fields").args(&[Arg::key("key", 0), Arg::new("field", ArgType::String).multiple()]), hmget),
-    CommandSpec { key_specs: KS_RW_UPDATE, ..cmd!("hmset", -4, WF, WRITE_FAST, Docs::new("hash", "2.0.0", "O(N) where N is the number of fields being set.", "Set multiple hash fields to multiple values").doc_flags(&["deprecated"]).args(&[Arg::key("key", 0), Arg::new("field_value", ArgType::Block).multiple().of(&[Arg::new("field", ArgType::String), Arg::new("value", ArgType::String)])]), hmset) },
-    CommandSpec { tips: &["nondeterministic_output"], ..cmd!("hrandfield", -2, R, READ_SLOW, Docs::new("hash", "6.2.0", "O(N) where N is the number of fields returned", "Get one or multiple random fields from a hash").args(&[Arg::key("key", 0), Arg::new("options", ArgType::Block).optional().of(&[Arg::new("count", ArgType::Integer), Arg::pure("withvalues", "WITHVALUES").optional()])]), hrandfield) },
-    CommandSpec { tips: &["nondeterministic_output"], ..cmd!("hscan", -3, R, READ_SLOW, Docs::new("hash", "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..", "Incrementally iterate hash fields and associated values").args(&[Arg::key("key", 0), Arg::new("cursor", ArgType::Integer), Arg::new("pattern", ArgType::Pattern).token("MATCH").optional(), Arg::new("count", ArgType::Integer).token("COUNT").optional()]), hscan) },
-    CommandSpec { key_specs: KS_RW_UPDATE, ..cmd!("hset", -4, WF, WRITE_FAST, Docs::new("hash", "2.0.0", "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.", "Set the string value of a hash field").history(&[("4.0.0", "Accepts multiple `field` and `value` arguments.")]).args(&[Arg::key("key", 0), Arg::new("field_value", ArgType::Block).multiple().of(&[Arg::new("field", ArgType::String), Arg::new("value", ArgType::String)])]), hset) },
-    CommandSpec { key_specs: KS_RW_INSERT, ..cmd!("hsetnx", 4, WF, WRITE_FAST, Docs::new("hash", "2.0.0", "O(1)", "Set the value of a hash field, only if the field does not exist").args(&[Arg::key("key", 0), Arg::new("field", ArgType::String), Arg::new("value", ArgType::String)]), hsetnx) },
-    CommandSpec { key_specs: KS_RO, ..cmd!("hstrlen", 3, RF, READ_FAST, Docs::new("hash", "3.2.0", "O(1)", "Get the length of the value of a hash field").args(&[Arg::key("key", 0), Arg::new("field", ArgType::String)]), hstrlen) },
-    CommandSpec { tips: &["nondeterministic_output_order"], ..cmd!("hvals", 2, R, READ_SLOW, Docs::new("hash", "2.0.0", "O(N) where N is the size of the hash.", "Get all the values in a hash").args(&[Arg::key("key", 0)]), hvals) },
+    cmd!("hdel", -3, flag::WRITE | flag::FAST, WRITE_FAST, Docs::new("O(N) where N is the number of fields to be removed.", "Delete one or more hash fields"), hdel),
+    cmd!("hexists", 3, RF, READ_FAST, Docs::new("O(1)", "Determine if a hash field exists"), hexists),
+    cmd!("hget", 3, RF, READ_FAST, Docs::new("O(1)", "Get the value of a hash field"), hget),
+    cmd!("hgetall", 2, R, READ_SLOW, Docs::new("O(N) where N is the size of the hash.", "Get all the fields and values in a hash"), hgetall),
+    cmd!("hincrby", 4, WF, WRITE_FAST, Docs::new("O(1)", "Increment the integer value of a hash field by the given number"), hincrby),
+    cmd!("hincrbyfloat", 4, WF, WRITE_FAST, Docs::new("O(1)", "Increment the float value of a hash field by the given amount"), hincrbyfloat),
+    cmd!("hkeys", 2, R, READ_SLOW, Docs::new("O(N) where N is the size of the hash.", "Get all the fields in a hash"), hkeys),
+    cmd!("hlen", 2, RF, READ_FAST, Docs::new("O(1)", "Get the number of fields in a hash"), hlen),
+    cmd!("hmget", -3, RF, READ_FAST, Docs::new("O(N) where N is the number of fields being requested.", "Get the values of all the given hash fields"), hmget),
+    cmd!("hmset", -4, WF, WRITE_FAST, Docs::new("O(N) where N is the number of fields being set.", "Set multiple hash fields to multiple values"), hmset),
+    cmd!("hrandfield", -2, R, READ_SLOW, Docs::new("O(N) where N is the number of fields returned", "Get one or multiple random fields from a hash"), hrandfield),
+    cmd!("hscan", -3, R, READ_SLOW, Docs::new("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..", "Incrementally iterate hash fields and associated values"), hscan),
+    cmd!("hset", -4, WF, WRITE_FAST, Docs::new("O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.", "Set the string value of a hash field"), hset),
+    cmd!("hsetnx", 4, WF, WRITE_FAST, Docs::new("O(1)", "Set the value of a hash field, only if the field does not exist"), hsetnx),
+    cmd!("hstrlen", 3, RF, READ_FAST, Docs::new("O(1)", "Get the length of the value of a hash field"), hstrlen),
+    cmd!("hvals", 2, R, READ_SLOW, Docs::new("O(N) where N is the size of the hash.", "Get all the values in a hash"), hvals),
 ];
 
 // ------------------------------------------------------------------ helpers

@@ -20,7 +20,7 @@ use store::{CompactValue, Key};
 
 use crate::ctx::Ctx;
 use crate::notify;
-use crate::spec::{flag, Arg, ArgType, CommandSpec, Docs, KeyPos, KeySpec};
+use crate::spec::{flag, CommandSpec, Docs, KeyPos};
 use crate::util::{eq_ic, ERR_WRONGTYPE};
 
 const ERR_NOT_HLL: &str = "WRONGTYPE Key is not a valid HyperLogLog string value.";
@@ -30,17 +30,9 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["write", "hyperloglog", "fast"],
         keys: KeyPos::ONE,
-        key_specs: &[KeySpec::single(&["RW", "insert"], 1)],
-        docs: Docs::new(
-            "hyperloglog",
-            "2.8.9",
-            "O(1) to add every element.",
+        docs: Docs::new("O(1) to add every element.",
             "Adds the specified elements to the specified HyperLogLog.",
-        )
-        .args(&[
-            Arg::key("key", 0),
-            Arg::new("element", ArgType::String).optional().multiple(),
-        ]),
+        ),
         ..CommandSpec::new(
             "pfadd",
             -2,
@@ -51,17 +43,9 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["read", "hyperloglog", "slow"],
         keys: KeyPos::ALL,
-        key_specs: &[KeySpec {
-            notes: "RW because it may change the internal representation of the key, and propagate to replicas",
-            ..KeySpec::range(&["RW", "access"], 1, -1, 1)
-        }],
-        docs: Docs::new(
-            "hyperloglog",
-            "2.8.9",
-            "O(1) with a very small average constant time when called with a single key. O(N) with N being the number of keys, and much bigger constant times, when called with multiple keys.",
+        docs: Docs::new("O(1) with a very small average constant time when called with a single key. O(N) with N being the number of keys, and much bigger constant times, when called with multiple keys.",
             "Return the approximated cardinality of the set(s) observed by the HyperLogLog at key(s).",
-        )
-        .args(&[Arg::key("key", 0).multiple()]),
+        ),
         ..CommandSpec::new(
             "pfcount",
             -2,
@@ -72,37 +56,17 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["write", "hyperloglog", "slow"],
         keys: KeyPos::ALL,
-        key_specs: &[
-            KeySpec::single(&["RW", "access", "insert"], 1),
-            KeySpec::range(&["RO", "access"], 2, -1, 1),
-        ],
-        docs: Docs::new(
-            "hyperloglog",
-            "2.8.9",
-            "O(N) to merge N HyperLogLogs, but with high constant times.",
+        docs: Docs::new("O(N) to merge N HyperLogLogs, but with high constant times.",
             "Merge N different HyperLogLogs into a single one.",
-        )
-        .args(&[
-            Arg::key("destkey", 0),
-            Arg::key("sourcekey", 1).multiple(),
-        ]),
+        ),
         ..CommandSpec::new("pfmerge", -2, flag::WRITE | flag::DENYOOM, pfmerge)
     },
     CommandSpec {
         acl: &["write", "hyperloglog", "admin", "slow", "dangerous"],
         keys: KeyPos::range(2, 2, 1),
-        key_specs: &[KeySpec::single(&["RW", "access"], 2)],
-        docs: Docs::new(
-            "hyperloglog",
-            "2.8.9",
-            "N/A",
+        docs: Docs::new("N/A",
             "Internal commands for debugging HyperLogLog values",
-        )
-        .doc_flags(&["syscmd"])
-        .args(&[
-            Arg::new("subcommand", ArgType::String),
-            Arg::key("key", 0),
-        ]),
+        ),
         ..CommandSpec::new(
             "pfdebug",
             3,
@@ -112,13 +76,9 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["hyperloglog", "admin", "slow", "dangerous"],
-        docs: Docs::new(
-            "hyperloglog",
-            "2.8.9",
-            "N/A",
+        docs: Docs::new("N/A",
             "An internal command for testing HyperLogLog values",
-        )
-        .doc_flags(&["syscmd"]),
+        ),
         ..CommandSpec::new("pfselftest", 1, flag::ADMIN, pfselftest)
     },
 ];

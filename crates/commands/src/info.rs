@@ -22,26 +22,11 @@ use std::sync::OnceLock;
 
 use crate::ctx::Ctx;
 use crate::server::Server;
-use crate::spec::{flag, Arg, ArgType, CommandSpec, Docs};
+use crate::spec::{flag, CommandSpec, Docs};
 
 pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
     acl: &["dangerous"],
-    tips: &[
-        "nondeterministic_output",
-        "request_policy:all_shards",
-        "response_policy:special",
-    ],
-    docs: Docs::new(
-        "server",
-        "1.0.0",
-        "O(1)",
-        "Get information and statistics about the server",
-    )
-    .history(&[(
-        "7.0.0",
-        "Added support for taking multiple section arguments.",
-    )])
-    .args(&[Arg::new("section", ArgType::String).optional().multiple()]),
+    docs: Docs::new("O(1)", "Get information and statistics about the server"),
     ..CommandSpec::new(
         "info",
         -1,

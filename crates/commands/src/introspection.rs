@@ -1,59 +1,43 @@
 //! `COMMAND` and its subcommands (COUNT, INFO, DOCS, GETKEYS,
-//! GETKEYSANDFLAGS, LIST, HELP), generated from the [`CommandSpec`] data so
-//! that what clients learn (arity, flags, key positions, key specs, ACL
-//! categories, tips) is exactly what the dispatcher enforces.
+//! GETKEYSANDFLAGS, LIST, HELP), generated from the command table's
+//! [`CommandSpec`]s (the `cmd!` rows with the Redis 7.0 facts of
+//! [`crate::redis_meta`] laid over them; see [`crate::spec`] for which
+//! source owns what) so that what clients learn (arity, flags, key
+//! positions, key specs, ACL categories, tips) is exactly what the
+//! dispatcher enforces.
 //!
 //! Reply shapes follow Redis 7.0: `COMMAND INFO` gives per command
 //! `[name, arity, flags, first, last, step, acl-categories, tips, key-specs,
 //! subcommands]`; `COMMAND DOCS` a map of name to doc map.
 
 use crate::ctx::Ctx;
-use crate::spec::{flag, Arg, ArgType, BeginSearch, CommandSpec, Docs, FindKeys, KeySpec};
+use crate::spec::{flag, BeginSearch, CommandSpec, Docs, FindKeys, KeySpec};
 use crate::table::CommandEntry;
 use crate::util::eq_ic;
 
 const F_INTRO: u32 = flag::LOADING | flag::STALE;
 const ACL_CONN: &[&str] = &["connection"];
 
-const fn docs(since: &'static str, complexity: &'static str, summary: &'static str) -> Docs {
-    Docs::new("server", since, complexity, summary)
-}
-
-const COMMAND_NAMES: &[Arg] = &[Arg::new("command-name", ArgType::String)
-    .optional()
-    .multiple()];
-
 const SUBS: &[CommandSpec] = &[
     CommandSpec {
         acl: ACL_CONN,
-        tips: &["nondeterministic_output_order"],
-        docs: docs(
-            "2.8.13",
+        docs: Docs::new(
             "O(N) where N is the number of commands to look up",
             "Get array of specific Redis command details, or all when no argument is given.",
-        )
-        .history(&[(
-            "7.0.0",
-            "Allowed to be called with no argument to get info on all commands.",
-        )])
-        .args(COMMAND_NAMES),
+        ),
         ..CommandSpec::new("info", -2, F_INTRO, command_info)
     },
     CommandSpec {
         acl: ACL_CONN,
-        tips: &["nondeterministic_output_order"],
-        docs: docs(
-            "7.0.0",
+        docs: Docs::new(
             "O(N) where N is the number of commands to look up",
             "Get array of specific Redis command documentation",
-        )
-        .args(COMMAND_NAMES),
+        ),
         ..CommandSpec::new("docs", -2, F_INTRO, command_docs)
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "2.8.13",
+        docs: Docs::new(
             "O(N) where N is the number of arguments to the command",
             "Extract keys given a full Redis command",
         ),
@@ -61,8 +45,7 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "7.0.0",
+        docs: Docs::new(
             "O(N) where N is the number of arguments to the command",
             "Extract keys and access flags given a full Redis command",
         ),
@@ -70,43 +53,27 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs(
-            "5.0.0",
-            "O(1)",
-            "Show helpful text about the different subcommands",
-        ),
+        docs: Docs::new("O(1)", "Show helpful text about the different subcommands"),
         ..CommandSpec::new("help", 2, F_INTRO, command_help)
     },
     CommandSpec {
         acl: ACL_CONN,
-        docs: docs("2.8.13", "O(1)", "Get total number of Redis commands"),
+        docs: Docs::new("O(1)", "Get total number of Redis commands"),
         ..CommandSpec::new("count", 2, F_INTRO, command_count)
     },
     CommandSpec {
         acl: ACL_CONN,
-        tips: &["nondeterministic_output_order"],
-        docs: docs(
-            "7.0.0",
+        docs: Docs::new(
             "O(N) where N is the total number of Redis commands",
             "Get an array of Redis command names",
-        )
-        .args(&[Arg::new("filterby", ArgType::OneOf)
-            .token("FILTERBY")
-            .optional()
-            .of(&[
-                Arg::new("module-name", ArgType::String).token("MODULE"),
-                Arg::new("category", ArgType::String).token("ACLCAT"),
-                Arg::new("pattern", ArgType::Pattern).token("PATTERN"),
-            ])]),
+        ),
         ..CommandSpec::new("list", -2, F_INTRO, command_list)
     },
 ];
 
 pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
     acl: ACL_CONN,
-    tips: &["nondeterministic_output_order"],
-    docs: docs(
-        "2.8.13",
+    docs: Docs::new(
         "O(N) where N is the total number of Redis commands",
         "Get array of Redis command details",
     ),
@@ -202,8 +169,8 @@ pub fn flag_names(spec: &CommandSpec) -> Vec<&'static str> {
         .collect()
 }
 
-/// The key specs of a command: the declared ones, or one derived from the
-/// legacy (first, last, step) triple.
+/// The key specs of a command: Redis 7.0's (or a petrel-only row's), or
+/// one derived from the legacy (first, last, step) triple.
 pub fn key_specs(spec: &CommandSpec) -> Vec<KeySpec> {
     if !spec.key_specs.is_empty() {
         return spec.key_specs.to_vec();

@@ -20,11 +20,11 @@ const ERR_NOKEY: &str = "ERR no such key";
 const ERR_DB_RANGE: &str = "ERR DB index is out of range";
 
 macro_rules! cmd {
-    ($name:expr, $arity:expr, $flags:expr, $acl:expr, $keys:expr, $since:expr, $cx:expr, $sum:expr, $h:expr) => {
+    ($name:expr, $arity:expr, $flags:expr, $acl:expr, $keys:expr, $cx:expr, $sum:expr, $h:expr) => {
         CommandSpec {
             acl: $acl,
             keys: $keys,
-            docs: Docs::new("generic", $since, $cx, $sum),
+            docs: Docs::new($cx, $sum),
             ..CommandSpec::new($name, $arity, $flags, $h)
         }
     };
@@ -37,7 +37,6 @@ const OBJECT_SUBS: &[CommandSpec] = &[
         flag::READONLY,
         &["keyspace", "read", "slow"],
         KeyPos::range(2, 2, 1),
-        "2.2.3",
         "O(1)",
         "Returns the internal encoding of a Redis object.",
         object_encoding
@@ -48,7 +47,6 @@ const OBJECT_SUBS: &[CommandSpec] = &[
         flag::READONLY,
         &["keyspace", "read", "slow"],
         KeyPos::range(2, 2, 1),
-        "4.0.0",
         "O(1)",
         "Returns the logarithmic access frequency counter of a Redis object.",
         object_freq
@@ -59,7 +57,6 @@ const OBJECT_SUBS: &[CommandSpec] = &[
         flag::READONLY,
         &["keyspace", "read", "slow"],
         KeyPos::range(2, 2, 1),
-        "2.2.3",
         "O(1)",
         "Returns the time since the last access to a Redis object.",
         object_idletime
@@ -70,7 +67,6 @@ const OBJECT_SUBS: &[CommandSpec] = &[
         flag::READONLY,
         &["keyspace", "read", "slow"],
         KeyPos::range(2, 2, 1),
-        "2.2.3",
         "O(1)",
         "Returns the reference count of a value of a key.",
         object_refcount
@@ -81,7 +77,6 @@ const OBJECT_SUBS: &[CommandSpec] = &[
         flag::LOADING | flag::STALE,
         &["keyspace", "slow"],
         KeyPos::NONE,
-        "6.2.0",
         "O(1)",
         "Returns helpful text about the different subcommands.",
         object_help
@@ -89,49 +84,35 @@ const OBJECT_SUBS: &[CommandSpec] = &[
 ];
 
 pub const COMMANDS: &[CommandSpec] = &[
-    cmd!("del", -2, flag::WRITE, &["keyspace", "write", "slow"], KeyPos::ALL, "1.0.0", "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).", "Deletes one or more keys.", del),
-    cmd!("unlink", -2, flag::WRITE | flag::FAST, &["keyspace", "write", "fast"], KeyPos::ALL, "4.0.0", "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.", "Asynchronously deletes one or more keys.", unlink),
-    cmd!("exists", -2, flag::READONLY | flag::FAST, &["keyspace", "read", "fast"], KeyPos::ALL, "1.0.0", "O(N) where N is the number of keys to check.", "Determines whether one or more keys exist.", exists),
-    cmd!("type", 2, flag::READONLY | flag::FAST, &["keyspace", "read", "fast"], KeyPos::ONE, "1.0.0", "O(1)", "Determines the type of value stored at a key.", type_cmd),
-    cmd!("rename", 3, flag::WRITE, &["keyspace", "write", "slow"], KeyPos::range(1, 2, 1), "1.0.0", "O(1)", "Renames a key and overwrites the destination.", rename),
-    cmd!("renamenx", 3, flag::WRITE | flag::FAST, &["keyspace", "write", "fast"], KeyPos::range(1, 2, 1), "1.0.0", "O(1)", "Renames a key only when the target key name doesn't exist.", renamenx),
-    cmd!("copy", -3, flag::WRITE | flag::DENYOOM, &["keyspace", "write", "slow"], KeyPos::range(1, 2, 1), "6.2.0", "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.", "Copies the value of a key to a new key.", copy),
-    cmd!("move", 3, flag::WRITE | flag::FAST, &["keyspace", "write", "fast"], KeyPos::ONE, "1.0.0", "O(1)", "Moves a key to another database.", move_cmd),
-    CommandSpec {
-        tips: &["request_policy:all_shards", "nondeterministic_output_order"],
-        ..cmd!("keys", 2, flag::READONLY, &["keyspace", "read", "slow", "dangerous"], KeyPos::NONE, "1.0.0", "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.", "Returns all key names that match a pattern.", keys)
-    },
-    CommandSpec {
-        tips: &["nondeterministic_output", "request_policy:special", "response_policy:special"],
-        ..cmd!("scan", -2, flag::READONLY, &["keyspace", "read", "slow"], KeyPos::NONE, "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.", "Iterates over the key names in the database.", scan)
-    },
-    CommandSpec {
-        tips: &["request_policy:all_shards", "response_policy:special", "nondeterministic_output"],
-        ..cmd!("randomkey", 1, flag::READONLY, &["keyspace", "read", "slow"], KeyPos::NONE, "1.0.0", "O(1)", "Returns a random key name from the database.", randomkey)
-    },
-    cmd!("touch", -2, flag::READONLY | flag::FAST, &["keyspace", "read", "fast"], KeyPos::ALL, "3.2.1", "O(N) where N is the number of keys that will be touched.", "Returns the number of existing keys out of those specified after updating the time they were last accessed.", touch),
+    cmd!("del", -2, flag::WRITE, &["keyspace", "write", "slow"], KeyPos::ALL, "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).", "Deletes one or more keys.", del),
+    cmd!("unlink", -2, flag::WRITE | flag::FAST, &["keyspace", "write", "fast"], KeyPos::ALL, "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.", "Asynchronously deletes one or more keys.", unlink),
+    cmd!("exists", -2, flag::READONLY | flag::FAST, &["keyspace", "read", "fast"], KeyPos::ALL, "O(N) where N is the number of keys to check.", "Determines whether one or more keys exist.", exists),
+    cmd!("type", 2, flag::READONLY | flag::FAST, &["keyspace", "read", "fast"], KeyPos::ONE, "O(1)", "Determines the type of value stored at a key.", type_cmd),
+    cmd!("rename", 3, flag::WRITE, &["keyspace", "write", "slow"], KeyPos::range(1, 2, 1), "O(1)", "Renames a key and overwrites the destination.", rename),
+    cmd!("renamenx", 3, flag::WRITE | flag::FAST, &["keyspace", "write", "fast"], KeyPos::range(1, 2, 1), "O(1)", "Renames a key only when the target key name doesn't exist.", renamenx),
+    cmd!("copy", -3, flag::WRITE | flag::DENYOOM, &["keyspace", "write", "slow"], KeyPos::range(1, 2, 1), "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.", "Copies the value of a key to a new key.", copy),
+    cmd!("move", 3, flag::WRITE | flag::FAST, &["keyspace", "write", "fast"], KeyPos::ONE, "O(1)", "Moves a key to another database.", move_cmd),
+    cmd!("keys", 2, flag::READONLY, &["keyspace", "read", "slow", "dangerous"], KeyPos::NONE, "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.", "Returns all key names that match a pattern.", keys),
+    cmd!("scan", -2, flag::READONLY, &["keyspace", "read", "slow"], KeyPos::NONE, "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.", "Iterates over the key names in the database.", scan),
+    cmd!("randomkey", 1, flag::READONLY, &["keyspace", "read", "slow"], KeyPos::NONE, "O(1)", "Returns a random key name from the database.", randomkey),
+    cmd!("touch", -2, flag::READONLY | flag::FAST, &["keyspace", "read", "fast"], KeyPos::ALL, "O(N) where N is the number of keys that will be touched.", "Returns the number of existing keys out of those specified after updating the time they were last accessed.", touch),
     CommandSpec {
         handler: None,
         subcommands: OBJECT_SUBS,
-        ..cmd!("object", -2, 0, &["slow"], KeyPos::NONE, "2.2.3", "Depends on subcommand.", "A container for object introspection commands.", object_help)
+        ..cmd!("object", -2, 0, &["slow"], KeyPos::NONE, "Depends on subcommand.", "A container for object introspection commands.", object_help)
+    },
+    cmd!("dbsize", 1, flag::READONLY | flag::FAST, &["keyspace", "read", "fast"], KeyPos::NONE, "O(1)", "Returns the number of keys in the database.", dbsize),
+    CommandSpec {
+        docs: Docs::new("O(N) where N is the count of clients watching or blocking on keys from both databases.", "Swaps two Redis databases."),
+        ..cmd!("swapdb", 3, flag::WRITE | flag::FAST, &["keyspace", "write", "fast", "dangerous"], KeyPos::NONE, "", "", swapdb)
     },
     CommandSpec {
-        tips: &["request_policy:all_shards", "response_policy:agg_sum"],
-        ..cmd!("dbsize", 1, flag::READONLY | flag::FAST, &["keyspace", "read", "fast"], KeyPos::NONE, "1.0.0", "O(1)", "Returns the number of keys in the database.", dbsize)
+        docs: Docs::new("O(N) where N is the number of keys in the selected database", "Remove all keys from the current database."),
+        ..cmd!("flushdb", -1, flag::WRITE, &["keyspace", "write", "slow", "dangerous"], KeyPos::NONE, "", "", flushdb)
     },
     CommandSpec {
-        docs: Docs::new("server", "4.0.0", "O(N) where N is the count of clients watching or blocking on keys from both databases.", "Swaps two Redis databases."),
-        ..cmd!("swapdb", 3, flag::WRITE | flag::FAST, &["keyspace", "write", "fast", "dangerous"], KeyPos::NONE, "4.0.0", "", "", swapdb)
-    },
-    CommandSpec {
-        tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
-        docs: Docs::new("server", "1.0.0", "O(N) where N is the number of keys in the selected database", "Remove all keys from the current database."),
-        ..cmd!("flushdb", -1, flag::WRITE, &["keyspace", "write", "slow", "dangerous"], KeyPos::NONE, "1.0.0", "", "", flushdb)
-    },
-    CommandSpec {
-        tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
-        docs: Docs::new("server", "1.0.0", "O(N) where N is the total number of keys in all databases", "Removes all keys from all databases."),
-        ..cmd!("flushall", -1, flag::WRITE, &["keyspace", "write", "slow", "dangerous"], KeyPos::NONE, "1.0.0", "", "", flushall)
+        docs: Docs::new("O(N) where N is the total number of keys in all databases", "Removes all keys from all databases."),
+        ..cmd!("flushall", -1, flag::WRITE, &["keyspace", "write", "slow", "dangerous"], KeyPos::NONE, "", "", flushall)
     },
 ];
 

@@ -9,89 +9,48 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use crate::ctx::Ctx;
 use crate::slowlog::LatencyEvent;
-use crate::spec::{flag, Arg, ArgType, CommandSpec, Docs};
+use crate::spec::{flag, CommandSpec, Docs};
 use crate::stats::CommandStats;
 use crate::table::CommandEntry;
 
 const F: u32 = flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE;
-const TIPS_SPECIAL: &[&str] = &[
-    "nondeterministic_output",
-    "request_policy:all_nodes",
-    "response_policy:special",
-];
-
-const fn docs(since: &'static str, complexity: &'static str, summary: &'static str) -> Docs {
-    Docs::new("server", since, complexity, summary)
-}
 
 const SUBS: &[CommandSpec] = &[
     CommandSpec {
-        tips: TIPS_SPECIAL,
-        docs: docs(
-            "7.0.0",
+        docs: Docs::new(
             "O(N) where N is the number of commands with latency information being retrieved.",
             "Return the cumulative distribution of latencies of a subset of commands or all.",
-        )
-        .args(&[Arg::new("command", ArgType::String).optional().multiple()]),
+        ),
         ..CommandSpec::new("histogram", -2, F, latency_histogram)
     },
     CommandSpec {
-        tips: TIPS_SPECIAL,
-        docs: docs(
-            "2.8.13",
-            "O(1)",
-            "Return a human readable latency analysis report.",
-        ),
+        docs: Docs::new("O(1)", "Return a human readable latency analysis report."),
         ..CommandSpec::new("doctor", 2, F, latency_doctor)
     },
     CommandSpec {
-        tips: TIPS_SPECIAL,
-        docs: docs(
-            "2.8.13",
-            "O(1)",
-            "Return the latest latency samples for all events.",
-        ),
+        docs: Docs::new("O(1)", "Return the latest latency samples for all events."),
         ..CommandSpec::new("latest", 2, F, latency_latest)
     },
     CommandSpec {
-        tips: TIPS_SPECIAL,
-        docs: docs(
-            "2.8.13",
-            "O(1)",
-            "Return timestamp-latency samples for the event.",
-        )
-        .args(&[Arg::new("event", ArgType::String)]),
+        docs: Docs::new("O(1)", "Return timestamp-latency samples for the event."),
         ..CommandSpec::new("history", 3, F, latency_history)
     },
     CommandSpec {
-        tips: TIPS_SPECIAL,
-        docs: docs("2.8.13", "O(1)", "Return a latency graph for the event.")
-            .args(&[Arg::new("event", ArgType::String)]),
+        docs: Docs::new("O(1)", "Return a latency graph for the event."),
         ..CommandSpec::new("graph", 3, F, latency_graph)
     },
     CommandSpec {
-        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
-        docs: docs(
-            "2.8.13",
-            "O(1)",
-            "Reset latency data for one or more events.",
-        )
-        .args(&[Arg::new("event", ArgType::String).optional().multiple()]),
+        docs: Docs::new("O(1)", "Reset latency data for one or more events."),
         ..CommandSpec::new("reset", -2, F, latency_reset)
     },
     CommandSpec {
-        docs: docs(
-            "2.8.13",
-            "O(1)",
-            "Show helpful text about the different subcommands.",
-        ),
+        docs: Docs::new("O(1)", "Show helpful text about the different subcommands."),
         ..CommandSpec::new("help", 2, flag::LOADING | flag::STALE, latency_help)
     },
 ];
 
 pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
-    docs: docs(
-        "2.8.13",
+    docs: Docs::new(
         "Depends on subcommand.",
         "A container for latency diagnostics commands",
     ),

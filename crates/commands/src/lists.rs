@@ -23,7 +23,7 @@ use store::{CompactValue, Key};
 use crate::coll::{self, WrongType};
 use crate::ctx::Ctx;
 use crate::notify;
-use crate::spec::{flag, Arg, ArgType, BeginSearch, CommandSpec, Docs, FindKeys, KeyPos, KeySpec};
+use crate::spec::{flag, BeginSearch, CommandSpec, Docs, FindKeys, KeyPos, KeySpec};
 use crate::util::{eq_ic, parse_i64, ERR_NOT_INT, ERR_SYNTAX, ERR_WRONGTYPE};
 
 const ERR_NOKEY: &str = "ERR no such key";
@@ -35,220 +35,104 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["read", "list", "slow"],
         keys: KeyPos::range(1, 1, 1),
-        key_specs: &[KeySpec::range(&["RO", "access"], 1, 0, 1)],
-        docs: Docs::new("list", "1.0.0", "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1).", "Get an element from a list by its index")
-            .args(&[
-                Arg::key("key", 0),
-                Arg::new("index", ArgType::Integer),
-            ]),
+        docs: Docs::new("O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1).", "Get an element from a list by its index"),
         ..CommandSpec::new("lindex", 3, flag::READONLY, lindex)
     },
     CommandSpec {
         acl: &["write", "list", "slow"],
         keys: KeyPos::range(1, 1, 1),
-        key_specs: &[KeySpec::range(&["RW", "insert"], 1, 0, 1)],
-        docs: Docs::new("list", "2.2.0", "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).", "Insert an element before or after another element in a list")
-            .args(&[
-                Arg::key("key", 0),
-                Arg::new("where", ArgType::OneOf).of(&[
-                    Arg::pure("before", "BEFORE"),
-                    Arg::pure("after", "AFTER"),
-                ]),
-                Arg::new("pivot", ArgType::String),
-                Arg::new("element", ArgType::String),
-            ]),
+        docs: Docs::new("O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).", "Insert an element before or after another element in a list"),
         ..CommandSpec::new("linsert", 5, flag::WRITE | flag::DENYOOM, linsert)
     },
     CommandSpec {
         acl: &["read", "list", "fast"],
         keys: KeyPos::range(1, 1, 1),
-        key_specs: &[KeySpec::range(&["RO"], 1, 0, 1)],
-        docs: Docs::new("list", "1.0.0", "O(1)", "Get the length of a list")
-            .args(&[
-                Arg::key("key", 0),
-            ]),
+        docs: Docs::new("O(1)", "Get the length of a list"),
         ..CommandSpec::new("llen", 2, flag::READONLY | flag::FAST, llen)
     },
     CommandSpec {
         acl: &["write", "list", "slow"],
         keys: KeyPos::range(1, 2, 1),
-        key_specs: &[KeySpec::range(&["RW", "access", "delete"], 1, 0, 1), KeySpec::range(&["RW", "insert"], 2, 0, 1)],
-        docs: Docs::new("list", "6.2.0", "O(1)", "Pop an element from a list, push it to another list and return it")
-            .args(&[
-                Arg::key("source", 0),
-                Arg::key("destination", 1),
-                Arg::new("wherefrom", ArgType::OneOf).of(&[
-                    Arg::pure("left", "LEFT"),
-                    Arg::pure("right", "RIGHT"),
-                ]),
-                Arg::new("whereto", ArgType::OneOf).of(&[
-                    Arg::pure("left", "LEFT"),
-                    Arg::pure("right", "RIGHT"),
-                ]),
-            ]),
+        docs: Docs::new("O(1)", "Pop an element from a list, push it to another list and return it"),
         ..CommandSpec::new("lmove", 5, flag::WRITE | flag::DENYOOM, lmove)
     },
     CommandSpec {
         acl: &["write", "list", "slow"],
         keys: KeyPos::range(0, 0, 0),
         getkeys: Some(lmpop_keys),
-        key_specs: &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: BeginSearch::Index(1), find: FindKeys::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } }],
-        docs: Docs::new("list", "7.0.0", "O(N+M) where N is the number of provided keys and M is the number of elements returned.", "Pop elements from a list")
-            .args(&[
-                Arg::new("numkeys", ArgType::Integer),
-                Arg::key("key", 0).multiple(),
-                Arg::new("where", ArgType::OneOf).of(&[
-                    Arg::pure("left", "LEFT"),
-                    Arg::pure("right", "RIGHT"),
-                ]),
-                Arg::new("count", ArgType::Integer).token("COUNT").optional(),
-            ]),
+        docs: Docs::new("O(N+M) where N is the number of provided keys and M is the number of elements returned.", "Pop elements from a list"),
         ..CommandSpec::new("lmpop", -4, flag::WRITE | flag::MOVABLEKEYS, lmpop)
     },
     CommandSpec {
         acl: &["write", "list", "fast"],
         keys: KeyPos::range(1, 1, 1),
-        key_specs: &[KeySpec::range(&["RW", "access", "delete"], 1, 0, 1)],
-        docs: Docs::new("list", "1.0.0", "O(N) where N is the number of elements returned", "Remove and get the first elements in a list")
-            .history(&[("6.2.0", "Added the `count` argument.")])
-            .args(&[
-                Arg::key("key", 0),
-                Arg::new("count", ArgType::Integer).since("6.2.0").optional(),
-            ]),
+        docs: Docs::new("O(N) where N is the number of elements returned", "Remove and get the first elements in a list"),
         ..CommandSpec::new("lpop", -2, flag::WRITE | flag::FAST, lpop)
     },
     CommandSpec {
         acl: &["read", "list", "slow"],
         keys: KeyPos::range(1, 1, 1),
-        key_specs: &[KeySpec::range(&["RO", "access"], 1, 0, 1)],
-        docs: Docs::new("list", "6.0.6", "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.", "Return the index of matching elements on a list")
-            .args(&[
-                Arg::key("key", 0),
-                Arg::new("element", ArgType::String),
-                Arg::new("rank", ArgType::Integer).token("RANK").optional(),
-                Arg::new("num-matches", ArgType::Integer).token("COUNT").optional(),
-                Arg::new("len", ArgType::Integer).token("MAXLEN").optional(),
-            ]),
+        docs: Docs::new("O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.", "Return the index of matching elements on a list"),
         ..CommandSpec::new("lpos", -3, flag::READONLY, lpos)
     },
     CommandSpec {
         acl: &["write", "list", "fast"],
         keys: KeyPos::range(1, 1, 1),
-        key_specs: &[KeySpec::range(&["RW", "insert"], 1, 0, 1)],
-        docs: Docs::new("list", "1.0.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", "Prepend one or multiple elements to a list")
-            .history(&[("2.4.0", "Accepts multiple `element` arguments.")])
-            .args(&[
-                Arg::key("key", 0),
-                Arg::new("element", ArgType::String).multiple(),
-            ]),
+        docs: Docs::new("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", "Prepend one or multiple elements to a list"),
         ..CommandSpec::new("lpush", -3, flag::WRITE | flag::DENYOOM | flag::FAST, lpush)
     },
     CommandSpec {
         acl: &["write", "list", "fast"],
         keys: KeyPos::range(1, 1, 1),
-        key_specs: &[KeySpec::range(&["RW", "insert"], 1, 0, 1)],
-        docs: Docs::new("list", "2.2.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", "Prepend an element to a list, only if the list exists")
-            .history(&[("4.0.0", "Accepts multiple `element` arguments.")])
-            .args(&[
-                Arg::key("key", 0),
-                Arg::new("element", ArgType::String).multiple(),
-            ]),
+        docs: Docs::new("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", "Prepend an element to a list, only if the list exists"),
         ..CommandSpec::new("lpushx", -3, flag::WRITE | flag::DENYOOM | flag::FAST, lpushx)
     },
     CommandSpec {
         acl: &["read", "list", "slow"],
         keys: KeyPos::range(1, 1, 1),
-        key_specs: &[KeySpec::range(&["RO", "access"], 1, 0, 1)],
-        docs: Docs::new("list", "1.0.0", "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range.", "Get a range of elements from a list")
-            .args(&[
-                Arg::key("key", 0),
-                Arg::new("start", ArgType::Integer),
-                Arg::new("stop", ArgType::Integer),
-            ]),
+        docs: Docs::new("O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range.", "Get a range of elements from a list"),
         ..CommandSpec::new("lrange", 4, flag::READONLY, lrange)
     },
     CommandSpec {
         acl: &["write", "list", "slow"],
         keys: KeyPos::range(1, 1, 1),
-        key_specs: &[KeySpec::range(&["RW", "delete"], 1, 0, 1)],
-        docs: Docs::new("list", "1.0.0", "O(N+M) where N is the length of the list and M is the number of elements removed.", "Remove elements from a list")
-            .args(&[
-                Arg::key("key", 0),
-                Arg::new("count", ArgType::Integer),
-                Arg::new("element", ArgType::String),
-            ]),
+        docs: Docs::new("O(N+M) where N is the length of the list and M is the number of elements removed.", "Remove elements from a list"),
         ..CommandSpec::new("lrem", 4, flag::WRITE, lrem)
     },
     CommandSpec {
         acl: &["write", "list", "slow"],
         keys: KeyPos::range(1, 1, 1),
-        key_specs: &[KeySpec::range(&["RW", "update"], 1, 0, 1)],
-        docs: Docs::new("list", "1.0.0", "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).", "Set the value of an element in a list by its index")
-            .args(&[
-                Arg::key("key", 0),
-                Arg::new("index", ArgType::Integer),
-                Arg::new("element", ArgType::String),
-            ]),
+        docs: Docs::new("O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).", "Set the value of an element in a list by its index"),
         ..CommandSpec::new("lset", 4, flag::WRITE | flag::DENYOOM, lset)
     },
     CommandSpec {
         acl: &["write", "list", "slow"],
         keys: KeyPos::range(1, 1, 1),
-        key_specs: &[KeySpec::range(&["RW", "delete"], 1, 0, 1)],
-        docs: Docs::new("list", "1.0.0", "O(N) where N is the number of elements to be removed by the operation.", "Trim a list to the specified range")
-            .args(&[
-                Arg::key("key", 0),
-                Arg::new("start", ArgType::Integer),
-                Arg::new("stop", ArgType::Integer),
-            ]),
+        docs: Docs::new("O(N) where N is the number of elements to be removed by the operation.", "Trim a list to the specified range"),
         ..CommandSpec::new("ltrim", 4, flag::WRITE, ltrim)
     },
     CommandSpec {
         acl: &["write", "list", "fast"],
         keys: KeyPos::range(1, 1, 1),
-        key_specs: &[KeySpec::range(&["RW", "access", "delete"], 1, 0, 1)],
-        docs: Docs::new("list", "1.0.0", "O(N) where N is the number of elements returned", "Remove and get the last elements in a list")
-            .history(&[("6.2.0", "Added the `count` argument.")])
-            .args(&[
-                Arg::key("key", 0),
-                Arg::new("count", ArgType::Integer).since("6.2.0").optional(),
-            ]),
+        docs: Docs::new("O(N) where N is the number of elements returned", "Remove and get the last elements in a list"),
         ..CommandSpec::new("rpop", -2, flag::WRITE | flag::FAST, rpop)
     },
     CommandSpec {
         acl: &["write", "list", "slow"],
         keys: KeyPos::range(1, 2, 1),
-        key_specs: &[KeySpec::range(&["RW", "access", "delete"], 1, 0, 1), KeySpec::range(&["RW", "insert"], 2, 0, 1)],
-        docs: Docs::new("list", "1.2.0", "O(1)", "Remove the last element in a list, prepend it to another list and return it")
-            .doc_flags(&["deprecated"])
-            .args(&[
-                Arg::key("source", 0),
-                Arg::key("destination", 1),
-            ]),
+        docs: Docs::new("O(1)", "Remove the last element in a list, prepend it to another list and return it"),
         ..CommandSpec::new("rpoplpush", 3, flag::WRITE | flag::DENYOOM, rpoplpush)
     },
     CommandSpec {
         acl: &["write", "list", "fast"],
         keys: KeyPos::range(1, 1, 1),
-        key_specs: &[KeySpec::range(&["RW", "insert"], 1, 0, 1)],
-        docs: Docs::new("list", "1.0.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", "Append one or multiple elements to a list")
-            .history(&[("2.4.0", "Accepts multiple `element` arguments.")])
-            .args(&[
-                Arg::key("key", 0),
-                Arg::new("element", ArgType::String).multiple(),
-            ]),
+        docs: Docs::new("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", "Append one or multiple elements to a list"),
         ..CommandSpec::new("rpush", -3, flag::WRITE | flag::DENYOOM | flag::FAST, rpush)
     },
     CommandSpec {
         acl: &["write", "list", "fast"],
         keys: KeyPos::range(1, 1, 1),
-        key_specs: &[KeySpec::range(&["RW", "insert"], 1, 0, 1)],
-        docs: Docs::new("list", "2.2.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", "Append an element to a list, only if the list exists")
-            .history(&[("4.0.0", "Accepts multiple `element` arguments.")])
-            .args(&[
-                Arg::key("key", 0),
-                Arg::new("element", ArgType::String).multiple(),
-            ]),
+        docs: Docs::new("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", "Append an element to a list, only if the list exists"),
         ..CommandSpec::new("rpushx", -3, flag::WRITE | flag::DENYOOM | flag::FAST, rpushx)
     },
 ];

@@ -20,8 +20,6 @@ const SUBS: &[CommandSpec] = &[
         acl: &["read", "slow"],
         keys: KeyPos::range(2, 2, 1),
         docs: Docs::new(
-            "server",
-            "4.0.0",
             "O(N) where N is the number of samples.",
             "Estimate the memory usage of a key",
         ),
@@ -29,7 +27,7 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["read", "slow"],
-        docs: Docs::new(
+        docs: Docs::petrel(
             "server",
             "7.0.0",
             "O(P*N) where P is the number of keyspace partitions and N the count.",
@@ -44,20 +42,12 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["slow"],
-        docs: Docs::new(
-            "server",
-            "4.0.0",
-            "O(1)",
-            "Show helpful text about the different subcommands",
-        ),
+        docs: Docs::new("O(1)", "Show helpful text about the different subcommands"),
         ..CommandSpec::new("memory|help", 2, flag::LOADING | flag::STALE, help)
     },
     CommandSpec {
         acl: &["slow"],
-        tips: REPORT_TIPS,
         docs: Docs::new(
-            "server",
-            "4.0.0",
             "Depends on how much memory is allocated, could be slow",
             "Show allocator internal stats",
         ),
@@ -65,22 +55,17 @@ const SUBS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["slow"],
-        tips: REPORT_TIPS,
-        docs: Docs::new("server", "4.0.0", "O(1)", "Show memory usage details"),
+        docs: Docs::new("O(1)", "Show memory usage details"),
         ..CommandSpec::new("memory|stats", 2, 0, stats)
     },
     CommandSpec {
         acl: &["slow"],
-        tips: REPORT_TIPS,
-        docs: Docs::new("server", "4.0.0", "O(1)", "Outputs memory problems report"),
+        docs: Docs::new("O(1)", "Outputs memory problems report"),
         ..CommandSpec::new("memory|doctor", 2, 0, doctor)
     },
     CommandSpec {
         acl: &["slow"],
-        tips: &["request_policy:all_shards", "response_policy:all_succeeded"],
         docs: Docs::new(
-            "server",
-            "4.0.0",
             "Depends on how much memory is allocated, could be slow",
             "Ask the allocator to release memory",
         ),
@@ -88,16 +73,8 @@ const SUBS: &[CommandSpec] = &[
     },
 ];
 
-const REPORT_TIPS: &[&str] = &[
-    "nondeterministic_output",
-    "request_policy:all_shards",
-    "response_policy:special",
-];
-
 pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
     docs: Docs::new(
-        "server",
-        "4.0.0",
         "Depends on subcommand.",
         "A container for memory diagnostics commands.",
     ),

@@ -496,32 +496,32 @@ const SUBSCRIBER_FLAGS: u32 =
 const PUBSUB_SUBS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["pubsub", "slow"],
-        docs: Docs::new("pubsub", "2.8.0", "O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)", "Returns the active channels."),
+        docs: Docs::new("O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)", "Returns the active channels."),
         ..CommandSpec::new("channels", -2, flag::PUBSUB | flag::LOADING | flag::STALE, pubsub_channels)
     },
     CommandSpec {
         acl: &["slow"],
-        docs: Docs::new("pubsub", "6.2.0", "O(1)", "Returns helpful text about the different subcommands."),
+        docs: Docs::new("O(1)", "Returns helpful text about the different subcommands."),
         ..CommandSpec::new("help", 2, flag::LOADING | flag::STALE, pubsub_help)
     },
     CommandSpec {
         acl: &["pubsub", "slow"],
-        docs: Docs::new("pubsub", "2.8.0", "O(1)", "Returns a count of unique pattern subscriptions."),
+        docs: Docs::new("O(1)", "Returns a count of unique pattern subscriptions."),
         ..CommandSpec::new("numpat", 2, flag::PUBSUB | flag::LOADING | flag::STALE, pubsub_numpat)
     },
     CommandSpec {
         acl: &["pubsub", "slow"],
-        docs: Docs::new("pubsub", "2.8.0", "O(N) for the NUMSUB subcommand, where N is the number of requested channels", "Returns a count of subscribers to channels."),
+        docs: Docs::new("O(N) for the NUMSUB subcommand, where N is the number of requested channels", "Returns a count of subscribers to channels."),
         ..CommandSpec::new("numsub", -2, flag::PUBSUB | flag::LOADING | flag::STALE, pubsub_numsub)
     },
     CommandSpec {
         acl: &["pubsub", "slow"],
-        docs: Docs::new("pubsub", "7.0.0", "O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels).", "Returns the active shard channels."),
+        docs: Docs::new("O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels).", "Returns the active shard channels."),
         ..CommandSpec::new("shardchannels", -2, flag::PUBSUB | flag::LOADING | flag::STALE, pubsub_channels)
     },
     CommandSpec {
         acl: &["pubsub", "slow"],
-        docs: Docs::new("pubsub", "7.0.0", "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels", "Returns the count of subscribers of shard channels."),
+        docs: Docs::new("O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels", "Returns the count of subscribers of shard channels."),
         ..CommandSpec::new("shardnumsub", -2, flag::PUBSUB | flag::LOADING | flag::STALE, pubsub_numsub)
     },
 ];
@@ -529,50 +529,49 @@ const PUBSUB_SUBS: &[CommandSpec] = &[
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["pubsub", "slow"],
-        docs: Docs::new("pubsub", "2.0.0", "O(N) where N is the number of channels to subscribe to.", "Listens for messages published to channels."),
+        docs: Docs::new("O(N) where N is the number of channels to subscribe to.", "Listens for messages published to channels."),
         ..CommandSpec::new("subscribe", -2, SUBSCRIBER_FLAGS, subscribe)
     },
     CommandSpec {
         acl: &["pubsub", "slow"],
-        docs: Docs::new("pubsub", "2.0.0", "O(N) where N is the number of clients already subscribed to a channel.", "Stops listening to messages posted to channels."),
+        docs: Docs::new("O(N) where N is the number of clients already subscribed to a channel.", "Stops listening to messages posted to channels."),
         ..CommandSpec::new("unsubscribe", -1, SUBSCRIBER_FLAGS, unsubscribe)
     },
     CommandSpec {
         acl: &["pubsub", "slow"],
-        docs: Docs::new("pubsub", "2.0.0", "O(N) where N is the number of patterns to subscribe to.", "Listens for messages published to channels that match one or more patterns."),
+        docs: Docs::new("O(N) where N is the number of patterns to subscribe to.", "Listens for messages published to channels that match one or more patterns."),
         ..CommandSpec::new("psubscribe", -2, SUBSCRIBER_FLAGS, psubscribe)
     },
     CommandSpec {
         acl: &["pubsub", "slow"],
-        docs: Docs::new("pubsub", "2.0.0", "O(N) where N is the number of patterns to unsubscribe.", "Stops listening to messages published to channels that match one or more patterns."),
+        docs: Docs::new("O(N) where N is the number of patterns to unsubscribe.", "Stops listening to messages published to channels that match one or more patterns."),
         ..CommandSpec::new("punsubscribe", -1, SUBSCRIBER_FLAGS, punsubscribe)
     },
     CommandSpec {
         acl: &["pubsub", "fast"],
-        tips: &[],
-        docs: Docs::new("pubsub", "2.0.0", "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).", "Posts a message to a channel."),
+        docs: Docs::new("O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).", "Posts a message to a channel."),
         ..CommandSpec::new("publish", 3, flag::PUBSUB | flag::LOADING | flag::STALE | flag::FAST | flag::MAY_REPLICATE, publish)
     },
     CommandSpec {
         acl: &["pubsub", "slow"],
         keys: KeyPos::range(1, -1, 1),
-        docs: Docs::new("pubsub", "7.0.0", "O(N) where N is the number of shard channels to subscribe to.", "Listens for messages published to shard channels."),
+        docs: Docs::new("O(N) where N is the number of shard channels to subscribe to.", "Listens for messages published to shard channels."),
         ..CommandSpec::new("ssubscribe", -2, SUBSCRIBER_FLAGS, ssubscribe)
     },
     CommandSpec {
         acl: &["pubsub", "slow"],
         keys: KeyPos::range(1, -1, 1),
-        docs: Docs::new("pubsub", "7.0.0", "O(N) where N is the number of clients already subscribed to a shard channel.", "Stops listening to messages posted to shard channels."),
+        docs: Docs::new("O(N) where N is the number of clients already subscribed to a shard channel.", "Stops listening to messages posted to shard channels."),
         ..CommandSpec::new("sunsubscribe", -1, SUBSCRIBER_FLAGS, sunsubscribe)
     },
     CommandSpec {
         acl: &["pubsub", "fast"],
         keys: KeyPos::ONE,
-        docs: Docs::new("pubsub", "7.0.0", "O(N) where N is the number of clients subscribed to the receiving shard channel.", "Post a message to a shard channel"),
+        docs: Docs::new("O(N) where N is the number of clients subscribed to the receiving shard channel.", "Post a message to a shard channel"),
         ..CommandSpec::new("spublish", 3, flag::PUBSUB | flag::LOADING | flag::STALE | flag::FAST | flag::MAY_REPLICATE, spublish)
     },
     CommandSpec {
-        docs: Docs::new("pubsub", "2.8.0", "Depends on subcommand.", "A container for Pub/Sub commands."),
+        docs: Docs::new("Depends on subcommand.", "A container for Pub/Sub commands."),
         handler: None,
         subcommands: PUBSUB_SUBS,
         ..CommandSpec::new("pubsub", -2, 0, pubsub_help)

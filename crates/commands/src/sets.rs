@@ -22,45 +22,22 @@ use store::{Key, MultiGuard};
 use crate::coll::{self, WrongType};
 use crate::ctx::Ctx;
 use crate::notify;
-use crate::spec::{flag, Arg, ArgType, BeginSearch, CommandSpec, Docs, FindKeys, KeyPos, KeySpec};
+use crate::spec::{flag, CommandSpec, Docs, KeyPos};
 use crate::util::{eq_ic, parse_i64, ERR_NOT_INT, ERR_SYNTAX, ERR_WRONGTYPE};
-
-const RO_ACCESS_1: &[KeySpec] = &[KeySpec::single(&["RO", "access"], 1)];
-const RO_1: &[KeySpec] = &[KeySpec::single(&["RO"], 1)];
-const RO_ACCESS_ALL: &[KeySpec] = &[KeySpec::range(&["RO", "access"], 1, -1, 1)];
-const STORE_OW: &[KeySpec] = &[
-    KeySpec::single(&["OW", "update"], 1),
-    KeySpec::range(&["RO", "access"], 2, -1, 1),
-];
-const STORE_RW: &[KeySpec] = &[
-    KeySpec::single(&["RW", "update"], 1),
-    KeySpec::range(&["RO", "access"], 2, -1, 1),
-];
-
-const KEY: Arg = Arg::key("key", 0);
-const KEYS: Arg = Arg::key("key", 0).multiple();
-const STORE_ARGS: &[Arg] = &[Arg::key("destination", 0), Arg::key("key", 1).multiple()];
-const TIP_ORDER: &[&str] = &["nondeterministic_output_order"];
-const TIP_OUTPUT: &[&str] = &["nondeterministic_output"];
 
 const CX_N_ALL: &str = "O(N) where N is the total number of elements in all given sets.";
 const CX_INTER: &str =
     "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.";
 
 macro_rules! cmd {
-    ($name:expr, $arity:expr, $flags:expr, $acl:expr, $keys:expr, $specs:expr, $docs:expr, $h:expr) => {
+    ($name:expr, $arity:expr, $flags:expr, $acl:expr, $keys:expr, $docs:expr, $h:expr) => {
         CommandSpec {
             acl: $acl,
             keys: $keys,
-            key_specs: $specs,
             docs: $docs,
             ..CommandSpec::new($name, $arity, $flags, $h)
         }
     };
-}
-
-const fn docs(since: &'static str, cx: &'static str, sum: &'static str) -> Docs {
-    Docs::new("set", since, cx, sum)
 }
 
 const W: u32 = flag::WRITE;
@@ -70,113 +47,58 @@ const D: u32 = flag::DENYOOM;
 
 pub const COMMANDS: &[CommandSpec] = &[
     cmd!("sadd", -3, W | D | F, &["write", "set", "fast"], KeyPos::ONE,
-        &[KeySpec::single(&["RW", "insert"], 1)],
-        docs("1.0.0", "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", "Add one or more members to a set")
-            .history(&[("2.4.0", "Accepts multiple `member` arguments.")])
-            .args(&[KEY, Arg::new("member", ArgType::String).multiple()]),
+        Docs::new("O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.", "Add one or more members to a set"),
         sadd),
-    cmd!("scard", 2, R | F, &["read", "set", "fast"], KeyPos::ONE, RO_1,
-        docs("1.0.0", "O(1)", "Get the number of members in a set").args(&[KEY]),
+    cmd!("scard", 2, R | F, &["read", "set", "fast"], KeyPos::ONE,
+        Docs::new("O(1)", "Get the number of members in a set"),
         scard),
-    CommandSpec {
-        tips: TIP_ORDER,
-        ..cmd!("sdiff", -2, R, &["read", "set", "slow"], KeyPos::ALL, RO_ACCESS_ALL,
-        docs("1.0.0", CX_N_ALL, "Subtract multiple sets").args(&[KEYS]),
-        sdiff)
-    },
-    cmd!("sdiffstore", -3, W | D, &["write", "set", "slow"], KeyPos::ALL, STORE_OW,
-        docs("1.0.0", CX_N_ALL, "Subtract multiple sets and store the resulting set in a key").args(STORE_ARGS),
+    cmd!("sdiff", -2, R, &["read", "set", "slow"], KeyPos::ALL,
+        Docs::new(CX_N_ALL, "Subtract multiple sets"),
+        sdiff),
+    cmd!("sdiffstore", -3, W | D, &["write", "set", "slow"], KeyPos::ALL,
+        Docs::new(CX_N_ALL, "Subtract multiple sets and store the resulting set in a key"),
         sdiffstore),
-    CommandSpec {
-        tips: TIP_ORDER,
-        ..cmd!("sinter", -2, R, &["read", "set", "slow"], KeyPos::ALL, RO_ACCESS_ALL,
-        docs("1.0.0", CX_INTER, "Intersect multiple sets").args(&[KEYS]),
-        sinter)
-    },
+    cmd!("sinter", -2, R, &["read", "set", "slow"], KeyPos::ALL,
+        Docs::new(CX_INTER, "Intersect multiple sets"),
+        sinter),
     CommandSpec {
         getkeys: Some(sintercard_keys),
         ..cmd!("sintercard", -3, R | flag::MOVABLEKEYS, &["read", "set", "slow"], KeyPos::NONE,
-            &[KeySpec {
-                notes: "",
-                flags: &["RO", "access"],
-                begin: BeginSearch::Index(1),
-                find: FindKeys::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 },
-            }],
-            docs("7.0.0", CX_INTER, "Intersect multiple sets and return the cardinality of the result").args(&[
-                Arg::new("numkeys", ArgType::Integer),
-                KEYS,
-                Arg::new("limit", ArgType::Integer).token("LIMIT").optional(),
-            ]),
+            Docs::new(CX_INTER, "Intersect multiple sets and return the cardinality of the result"),
             sintercard)
     },
-    cmd!("sinterstore", -3, W | D, &["write", "set", "slow"], KeyPos::ALL, STORE_RW,
-        docs("1.0.0", CX_INTER, "Intersect multiple sets and store the resulting set in a key").args(STORE_ARGS),
+    cmd!("sinterstore", -3, W | D, &["write", "set", "slow"], KeyPos::ALL,
+        Docs::new(CX_INTER, "Intersect multiple sets and store the resulting set in a key"),
         sinterstore),
-    cmd!("sismember", 3, R | F, &["read", "set", "fast"], KeyPos::ONE, RO_1,
-        docs("1.0.0", "O(1)", "Determine if a given value is a member of a set")
-            .args(&[KEY, Arg::new("member", ArgType::String)]),
+    cmd!("sismember", 3, R | F, &["read", "set", "fast"], KeyPos::ONE,
+        Docs::new("O(1)", "Determine if a given value is a member of a set"),
         sismember),
-    CommandSpec {
-        tips: TIP_ORDER,
-        ..cmd!("smembers", 2, R, &["read", "set", "slow"], KeyPos::ONE, RO_ACCESS_1,
-        docs("1.0.0", "O(N) where N is the set cardinality.", "Get all the members in a set").args(&[KEY]),
-        smembers)
-    },
-    cmd!("smismember", -3, R | F, &["read", "set", "fast"], KeyPos::ONE, RO_ACCESS_1,
-        docs("6.2.0", "O(N) where N is the number of elements being checked for membership", "Returns the membership associated with the given elements for a set")
-            .args(&[KEY, Arg::new("member", ArgType::String).multiple()]),
+    cmd!("smembers", 2, R, &["read", "set", "slow"], KeyPos::ONE,
+        Docs::new("O(N) where N is the set cardinality.", "Get all the members in a set"),
+        smembers),
+    cmd!("smismember", -3, R | F, &["read", "set", "fast"], KeyPos::ONE,
+        Docs::new("O(N) where N is the number of elements being checked for membership", "Returns the membership associated with the given elements for a set"),
         smismember),
     cmd!("smove", 4, W | F, &["write", "set", "fast"], KeyPos::range(1, 2, 1),
-        &[KeySpec::single(&["RW", "access", "delete"], 1), KeySpec::single(&["RW", "insert"], 2)],
-        docs("1.0.0", "O(1)", "Move a member from one set to another").args(&[
-            Arg::key("source", 0),
-            Arg::key("destination", 1),
-            Arg::new("member", ArgType::String),
-        ]),
+        Docs::new("O(1)", "Move a member from one set to another"),
         smove),
-    CommandSpec {
-        tips: TIP_OUTPUT,
-        ..cmd!("spop", -2, W | F, &["write", "set", "fast"], KeyPos::ONE,
-        &[KeySpec::single(&["RW", "access", "delete"], 1)],
-        docs("1.0.0", "Without the count argument O(1), otherwise O(N) where N is the value of the passed count.", "Remove and return one or multiple random members from a set")
-            .history(&[("3.2.0", "Added the `count` argument.")])
-            .args(&[KEY, Arg::new("count", ArgType::Integer).since("3.2.0").optional()]),
-        spop)
-    },
-    CommandSpec {
-        tips: TIP_OUTPUT,
-        ..cmd!("srandmember", -2, R, &["read", "set", "slow"], KeyPos::ONE, RO_ACCESS_1,
-        docs("1.0.0", "Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count.", "Get one or multiple random members from a set")
-            .history(&[("2.6.0", "Added the optional `count` argument.")])
-            .args(&[KEY, Arg::new("count", ArgType::Integer).since("2.6.0").optional()]),
-        srandmember)
-    },
+    cmd!("spop", -2, W | F, &["write", "set", "fast"], KeyPos::ONE,
+        Docs::new("Without the count argument O(1), otherwise O(N) where N is the value of the passed count.", "Remove and return one or multiple random members from a set"),
+        spop),
+    cmd!("srandmember", -2, R, &["read", "set", "slow"], KeyPos::ONE,
+        Docs::new("Without the count argument O(1), otherwise O(N) where N is the absolute value of the passed count.", "Get one or multiple random members from a set"),
+        srandmember),
     cmd!("srem", -3, W | F, &["write", "set", "fast"], KeyPos::ONE,
-        &[KeySpec::single(&["RW", "delete"], 1)],
-        docs("1.0.0", "O(N) where N is the number of members to be removed.", "Remove one or more members from a set")
-            .history(&[("2.4.0", "Accepts multiple `member` arguments.")])
-            .args(&[KEY, Arg::new("member", ArgType::String).multiple()]),
+        Docs::new("O(N) where N is the number of members to be removed.", "Remove one or more members from a set"),
         srem),
-    CommandSpec {
-        tips: TIP_OUTPUT,
-        ..cmd!("sscan", -3, R, &["read", "set", "slow"], KeyPos::ONE, RO_ACCESS_1,
-        docs("2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..", "Incrementally iterate Set elements")
-            .args(&[
-                KEY,
-                Arg::new("cursor", ArgType::Integer),
-                Arg::new("pattern", ArgType::Pattern).token("MATCH").optional(),
-                Arg::new("count", ArgType::Integer).token("COUNT").optional(),
-            ]),
-        sscan)
-    },
-    CommandSpec {
-        tips: TIP_ORDER,
-        ..cmd!("sunion", -2, R, &["read", "set", "slow"], KeyPos::ALL, RO_ACCESS_ALL,
-        docs("1.0.0", CX_N_ALL, "Add multiple sets").args(&[KEYS]),
-        sunion)
-    },
-    cmd!("sunionstore", -3, W | D, &["write", "set", "slow"], KeyPos::ALL, STORE_OW,
-        docs("1.0.0", CX_N_ALL, "Add multiple sets and store the resulting set in a key").args(STORE_ARGS),
+    cmd!("sscan", -3, R, &["read", "set", "slow"], KeyPos::ONE,
+        Docs::new("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..", "Incrementally iterate Set elements"),
+        sscan),
+    cmd!("sunion", -2, R, &["read", "set", "slow"], KeyPos::ALL,
+        Docs::new(CX_N_ALL, "Add multiple sets"),
+        sunion),
+    cmd!("sunionstore", -3, W | D, &["write", "set", "slow"], KeyPos::ALL,
+        Docs::new(CX_N_ALL, "Add multiple sets and store the resulting set in a key"),
         sunionstore),
 ];
 

@@ -3,61 +3,37 @@
 //! `slowlog-log-slower-than` microseconds.
 
 use crate::ctx::Ctx;
-use crate::spec::{flag, Arg, ArgType, CommandSpec, Docs};
+use crate::spec::{flag, CommandSpec, Docs};
 
 const F: u32 = flag::ADMIN | flag::LOADING | flag::STALE;
-const TIPS_ALL: &[&str] = &["request_policy:all_nodes", "response_policy:all_succeeded"];
 
 const SUBS: &[CommandSpec] = &[
     CommandSpec {
-        tips: &["request_policy:all_nodes", "nondeterministic_output"],
         docs: Docs::new(
-            "server",
-            "2.2.12",
             "O(N) where N is the number of entries returned",
             "Get the slow log's entries",
-        )
-        .history(&[(
-            "4.0.0",
-            "Added client IP address, port and name to the reply.",
-        )])
-        .args(&[Arg::new("count", ArgType::Integer).optional()]),
+        ),
         ..CommandSpec::new("get", -2, F, slowlog_get)
     },
     CommandSpec {
-        tips: &[
-            "request_policy:all_nodes",
-            "response_policy:agg_sum",
-            "nondeterministic_output",
-        ],
-        docs: Docs::new("server", "2.2.12", "O(1)", "Get the slow log's length"),
+        docs: Docs::new("O(1)", "Get the slow log's length"),
         ..CommandSpec::new("len", 2, F, slowlog_len)
     },
     CommandSpec {
-        tips: TIPS_ALL,
         docs: Docs::new(
-            "server",
-            "2.2.12",
             "O(N) where N is the number of entries in the slowlog",
             "Clear all entries from the slow log",
         ),
         ..CommandSpec::new("reset", 2, F, slowlog_reset)
     },
     CommandSpec {
-        docs: Docs::new(
-            "server",
-            "6.2.0",
-            "O(1)",
-            "Show helpful text about the different subcommands",
-        ),
+        docs: Docs::new("O(1)", "Show helpful text about the different subcommands"),
         ..CommandSpec::new("help", 2, flag::LOADING | flag::STALE, slowlog_help)
     },
 ];
 
 pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
     docs: Docs::new(
-        "server",
-        "2.2.12",
         "Depends on subcommand.",
         "A container for slow log commands",
     ),

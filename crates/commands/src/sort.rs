@@ -31,41 +31,22 @@ use store::{Key, Kind};
 use crate::coll;
 use crate::ctx::Ctx;
 use crate::notify;
-use crate::spec::{flag, Arg, ArgType, BeginSearch, CommandSpec, Docs, FindKeys, KeyPos, KeySpec};
+use crate::spec::{flag, CommandSpec, Docs, KeyPos};
 use crate::util::{eq_ic, parse_i64, ERR_NOT_INT, ERR_SYNTAX, ERR_WRONGTYPE};
-
-const NOTE_BY_GET: &str = "For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort";
-const NOTE_STORE: &str = "For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array";
-
-const KS_SORTED: KeySpec = KeySpec::single(&["RO", "access"], 1);
-const KS_BY_GET: KeySpec = KeySpec {
-    notes: NOTE_BY_GET,
-    flags: &["RO", "access"],
-    begin: BeginSearch::Unknown,
-    find: FindKeys::Unknown,
-};
-const KS_STORE: KeySpec = KeySpec {
-    notes: NOTE_STORE,
-    flags: &["OW", "update"],
-    begin: BeginSearch::Unknown,
-    find: FindKeys::Unknown,
-};
 
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["write", "set", "sortedset", "list", "slow", "dangerous"],
         keys: KeyPos::ONE,
         getkeys: Some(sort_keys),
-        key_specs: &[KS_SORTED, KS_BY_GET, KS_STORE],
-        docs: Docs::new("generic", "1.0.0", "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).", "Sort the elements in a list, set or sorted set").args(&[Arg::key("key", 0), Arg { key_spec_index: 1, ..Arg::new("pattern", ArgType::Pattern).token("BY") }.optional(), Arg::new("offset_count", ArgType::Block).token("LIMIT").optional().of(&[Arg::new("offset", ArgType::Integer), Arg::new("count", ArgType::Integer)]), Arg { key_spec_index: 1, ..Arg::new("pattern", ArgType::Pattern).token("GET") }.optional().multiple().multiple_token(), Arg::new("order", ArgType::OneOf).optional().of(&[Arg::pure("asc", "ASC"), Arg::pure("desc", "DESC")]), Arg::new("sorting", ArgType::PureToken).token("ALPHA").optional(), Arg::key("destination", 2).token("STORE").optional()]),
+        docs: Docs::new("O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).", "Sort the elements in a list, set or sorted set"),
         ..CommandSpec::new("sort", -2, flag::WRITE | flag::DENYOOM, sort)
     },
     CommandSpec {
         acl: &["read", "set", "sortedset", "list", "slow", "dangerous"],
         keys: KeyPos::ONE,
         getkeys: Some(sort_ro_keys),
-        key_specs: &[KS_SORTED, KS_BY_GET],
-        docs: Docs::new("generic", "7.0.0", "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).", "Sort the elements in a list, set or sorted set. Read-only variant of SORT.").args(&[Arg::key("key", 0), Arg { key_spec_index: 1, ..Arg::new("pattern", ArgType::Pattern).token("BY") }.optional(), Arg::new("offset_count", ArgType::Block).token("LIMIT").optional().of(&[Arg::new("offset", ArgType::Integer), Arg::new("count", ArgType::Integer)]), Arg { key_spec_index: 1, ..Arg::new("pattern", ArgType::Pattern).token("GET") }.optional().multiple().multiple_token(), Arg::new("order", ArgType::OneOf).optional().of(&[Arg::pure("asc", "ASC"), Arg::pure("desc", "DESC")]), Arg::new("sorting", ArgType::PureToken).token("ALPHA").optional()]),
+        docs: Docs::new("O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).", "Sort the elements in a list, set or sorted set. Read-only variant of SORT."),
         ..CommandSpec::new("sort_ro", -2, flag::READONLY, sort_ro)
     },
 ];

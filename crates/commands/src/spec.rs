@@ -12,13 +12,24 @@
 //! * `keys` uses Redis's legacy (first, last, step) triple; `last` may be
 //!   negative (counted from the end). Commands whose keys cannot be described
 //!   that way set `getkeys`.
-//! * For every command Redis 7.0 also has, the tips, key specs and the
-//!   `COMMAND DOCS` facts (since, group, doc flags, deprecation, history,
-//!   arguments) come from the generated [`crate::redis_meta`] table (see
-//!   [`Meta`]); the family modules' `cmd!` rows own arity, flags, ACL
-//!   categories, key positions, handler, summary and complexity. Values for
-//!   those facts written in a `cmd!` row only matter for petrel-only
-//!   commands (e.g. `memory|topkeys`).
+//!
+//! Which source wins:
+//! * The family modules' `cmd!` rows own arity, flags, ACL categories, key
+//!   positions (`keys`/`getkeys`), handler, subcommands, and the summary
+//!   and complexity prose ([`Docs::new`]).
+//! * For every command and subcommand Redis 7.0 also has, everything else
+//!   `COMMAND INFO`/`COMMAND DOCS` report (tips, key specs, since, group,
+//!   doc flags, deprecation, history, arguments) comes from the generated
+//!   [`crate::redis_meta`] table, laid over the row when the command table
+//!   is built ([`Meta::apply`]). Rows of such commands leave those fields
+//!   empty (a test enforces it): to change them, regenerate
+//!   `redis_meta.rs` with `scripts/gen_command_meta.py`, which is also
+//!   where petrel's deliberate differences from Redis 7.0 in those facts
+//!   live (ZRANK/ZREVRANK's 7.2 `WITHSCORE` argument).
+//! * Petrel-only commands and subcommands (those `redis_meta` lacks:
+//!   `client|no-touch`, `client|setinfo`, `memory|topkeys`) state all their
+//!   facts in their rows ([`Docs::petrel`], `tips`, `key_specs`,
+//!   [`Docs::args`]).
 
 use crate::ctx::Ctx;
 
@@ -172,11 +183,6 @@ impl KeySpec {
                 limit: 0,
             },
         }
-    }
-
-    /// A single key at `index`.
-    pub const fn single(flags: &'static [&'static str], index: i32) -> KeySpec {
-        KeySpec::range(flags, index, 0, 1)
     }
 
     /// Argument indexes of the keys this spec finds in `args` (args[0] is
@@ -404,16 +410,14 @@ pub struct Docs {
 }
 
 impl Docs {
-    pub const fn new(
-        group: &'static str,
-        since: &'static str,
-        complexity: &'static str,
-        summary: &'static str,
-    ) -> Docs {
+    /// Docs of a command Redis 7.0 has: petrel's complexity and summary
+    /// prose; every other field comes from [`crate::redis_meta`] (see
+    /// [`Meta::apply`]).
+    pub const fn new(complexity: &'static str, summary: &'static str) -> Docs {
         Docs {
             summary,
-            since,
-            group,
+            since: "",
+            group: "",
             complexity,
             doc_flags: &[],
             deprecated_since: "",
@@ -422,14 +426,23 @@ impl Docs {
             args: &[],
         }
     }
-    pub const fn history(self, history: &'static [(&'static str, &'static str)]) -> Docs {
-        Docs { history, ..self }
+    /// Docs of a petrel-only command (one [`crate::redis_meta`] has no
+    /// entry for), which must state its group and version itself.
+    pub const fn petrel(
+        group: &'static str,
+        since: &'static str,
+        complexity: &'static str,
+        summary: &'static str,
+    ) -> Docs {
+        Docs {
+            group,
+            since,
+            ..Docs::new(complexity, summary)
+        }
     }
+    /// The documented arguments of a petrel-only command.
     pub const fn args(self, args: &'static [Arg]) -> Docs {
         Docs { args, ..self }
-    }
-    pub const fn doc_flags(self, doc_flags: &'static [&'static str]) -> Docs {
-        Docs { doc_flags, ..self }
     }
 }
 
@@ -493,9 +506,11 @@ pub struct CommandSpec {
     pub acl: &'static [&'static str],
     pub keys: KeyPos,
     pub getkeys: Option<KeyFinder>,
-    /// Redis "command tips" (e.g. "nondeterministic_output").
+    /// Redis "command tips" (e.g. "nondeterministic_output"); set in a
+    /// row only for petrel-only commands (see the module doc).
     pub tips: &'static [&'static str],
-    /// Redis 7 key specifications. When empty and `keys` is not
+    /// Redis 7 key specifications; set in a row only for petrel-only
+    /// commands (see the module doc). When empty and `keys` is not
     /// [`KeyPos::NONE`], `COMMAND INFO` derives one range spec from `keys`.
     pub key_specs: &'static [KeySpec],
     pub docs: Docs,
@@ -516,7 +531,7 @@ impl CommandSpec {
             getkeys: None,
             tips: &[],
             key_specs: &[],
-            docs: Docs::new("generic", "1.0.0", "O(1)", ""),
+            docs: Docs::new("O(1)", ""),
             handler: Some(handler),
             subcommands: &[],
         }
@@ -612,6 +627,50 @@ mod meta_tests {
             assert_eq!(e.spec.docs.args.len(), m.args.len(), "{}", m.name);
             assert_eq!(e.spec.key_specs.len(), m.key_specs.len(), "{}", m.name);
         }
+    }
+
+    /// Rows of commands Redis 7.0 has must not set what [`Meta::apply`]
+    /// overrides: such data would be dead, and would invite edits in the
+    /// wrong place (regenerate `redis_meta.rs` instead).
+    #[test]
+    fn rows_of_redis_commands_leave_overridden_facts_to_meta() {
+        fn check(spec: &CommandSpec, full: &str, bad: &mut Vec<String>) {
+            if Meta::lookup(full).is_none() {
+                return;
+            }
+            let d = &spec.docs;
+            let set = [
+                ("tips", !spec.tips.is_empty()),
+                ("key_specs", !spec.key_specs.is_empty()),
+                ("since", !d.since.is_empty()),
+                ("group", !d.group.is_empty()),
+                ("doc_flags", !d.doc_flags.is_empty()),
+                ("deprecated_since", !d.deprecated_since.is_empty()),
+                ("replaced_by", !d.replaced_by.is_empty()),
+                ("history", !d.history.is_empty()),
+                ("args", !d.args.is_empty()),
+            ];
+            for (what, _) in set.iter().filter(|(_, s)| *s) {
+                bad.push(format!("{full}: {what}"));
+            }
+        }
+        let mut bad = Vec::new();
+        for fam in crate::table::FAMILIES {
+            for spec in fam.iter() {
+                check(spec, spec.name, &mut bad);
+                for sub in spec.subcommands {
+                    check(
+                        sub,
+                        &format!("{}|{}", spec.name, sub.short_name()),
+                        &mut bad,
+                    );
+                }
+            }
+        }
+        assert!(
+            bad.is_empty(),
+            "set in a cmd! row but taken from redis_meta.rs: {bad:#?}"
+        );
     }
 
     #[test]

@@ -17,39 +17,39 @@ const W: u32 = flag::WRITE | flag::DENYOOM;
 const ERR_TOO_BIG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 
 macro_rules! cmd {
-    ($name:expr, $arity:expr, $flags:expr, $acl:expr, $keys:expr, $since:expr, $cx:expr, $sum:expr, $h:expr) => {
+    ($name:expr, $arity:expr, $flags:expr, $acl:expr, $keys:expr, $cx:expr, $sum:expr, $h:expr) => {
         CommandSpec {
             acl: $acl,
             keys: $keys,
-            docs: Docs::new("string", $since, $cx, $sum),
+            docs: Docs::new($cx, $sum),
             ..CommandSpec::new($name, $arity, $flags, $h)
         }
     };
 }
 
 pub const COMMANDS: &[CommandSpec] = &[
-    cmd!("get", 2, flag::READONLY | flag::FAST, &["read", "string", "fast"], KeyPos::ONE, "1.0.0", "O(1)", "Returns the string value of a key.", get),
-    cmd!("set", -3, W, &["write", "string", "slow"], KeyPos::ONE, "1.0.0", "O(1)", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", set),
-    cmd!("setnx", 3, W | flag::FAST, &["write", "string", "fast"], KeyPos::ONE, "1.0.0", "O(1)", "Set the string value of a key only when the key doesn't exist.", setnx),
-    cmd!("setex", 4, W, &["write", "string", "slow"], KeyPos::ONE, "2.0.0", "O(1)", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", setex),
-    cmd!("psetex", 4, W, &["write", "string", "slow"], KeyPos::ONE, "2.6.0", "O(1)", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", psetex),
-    cmd!("getex", -2, flag::WRITE | flag::FAST, &["write", "string", "fast"], KeyPos::ONE, "6.2.0", "O(1)", "Returns the string value of a key after setting its expiration time.", getex),
-    cmd!("getdel", 2, flag::WRITE | flag::FAST, &["write", "string", "fast"], KeyPos::ONE, "6.2.0", "O(1)", "Returns the string value of a key after deleting the key.", getdel),
-    cmd!("getset", 3, W | flag::FAST, &["write", "string", "fast"], KeyPos::ONE, "1.0.0", "O(1)", "Returns the previous string value of a key after setting it to a new value.", getset),
-    cmd!("mget", -2, flag::READONLY | flag::FAST, &["read", "string", "fast"], KeyPos::ALL, "1.0.0", "O(N) where N is the number of keys to retrieve.", "Atomically returns the string values of one or more keys.", mget),
-    cmd!("mset", -3, W, &["write", "string", "slow"], KeyPos::range(1, -1, 2), "1.0.1", "O(N) where N is the number of keys to set.", "Atomically creates or modifies the string values of one or more keys.", mset),
-    cmd!("msetnx", -3, W, &["write", "string", "slow"], KeyPos::range(1, -1, 2), "1.0.1", "O(N) where N is the number of keys to set.", "Atomically modifies the string values of one or more keys only when all keys don't exist.", msetnx),
-    cmd!("append", 3, W | flag::FAST, &["write", "string", "fast"], KeyPos::ONE, "2.0.0", "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.", "Appends a string to the value of a key. Creates the key if it doesn't exist.", append),
-    cmd!("strlen", 2, flag::READONLY | flag::FAST, &["read", "string", "fast"], KeyPos::ONE, "2.2.0", "O(1)", "Returns the length of a string value.", strlen),
-    cmd!("getrange", 4, flag::READONLY, &["read", "string", "slow"], KeyPos::ONE, "2.4.0", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.", "Returns a substring of the string stored at a key.", getrange),
-    cmd!("substr", 4, flag::READONLY, &["read", "string", "slow"], KeyPos::ONE, "1.0.0", "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.", "Returns a substring from a string value.", getrange),
-    cmd!("setrange", 4, W, &["write", "string", "slow"], KeyPos::ONE, "2.2.0", "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument.", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", setrange),
-    cmd!("incr", 2, W | flag::FAST, &["write", "string", "fast"], KeyPos::ONE, "1.0.0", "O(1)", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", incr),
-    cmd!("decr", 2, W | flag::FAST, &["write", "string", "fast"], KeyPos::ONE, "1.0.0", "O(1)", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", decr),
-    cmd!("incrby", 3, W | flag::FAST, &["write", "string", "fast"], KeyPos::ONE, "1.0.0", "O(1)", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", incrby),
-    cmd!("decrby", 3, W | flag::FAST, &["write", "string", "fast"], KeyPos::ONE, "1.0.0", "O(1)", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", decrby),
-    cmd!("incrbyfloat", 3, W | flag::FAST, &["write", "string", "fast"], KeyPos::ONE, "2.6.0", "O(1)", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", incrbyfloat),
-    cmd!("lcs", -3, flag::READONLY, &["read", "string", "slow"], KeyPos::range(1, 2, 1), "7.0.0", "O(N*M) where N and M are the lengths of s1 and s2, respectively", "Finds the longest common substring.", lcs),
+    cmd!("get", 2, flag::READONLY | flag::FAST, &["read", "string", "fast"], KeyPos::ONE, "O(1)", "Returns the string value of a key.", get),
+    cmd!("set", -3, W, &["write", "string", "slow"], KeyPos::ONE, "O(1)", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", set),
+    cmd!("setnx", 3, W | flag::FAST, &["write", "string", "fast"], KeyPos::ONE, "O(1)", "Set the string value of a key only when the key doesn't exist.", setnx),
+    cmd!("setex", 4, W, &["write", "string", "slow"], KeyPos::ONE, "O(1)", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", setex),
+    cmd!("psetex", 4, W, &["write", "string", "slow"], KeyPos::ONE, "O(1)", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", psetex),
+    cmd!("getex", -2, flag::WRITE | flag::FAST, &["write", "string", "fast"], KeyPos::ONE, "O(1)", "Returns the string value of a key after setting its expiration time.", getex),
+    cmd!("getdel", 2, flag::WRITE | flag::FAST, &["write", "string", "fast"], KeyPos::ONE, "O(1)", "Returns the string value of a key after deleting the key.", getdel),
+    cmd!("getset", 3, W | flag::FAST, &["write", "string", "fast"], KeyPos::ONE, "O(1)", "Returns the previous string value of a key after setting it to a new value.", getset),
+    cmd!("mget", -2, flag::READONLY | flag::FAST, &["read", "string", "fast"], KeyPos::ALL, "O(N) where N is the number of keys to retrieve.", "Atomically returns the string values of one or more keys.", mget),
+    cmd!("mset", -3, W, &["write", "string", "slow"], KeyPos::range(1, -1, 2), "O(N) where N is the number of keys to set.", "Atomically creates or modifies the string values of one or more keys.", mset),
+    cmd!("msetnx", -3, W, &["write", "string", "slow"], KeyPos::range(1, -1, 2), "O(N) where N is the number of keys to set.", "Atomically modifies the string values of one or more keys only when all keys don't exist.", msetnx),
+    cmd!("append", 3, W | flag::FAST, &["write", "string", "fast"], KeyPos::ONE, "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.", "Appends a string to the value of a key. Creates the key if it doesn't exist.", append),
+    cmd!("strlen", 2, flag::READONLY | flag::FAST, &["read", "string", "fast"], KeyPos::ONE, "O(1)", "Returns the length of a string value.", strlen),
+    cmd!("getrange", 4, flag::READONLY, &["read", "string", "slow"], KeyPos::ONE, "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.", "Returns a substring of the string stored at a key.", getrange),
+    cmd!("substr", 4, flag::READONLY, &["read", "string", "slow"], KeyPos::ONE, "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.", "Returns a substring from a string value.", getrange),
+    cmd!("setrange", 4, W, &["write", "string", "slow"], KeyPos::ONE, "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument.", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", setrange),
+    cmd!("incr", 2, W | flag::FAST, &["write", "string", "fast"], KeyPos::ONE, "O(1)", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", incr),
+    cmd!("decr", 2, W | flag::FAST, &["write", "string", "fast"], KeyPos::ONE, "O(1)", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", decr),
+    cmd!("incrby", 3, W | flag::FAST, &["write", "string", "fast"], KeyPos::ONE, "O(1)", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", incrby),
+    cmd!("decrby", 3, W | flag::FAST, &["write", "string", "fast"], KeyPos::ONE, "O(1)", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", decrby),
+    cmd!("incrbyfloat", 3, W | flag::FAST, &["write", "string", "fast"], KeyPos::ONE, "O(1)", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", incrbyfloat),
+    cmd!("lcs", -3, flag::READONLY, &["read", "string", "slow"], KeyPos::range(1, 2, 1), "O(N*M) where N and M are the lengths of s1 and s2, respectively", "Finds the longest common substring.", lcs),
 ];
 
 /// Parsed SET/GETEX options.

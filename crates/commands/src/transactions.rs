@@ -238,7 +238,7 @@ fn unwatch(ctx: &mut Ctx, _args: &[&[u8]]) {
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["fast", "transaction"],
-        docs: Docs::new("transactions", "1.2.0", "O(1)", "Starts a transaction."),
+        docs: Docs::new("O(1)", "Starts a transaction."),
         ..CommandSpec::new(
             "multi",
             1,
@@ -249,8 +249,6 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["slow", "transaction"],
         docs: Docs::new(
-            "transactions",
-            "1.2.0",
             "Depends on commands in the transaction",
             "Executes all commands in a transaction.",
         ),
@@ -264,8 +262,6 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["fast", "transaction"],
         docs: Docs::new(
-            "transactions",
-            "2.0.0",
             "O(N), when N is the number of queued commands",
             "Discards a transaction.",
         ),
@@ -280,8 +276,6 @@ pub const COMMANDS: &[CommandSpec] = &[
         acl: &["fast", "transaction"],
         keys: KeyPos::ALL,
         docs: Docs::new(
-            "transactions",
-            "2.2.0",
             "O(1) for every key.",
             "Monitors changes to keys to determine the execution of a transaction.",
         ),
@@ -294,12 +288,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     },
     CommandSpec {
         acl: &["fast", "transaction"],
-        docs: Docs::new(
-            "transactions",
-            "2.2.0",
-            "O(1)",
-            "Forgets about watched keys of a transaction.",
-        ),
+        docs: Docs::new("O(1)", "Forgets about watched keys of a transaction."),
         ..CommandSpec::new(
             "unwatch",
             1,

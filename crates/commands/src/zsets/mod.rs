@@ -24,7 +24,7 @@ use store::Key;
 
 use crate::coll;
 use crate::ctx::Ctx;
-use crate::spec::{flag, BeginSearch, CommandSpec, Docs, FindKeys, KeyPos, KeySpec};
+use crate::spec::{flag, CommandSpec, Docs, KeyPos};
 use crate::util::{ERR_NOT_INT, ERR_WRONGTYPE};
 
 use ranges::*;
@@ -287,287 +287,223 @@ pub const COMMANDS: &[CommandSpec] = &[
         acl: &["write", "sortedset", "fast"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &[],
-        key_specs: &[KeySpec::range(&["RW", "update"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "1.2.0", "O(log(N)) for each item added, where N is the number of elements in the sorted set.", "Add one or more members to a sorted set, or update its score if it already exists").history(&[("2.4.0", "Accepts multiple elements."), ("3.0.2", "Added the `XX`, `NX`, `CH` and `INCR` options."), ("6.2.0", "Added the `GT` and `LT` options.")]).doc_flags(&[]),
+        docs: Docs::new("O(log(N)) for each item added, where N is the number of elements in the sorted set.", "Add one or more members to a sorted set, or update its score if it already exists"),
         ..CommandSpec::new("zadd", -4, flag::WRITE | flag::DENYOOM | flag::FAST, zadd)
     },
     CommandSpec {
         acl: &["read", "sortedset", "fast"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &[],
-        key_specs: &[KeySpec::range(&["RO"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "1.2.0", "O(1)", "Get the number of members in a sorted set").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(1)", "Get the number of members in a sorted set"),
         ..CommandSpec::new("zcard", 2, flag::READONLY | flag::FAST, zcard)
     },
     CommandSpec {
         acl: &["read", "sortedset", "fast"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &[],
-        key_specs: &[KeySpec::range(&["RO", "access"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "2.0.0", "O(log(N)) with N being the number of elements in the sorted set.", "Count the members in a sorted set with scores within the given values").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(log(N)) with N being the number of elements in the sorted set.", "Count the members in a sorted set with scores within the given values"),
         ..CommandSpec::new("zcount", 4, flag::READONLY | flag::FAST, zcount)
     },
     CommandSpec {
         acl: &["read", "sortedset", "slow"],
         keys: KeyPos::range(0, 0, 0),
         getkeys: Some(keys_numkeys),
-        tips: &[],
-        key_specs: &[KeySpec { notes: "", flags: &["RO", "access"], begin: BeginSearch::Index(1), find: FindKeys::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } }],
-        docs: Docs::new("sorted-set", "6.2.0", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.", "Subtract multiple sorted sets").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.", "Subtract multiple sorted sets"),
         ..CommandSpec::new("zdiff", -3, flag::READONLY | flag::MOVABLEKEYS, zdiff)
     },
     CommandSpec {
         acl: &["write", "sortedset", "slow"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: Some(keys_store),
-        tips: &[],
-        key_specs: &[KeySpec::range(&["OW", "update"], 1, 0, 1), KeySpec { notes: "", flags: &["RO", "access"], begin: BeginSearch::Index(2), find: FindKeys::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } }],
-        docs: Docs::new("sorted-set", "6.2.0", "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.", "Subtract multiple sorted sets and store the resulting sorted set in a new key").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.", "Subtract multiple sorted sets and store the resulting sorted set in a new key"),
         ..CommandSpec::new("zdiffstore", -4, flag::WRITE | flag::DENYOOM | flag::MOVABLEKEYS, zdiffstore)
     },
     CommandSpec {
         acl: &["write", "sortedset", "fast"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &[],
-        key_specs: &[KeySpec::range(&["RW", "access", "update"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "1.2.0", "O(log(N)) where N is the number of elements in the sorted set.", "Increment the score of a member in a sorted set").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(log(N)) where N is the number of elements in the sorted set.", "Increment the score of a member in a sorted set"),
         ..CommandSpec::new("zincrby", 4, flag::WRITE | flag::DENYOOM | flag::FAST, zincrby)
     },
     CommandSpec {
         acl: &["read", "sortedset", "slow"],
         keys: KeyPos::range(0, 0, 0),
         getkeys: Some(keys_numkeys),
-        tips: &[],
-        key_specs: &[KeySpec { notes: "", flags: &["RO", "access"], begin: BeginSearch::Index(1), find: FindKeys::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } }],
-        docs: Docs::new("sorted-set", "6.2.0", "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.", "Intersect multiple sorted sets").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.", "Intersect multiple sorted sets"),
         ..CommandSpec::new("zinter", -3, flag::READONLY | flag::MOVABLEKEYS, zinter)
     },
     CommandSpec {
         acl: &["read", "sortedset", "slow"],
         keys: KeyPos::range(0, 0, 0),
         getkeys: Some(keys_numkeys),
-        tips: &[],
-        key_specs: &[KeySpec { notes: "", flags: &["RO", "access"], begin: BeginSearch::Index(1), find: FindKeys::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } }],
-        docs: Docs::new("sorted-set", "7.0.0", "O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets.", "Intersect multiple sorted sets and return the cardinality of the result").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets.", "Intersect multiple sorted sets and return the cardinality of the result"),
         ..CommandSpec::new("zintercard", -3, flag::READONLY | flag::MOVABLEKEYS, zintercard)
     },
     CommandSpec {
         acl: &["write", "sortedset", "slow"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: Some(keys_store),
-        tips: &[],
-        key_specs: &[KeySpec::range(&["OW", "update"], 1, 0, 1), KeySpec { notes: "", flags: &["RO", "access"], begin: BeginSearch::Index(2), find: FindKeys::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } }],
-        docs: Docs::new("sorted-set", "2.0.0", "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.", "Intersect multiple sorted sets and store the resulting sorted set in a new key").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.", "Intersect multiple sorted sets and store the resulting sorted set in a new key"),
         ..CommandSpec::new("zinterstore", -4, flag::WRITE | flag::DENYOOM | flag::MOVABLEKEYS, zinterstore)
     },
     CommandSpec {
         acl: &["read", "sortedset", "fast"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &[],
-        key_specs: &[KeySpec::range(&["RO", "access"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "2.8.9", "O(log(N)) with N being the number of elements in the sorted set.", "Count the number of members in a sorted set between a given lexicographical range").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(log(N)) with N being the number of elements in the sorted set.", "Count the number of members in a sorted set between a given lexicographical range"),
         ..CommandSpec::new("zlexcount", 4, flag::READONLY | flag::FAST, zlexcount)
     },
     CommandSpec {
         acl: &["write", "sortedset", "slow"],
         keys: KeyPos::range(0, 0, 0),
         getkeys: Some(keys_numkeys),
-        tips: &[],
-        key_specs: &[KeySpec { notes: "", flags: &["RW", "access", "delete"], begin: BeginSearch::Index(1), find: FindKeys::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } }],
-        docs: Docs::new("sorted-set", "7.0.0", "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.", "Remove and return members with scores in a sorted set").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.", "Remove and return members with scores in a sorted set"),
         ..CommandSpec::new("zmpop", -4, flag::WRITE | flag::MOVABLEKEYS, zmpop)
     },
     CommandSpec {
         acl: &["read", "sortedset", "fast"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &[],
-        key_specs: &[KeySpec::range(&["RO", "access"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "6.2.0", "O(N) where N is the number of members being requested.", "Get the score associated with the given members in a sorted set").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(N) where N is the number of members being requested.", "Get the score associated with the given members in a sorted set"),
         ..CommandSpec::new("zmscore", -3, flag::READONLY | flag::FAST, zmscore)
     },
     CommandSpec {
         acl: &["write", "sortedset", "fast"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &[],
-        key_specs: &[KeySpec::range(&["RW", "access", "delete"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "5.0.0", "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.", "Remove and return members with the highest scores in a sorted set").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.", "Remove and return members with the highest scores in a sorted set"),
         ..CommandSpec::new("zpopmax", -2, flag::WRITE | flag::FAST, zpopmax)
     },
     CommandSpec {
         acl: &["write", "sortedset", "fast"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &[],
-        key_specs: &[KeySpec::range(&["RW", "access", "delete"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "5.0.0", "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.", "Remove and return members with the lowest scores in a sorted set").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.", "Remove and return members with the lowest scores in a sorted set"),
         ..CommandSpec::new("zpopmin", -2, flag::WRITE | flag::FAST, zpopmin)
     },
     CommandSpec {
         acl: &["read", "sortedset", "slow"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &["nondeterministic_output"],
-        key_specs: &[KeySpec::range(&["RO", "access"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "6.2.0", "O(N) where N is the number of elements returned", "Get one or multiple random elements from a sorted set").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(N) where N is the number of elements returned", "Get one or multiple random elements from a sorted set"),
         ..CommandSpec::new("zrandmember", -2, flag::READONLY, zrandmember)
     },
     CommandSpec {
         acl: &["read", "sortedset", "slow"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &[],
-        key_specs: &[KeySpec::range(&["RO", "access"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "1.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.", "Return a range of members in a sorted set").history(&[("6.2.0", "Added the `REV`, `BYSCORE`, `BYLEX` and `LIMIT` options.")]).doc_flags(&[]),
+        docs: Docs::new("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.", "Return a range of members in a sorted set"),
         ..CommandSpec::new("zrange", -4, flag::READONLY, zrange)
     },
     CommandSpec {
         acl: &["read", "sortedset", "slow"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &[],
-        key_specs: &[KeySpec::range(&["RO", "access"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "2.8.9", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).", "Return a range of members in a sorted set, by lexicographical range").history(&[]).doc_flags(&["deprecated"]),
+        docs: Docs::new("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).", "Return a range of members in a sorted set, by lexicographical range"),
         ..CommandSpec::new("zrangebylex", -4, flag::READONLY, zrangebylex)
     },
     CommandSpec {
         acl: &["read", "sortedset", "slow"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &[],
-        key_specs: &[KeySpec::range(&["RO", "access"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "1.0.5", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).", "Return a range of members in a sorted set, by score").history(&[("2.0.0", "Added the `WITHSCORES` modifier.")]).doc_flags(&["deprecated"]),
+        docs: Docs::new("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).", "Return a range of members in a sorted set, by score"),
         ..CommandSpec::new("zrangebyscore", -4, flag::READONLY, zrangebyscore)
     },
     CommandSpec {
         acl: &["write", "sortedset", "slow"],
         keys: KeyPos::range(1, 2, 1),
         getkeys: None,
-        tips: &[],
-        key_specs: &[KeySpec::range(&["OW", "update"], 1, 0, 1), KeySpec::range(&["RO", "access"], 2, 0, 1)],
-        docs: Docs::new("sorted-set", "6.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key.", "Store a range of members from sorted set into another key").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key.", "Store a range of members from sorted set into another key"),
         ..CommandSpec::new("zrangestore", -5, flag::WRITE | flag::DENYOOM, zrangestore)
     },
     CommandSpec {
         acl: &["read", "sortedset", "fast"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &[],
-        key_specs: &[KeySpec::range(&["RO", "access"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "2.0.0", "O(log(N))", "Determine the index of a member in a sorted set").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(log(N))", "Determine the index of a member in a sorted set"),
         ..CommandSpec::new("zrank", -3, flag::READONLY | flag::FAST, zrank)
     },
     CommandSpec {
         acl: &["write", "sortedset", "fast"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &[],
-        key_specs: &[KeySpec::range(&["RW", "delete"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "1.2.0", "O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.", "Remove one or more members from a sorted set").history(&[("2.4.0", "Accepts multiple elements.")]).doc_flags(&[]),
+        docs: Docs::new("O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.", "Remove one or more members from a sorted set"),
         ..CommandSpec::new("zrem", -3, flag::WRITE | flag::FAST, zrem)
     },
     CommandSpec {
         acl: &["write", "sortedset", "slow"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &[],
-        key_specs: &[KeySpec::range(&["RW", "delete"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "2.8.9", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.", "Remove all members in a sorted set between the given lexicographical range").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.", "Remove all members in a sorted set between the given lexicographical range"),
         ..CommandSpec::new("zremrangebylex", 4, flag::WRITE, zremrangebylex)
     },
     CommandSpec {
         acl: &["write", "sortedset", "slow"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &[],
-        key_specs: &[KeySpec::range(&["RW", "delete"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "2.0.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.", "Remove all members in a sorted set within the given indexes").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.", "Remove all members in a sorted set within the given indexes"),
         ..CommandSpec::new("zremrangebyrank", 4, flag::WRITE, zremrangebyrank)
     },
     CommandSpec {
         acl: &["write", "sortedset", "slow"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &[],
-        key_specs: &[KeySpec::range(&["RW", "delete"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "1.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.", "Remove all members in a sorted set within the given scores").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.", "Remove all members in a sorted set within the given scores"),
         ..CommandSpec::new("zremrangebyscore", 4, flag::WRITE, zremrangebyscore)
     },
     CommandSpec {
         acl: &["read", "sortedset", "slow"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &[],
-        key_specs: &[KeySpec::range(&["RO", "access"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "1.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.", "Return a range of members in a sorted set, by index, with scores ordered from high to low").history(&[]).doc_flags(&["deprecated"]),
+        docs: Docs::new("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements returned.", "Return a range of members in a sorted set, by index, with scores ordered from high to low"),
         ..CommandSpec::new("zrevrange", -4, flag::READONLY, zrevrange)
     },
     CommandSpec {
         acl: &["read", "sortedset", "slow"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &[],
-        key_specs: &[KeySpec::range(&["RO", "access"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "2.8.9", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).", "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings.").history(&[]).doc_flags(&["deprecated"]),
+        docs: Docs::new("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).", "Return a range of members in a sorted set, by lexicographical range, ordered from higher to lower strings."),
         ..CommandSpec::new("zrevrangebylex", -4, flag::READONLY, zrevrangebylex)
     },
     CommandSpec {
         acl: &["read", "sortedset", "slow"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &[],
-        key_specs: &[KeySpec::range(&["RO", "access"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "2.2.0", "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).", "Return a range of members in a sorted set, by score, with scores ordered from high to low").history(&[("2.1.6", "`min` and `max` can be exclusive.")]).doc_flags(&["deprecated"]),
+        docs: Docs::new("O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).", "Return a range of members in a sorted set, by score, with scores ordered from high to low"),
         ..CommandSpec::new("zrevrangebyscore", -4, flag::READONLY, zrevrangebyscore)
     },
     CommandSpec {
         acl: &["read", "sortedset", "fast"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &[],
-        key_specs: &[KeySpec::range(&["RO", "access"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "2.0.0", "O(log(N))", "Determine the index of a member in a sorted set, with scores ordered from high to low").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(log(N))", "Determine the index of a member in a sorted set, with scores ordered from high to low"),
         ..CommandSpec::new("zrevrank", -3, flag::READONLY | flag::FAST, zrevrank)
     },
     CommandSpec {
         acl: &["read", "sortedset", "slow"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &["nondeterministic_output"],
-        key_specs: &[KeySpec::range(&["RO", "access"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "2.8.0", "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..", "Incrementally iterate sorted sets elements and associated scores").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection..", "Incrementally iterate sorted sets elements and associated scores"),
         ..CommandSpec::new("zscan", -3, flag::READONLY, zscan)
     },
     CommandSpec {
         acl: &["read", "sortedset", "fast"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: None,
-        tips: &[],
-        key_specs: &[KeySpec::range(&["RO", "access"], 1, 0, 1)],
-        docs: Docs::new("sorted-set", "1.2.0", "O(1)", "Get the score associated with the given member in a sorted set").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(1)", "Get the score associated with the given member in a sorted set"),
         ..CommandSpec::new("zscore", 3, flag::READONLY | flag::FAST, zscore)
     },
     CommandSpec {
         acl: &["read", "sortedset", "slow"],
         keys: KeyPos::range(0, 0, 0),
         getkeys: Some(keys_numkeys),
-        tips: &[],
-        key_specs: &[KeySpec { notes: "", flags: &["RO", "access"], begin: BeginSearch::Index(1), find: FindKeys::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } }],
-        docs: Docs::new("sorted-set", "6.2.0", "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.", "Add multiple sorted sets").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.", "Add multiple sorted sets"),
         ..CommandSpec::new("zunion", -3, flag::READONLY | flag::MOVABLEKEYS, zunion)
     },
     CommandSpec {
         acl: &["write", "sortedset", "slow"],
         keys: KeyPos::range(1, 1, 1),
         getkeys: Some(keys_store),
-        tips: &[],
-        key_specs: &[KeySpec::range(&["OW", "update"], 1, 0, 1), KeySpec { notes: "", flags: &["RO", "access"], begin: BeginSearch::Index(2), find: FindKeys::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } }],
-        docs: Docs::new("sorted-set", "2.0.0", "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.", "Add multiple sorted sets and store the resulting sorted set in a new key").history(&[]).doc_flags(&[]),
+        docs: Docs::new("O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.", "Add multiple sorted sets and store the resulting sorted set in a new key"),
         ..CommandSpec::new("zunionstore", -4, flag::WRITE | flag::DENYOOM | flag::MOVABLEKEYS, zunionstore)
     },];
