@@ -5,7 +5,8 @@ The file holds the interface facts clients parse from `COMMAND INFO` and
 `COMMAND DOCS` (tips, key specifications, since/group/doc flags,
 deprecation, history and argument trees) for every command and subcommand
 petrel implements. Summary and complexity prose are NOT taken from Redis:
-petrel keeps its own (see `merged` in redis_meta.rs).
+petrel keeps its own in the `cmd!` rows (see "Which source wins" in
+crates/commands/src/spec.rs).
 
 Usage: start redis-server 7.0 and petrel, then
     scripts/gen_command_meta.py REDIS_PORT PETREL_PORT > crates/commands/src/redis_meta.rs
