@@ -50,7 +50,8 @@
 //! database, *priority*: lower is evicted first — absolute tick of last
 //! access for LRU, counter for LFU, expiry time for volatile-ttl). One
 //! eviction round on a partition samples `maxmemory-samples` random entries
-//! per database (O(1) each through the Dashtable), merges them into the pool,
+//! per database (one `DashTable::random_run`: neighbouring slots of one
+//! random segment row, a few cache lines for all samples), merges them into the pool,
 //! then pops the best candidate, re-reading it first: a candidate that was
 //! deleted is dropped, one that was accessed since it was sampled is put
 //! back with its new priority. Each partition publishes the priority of its
