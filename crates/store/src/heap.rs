@@ -4,9 +4,12 @@
 //! their length, so the memory a block costs is known without asking the
 //! allocator, and slack inside the class is used when a string grows:
 //!
-//! * [`HeapStr`]: the bytes of a string value and nothing else. Its length
-//!   lives outside the block (in the value cell, see object.rs), so a
-//!   40-byte value costs a 48-byte block, not 48 + a header's worth.
+//! * [`HeapStr`]: the bytes of a string value. A string of 1..=255 bytes
+//!   has no header (its length is one byte of the value cell, see
+//!   object.rs), so a 40-byte value costs a 48-byte block, not 48 + a
+//!   header's worth; an empty or a 256+-byte one starts with its u32
+//!   length (at most 1.6% of the block), which keeps 5 free bytes in the
+//!   value cell for a TTL.
 //! * [`HeapBytes`]: `[len: u32 LE][bytes...]`, for heap keys, whose cell has
 //!   no room for a length next to the TTL.
 //!
@@ -180,13 +183,39 @@ impl HeapBytes {
 // HeapStr
 // ---------------------------------------------------------------------------
 
-fn str_layout(len: usize) -> Layout {
-    Layout::from_size_align(size_class(len), ALIGN).expect("heap block too large")
+/// Strings of at least this many bytes carry their length in the block.
+pub const STR_LONG: usize = 256;
+
+/// Header bytes of a string block of `len` bytes: a u32 LE length for the
+/// empty string and strings of [`STR_LONG`] bytes or more, none otherwise
+/// (their length, 1..=255, fits in one byte of the value cell).
+#[inline]
+pub const fn str_hdr(len: usize) -> usize {
+    if len == 0 || len >= STR_LONG {
+        HDR
+    } else {
+        0
+    }
 }
 
-/// An owned string block without header: `len` bytes in an allocation of
-/// `size_class(len)` bytes (8 for an empty string). The owner keeps the
-/// length; [`HeapStr::into_raw`] / [`HeapStr::from_raw`] pass both.
+/// Bytes the allocator gives a string block of `len` bytes.
+#[inline]
+pub const fn str_block_size(len: usize) -> usize {
+    size_class(str_hdr(len) + len)
+}
+
+fn str_layout(len: usize) -> Layout {
+    Layout::from_size_align(str_block_size(len), ALIGN).expect("heap block too large")
+}
+
+/// An owned string block: `len` bytes in an allocation of
+/// [`str_block_size`]`(len)` bytes. A string of 1..=255 bytes has no header
+/// (the owner keeps the length, one byte), so a 40-byte value costs a
+/// 48-byte block; an empty one or one of [`STR_LONG`] bytes or more starts
+/// with its length (u32 LE), at most 1.6% of the block, which the owner
+/// reads back with [`HeapStr::len_from_raw`]. [`HeapStr::into_raw`] /
+/// [`HeapStr::from_raw`] pass pointer and length. Resizing across the
+/// 256-byte line moves the bytes by the header's 4; no other edit does.
 pub struct HeapStr {
     ptr: NonNull<u8>,
     len: usize,
@@ -210,7 +239,24 @@ impl HeapStr {
             }
         };
         let ptr = NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(l));
-        HeapStr { ptr, len }
+        let mut h = HeapStr { ptr, len };
+        h.write_hdr();
+        h
+    }
+
+    /// Writes the length header when this length has one.
+    #[inline]
+    fn write_hdr(&mut self) {
+        if str_hdr(self.len) != 0 {
+            // SAFETY: the block is at least 8 bytes; unaligned write.
+            unsafe { (self.ptr.as_ptr() as *mut u32).write_unaligned(self.len as u32) }
+        }
+    }
+
+    #[inline]
+    fn data(&self) -> *mut u8 {
+        // SAFETY: the header (if any) lies inside the block.
+        unsafe { self.ptr.as_ptr().add(str_hdr(self.len)) }
     }
 
     /// A block of `len` zero bytes.
@@ -219,11 +265,10 @@ impl HeapStr {
     }
 
     pub fn from_slice(b: &[u8]) -> HeapStr {
-        let mut h = Self::alloc(b.len(), false);
-        // SAFETY: the block holds at least b.len() bytes and does not
-        // overlap `b` (fresh allocation).
-        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), h.ptr.as_ptr(), b.len()) };
-        h.len = b.len();
+        let h = Self::alloc(b.len(), false);
+        // SAFETY: the block holds the header plus at least b.len() bytes and
+        // does not overlap `b` (fresh allocation).
+        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), h.data(), b.len()) };
         h
     }
 
@@ -239,44 +284,66 @@ impl HeapStr {
 
     #[inline]
     pub fn as_slice(&self) -> &[u8] {
-        // SAFETY: len bytes are allocated and initialized.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+        // SAFETY: len bytes after the header are allocated and initialized.
+        unsafe { std::slice::from_raw_parts(self.data(), self.len) }
     }
 
     #[inline]
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: len bytes are allocated and initialized; we own them.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+        // SAFETY: len bytes after the header are allocated and initialized;
+        // we own them.
+        unsafe { std::slice::from_raw_parts_mut(self.data(), self.len) }
     }
 
     /// Bytes the allocator really gave this block.
     #[inline]
     pub fn alloc_size(&self) -> usize {
-        size_class(self.len)
+        str_block_size(self.len)
     }
 
     /// Bytes available without reallocating.
     pub fn capacity(&self) -> usize {
-        self.alloc_size()
+        self.alloc_size() - str_hdr(self.len)
     }
 
     /// Changes the length; new bytes are zero. Reallocates only when the size
-    /// class changes.
+    /// class changes; moves the kept bytes (by 4) only when the header comes
+    /// or goes (crossing 256 bytes, or to/from empty).
     pub fn resize(&mut self, new_len: usize) {
         assert!(new_len <= MAX_LEN, "string too long");
         let old_len = self.len;
+        let (ho, hn) = (str_hdr(old_len), str_hdr(new_len));
         let old = str_layout(old_len);
         let new = str_layout(new_len);
+        let keep = old_len.min(new_len);
+        let shift = |p: *mut u8| {
+            if ho != hn && keep > 0 {
+                // SAFETY: both ranges lie inside the current block: when it
+                // shrinks we move before reallocating (hn + keep <= new size
+                // < old size), otherwise after (ho + keep <= old size <= new
+                // size). `copy` allows overlap.
+                unsafe { std::ptr::copy(p.add(ho), p.add(hn), keep) }
+            }
+        };
+        if new.size() < old.size() {
+            shift(self.ptr.as_ptr());
+        }
         if old.size() != new.size() {
             // SAFETY: ptr was allocated with `old`; new size is non-zero.
             let p = unsafe { realloc(self.ptr.as_ptr(), old, new.size()) };
             self.ptr = NonNull::new(p).unwrap_or_else(|| std::alloc::handle_alloc_error(new));
         }
+        if new.size() >= old.size() {
+            shift(self.ptr.as_ptr());
+        }
         if new_len > old_len {
-            // SAFETY: the block holds at least new_len bytes.
-            unsafe { std::ptr::write_bytes(self.ptr.as_ptr().add(old_len), 0, new_len - old_len) }
+            // SAFETY: the block holds hn + new_len bytes.
+            unsafe {
+                std::ptr::write_bytes(self.ptr.as_ptr().add(hn + old_len), 0, new_len - old_len)
+            }
         }
         self.len = new_len;
+        self.write_hdr();
     }
 
     /// Appends bytes.
@@ -305,15 +372,28 @@ impl HeapStr {
         HeapStr { ptr, len }
     }
 
+    /// The length stored in the header of a raw block whose length is 0 or
+    /// at least [`STR_LONG`].
+    ///
+    /// # Safety
+    /// `p` must point to a live block from [`HeapStr::into_raw`] of such a
+    /// length (one with a header).
+    #[inline]
+    pub unsafe fn len_from_raw(p: *const u8) -> usize {
+        // SAFETY: guaranteed by the caller; unaligned read of the header.
+        unsafe { (p as *const u32).read_unaligned() as usize }
+    }
+
     /// Borrows the bytes of a raw block without taking ownership.
     ///
     /// # Safety
-    /// `p` must point to a live block of at least `len` initialized bytes
-    /// and the returned slice must not outlive it.
+    /// `p` must point to a live block of `len` initialized bytes (after its
+    /// header, if that length has one) and the returned slice must not
+    /// outlive it.
     #[inline]
     pub unsafe fn slice_from_raw<'a>(p: *const u8, len: usize) -> &'a [u8] {
         // SAFETY: guaranteed by the caller.
-        unsafe { std::slice::from_raw_parts(p, len) }
+        unsafe { std::slice::from_raw_parts(p.add(str_hdr(len)), len) }
     }
 }
 

@@ -18,9 +18,10 @@
 //!                      51 int (i64 at v[8..16])
 //!                      52 heap string, 53 6-bit packed heap string,
 //!                      54 7-bit packed heap string: length in chars
-//!                      (u32 LE) at v[2..6], pointer at v[8..16] to a
+//!                      at v[2] when 1..=255, pointer at v[8..16] to a
 //!                      header-less block (heap::HeapStr) of the bytes,
-//!                      packed or not
+//!                      packed or not; v[2] = 0: a plain block that starts
+//!                      with its u32 LE length (empty or 256+ bytes)
 //!                      64 list, 65 set, 66 zset, 67 hash: pointer at
 //!                      v[8..16] to a Box of the collections crate's value
 //!                      enum (ListValue, SetValue, ZsetValue, HashValue)
@@ -29,13 +30,18 @@
 //!                      exact-size block, no enum box; HashValue::Pack)
 //!            v[1]      eviction byte (LRU clock / LFU counter)
 //!            inline:   v[2..2+plen] payload, the rest free ("value tail")
-//!            heap str: v[6..8] free ("value tail")
+//!            heap str: v[3..8] free ("value tail")
 //!            int/coll: v[2..8] free ("value tail")
 //! ```
 //!
-//! Heap strings: a string that does not fit inline gets a block of exactly
-//! its bytes; its length is in the cell, so no header pushes the block into
-//! the next allocator size class. A string of at most [`PACK_MAX`] chars
+//! Heap strings: a string of up to 255 bytes that does not fit inline gets
+//! a block of exactly its bytes; its length is one byte of the cell, so no
+//! header pushes the block into the next allocator size class, and the cell
+//! keeps 5 free tail bytes: a TTL always fits next to a heap string, whatever
+//! the key. A string of 256 bytes or more (or an empty one mid-edit) keeps
+//! its u32 length at the start of its block instead (at most 1.6% of it);
+//! edits resize the block in place and only move the bytes when crossing
+//! the line. A string of at most [`PACK_MAX`] chars
 //! that is created whole (SET and friends, not edited in place) is stored
 //! 6-bit or 7-bit packed when its alphabet allows and the packed block is
 //! in a smaller size class than the plain one (40 digits: 30 bytes, 32-byte
@@ -49,14 +55,15 @@
 //! tail. When they are fewer than 5 (or the time is out of that range), the key
 //! moves to a heap block and the TTL takes 7 bytes of its cell. So
 //! `key:12345678`/`value:12345678` (6-bit packed: 9 + 11 bytes) carry a TTL
-//! at no cost at all. A heap string leaves 2 tail bytes, so its key keeps a
-//! TTL inline when the key tail has 3 (a 16-char key packed to 12 bytes).
+//! at no cost at all. A heap string, int or collection leaves 5 or 6 tail
+//! bytes, so its key keeps a TTL inline whatever its form; only an inline
+//! value that fills its cell with a key that fills its own moves the key.
 //!
 //! Inline packing is canonical (densest of 6-bit, 7-bit, raw; raw on ties),
 //! so a lookup packs the searched key once and compares cell bytes.
 //! Invariant: value methods never read the value tail; only the entry does.
 
-use crate::heap::{size_class, HeapBytes, HeapStr};
+use crate::heap::{self, size_class, HeapBytes, HeapStr};
 use crate::pack::{max_chars, pack6, pack7, packed_len, unpack6, unpack7};
 
 /// Base of the 5-byte inline expiry encoding: 2024-01-01T00:00:00Z.
@@ -98,6 +105,18 @@ const BUF: usize = PACK_MAX;
 
 use collections::{HashValue, ListValue, PackHash, SetValue, ZsetValue};
 use std::mem::ManuallyDrop;
+
+/// The value cell's length byte v[2] of a heap string of `n` chars: `n`
+/// for 1..=255, else 0 (the plain block then holds the length, see
+/// [`heap::str_hdr`]).
+#[inline]
+fn len_byte(n: usize) -> u8 {
+    if heap::str_hdr(n) == 0 {
+        n as u8
+    } else {
+        0
+    }
+}
 
 /// Heap bytes of a boxed collection: the box's block plus what the value
 /// itself has allocated.
@@ -307,7 +326,7 @@ impl CompactValue {
         let mut b = [0u8; 16];
         b[0] = V_HEAP | flag;
         let (p, n) = h.into_raw();
-        b[2..6].copy_from_slice(&(n as u32).to_le_bytes());
+        b[2] = len_byte(n);
         write_ptr(&mut b, p);
         CompactValue { b }
     }
@@ -320,7 +339,7 @@ impl CompactValue {
         if n > PACK_MAX {
             return None;
         }
-        let plain = size_class(n);
+        let plain = heap::str_block_size(n);
         let mut buf = [0u8; PACK_MAX];
         let (code, plen) = if size_class(packed_len(n, 6)) < plain && pack6(s, &mut buf) {
             (V_HEAP6, packed_len(n, 6))
@@ -331,7 +350,8 @@ impl CompactValue {
         };
         let mut b = [0u8; 16];
         b[0] = code;
-        b[2..6].copy_from_slice(&(n as u32).to_le_bytes());
+        b[2] = len_byte(n);
+        debug_assert!(b[2] != 0 && heap::str_hdr(plen) == 0);
         let (p, _) = HeapStr::from_slice(&buf[..plen]).into_raw();
         write_ptr(&mut b, p);
         Some(CompactValue { b })
@@ -542,7 +562,7 @@ impl CompactValue {
             Some((Enc::Raw, n)) => (2 + n, 16),
             Some((Enc::P6, n)) => (2 + packed_len(n, 6), 16),
             Some((Enc::P7, n)) => (2 + packed_len(n, 7), 16),
-            None if self.is_heap_str() => (6, 8),
+            None if self.is_heap_str() => (3, 8),
             None => (2, 8),
         }
     }
@@ -555,7 +575,12 @@ impl CompactValue {
     /// Length in chars of a heap string (from the cell).
     #[inline]
     fn heap_len(&self) -> usize {
-        u32::from_le_bytes(self.b[2..6].try_into().unwrap()) as usize
+        match self.b[2] {
+            // SAFETY: a heap string cell with length byte 0 owns a live
+            // plain block with a length header (len 0 or >= STR_LONG).
+            0 => unsafe { HeapStr::len_from_raw(read_ptr(&self.b)) },
+            n => n as usize,
+        }
     }
 
     /// Bytes in the block of a heap string (packed length for packed ones).
@@ -687,7 +712,7 @@ impl CompactValue {
     /// Heap bytes owned by this value (allocator size classes).
     pub fn heap_size(&self) -> usize {
         match self.code() {
-            V_HEAP..=V_HEAP7 => size_class(self.block_len()),
+            V_HEAP..=V_HEAP7 => heap::str_block_size(self.block_len()),
             V_LIST => boxed_size::<ListValue>(self.as_list().unwrap().heap_bytes()),
             V_SET => boxed_size::<SetValue>(self.as_set().unwrap().heap_bytes()),
             V_ZSET => boxed_size::<ZsetValue>(self.as_zset().unwrap().heap_bytes()),
@@ -1194,7 +1219,7 @@ impl Entry {
             // SAFETY: the cell owns the plain block of heap_len() bytes;
             // ManuallyDrop keeps that ownership and the (possibly moved)
             // pointer and new length are written back below. The value tail
-            // v[6..8] (TTL bytes) is left as it is.
+            // v[3..8] (TTL bytes) is left as it is.
             let mut h = std::mem::ManuallyDrop::new(unsafe {
                 HeapStr::from_raw(read_ptr(&self.v.b), self.v.heap_len())
             });
@@ -1202,7 +1227,7 @@ impl Entry {
             let small = h.len() <= max_chars(VAL_CAP, 6);
             let (p, n) = std::mem::ManuallyDrop::into_inner(h).into_raw();
             write_ptr(&mut self.v.b, p);
-            self.v.b[2..6].copy_from_slice(&(n as u32).to_le_bytes());
+            self.v.b[2] = len_byte(n);
             self.v.b[0] |= V_RAWFLAG;
             if small {
                 // Small again: move inline.
@@ -1450,12 +1475,199 @@ mod tests {
         let v = CompactValue::from_bytes(&[b'a'; 44]);
         assert_eq!(v.internal_encoding(), "heap");
         assert_eq!(v.heap_size(), 48);
-        // 16-char key + heap value keeps a TTL inline (3 + 2 tail bytes).
+        // 16-char key + heap value keeps a TTL inline (3 + 5 tail bytes).
         let mut e = entry(b"key:000000012345", &[b'7'; 40]);
         e.set_expire(Some(1_800_000_000_000));
         assert!(e.key_inline());
         assert_eq!(e.heap_size(), 32);
         assert_eq!(e.expire_at(), Some(1_800_000_000_000));
+        // A 15-byte raw key (no key tail) too: the value tail has 5 bytes.
+        let mut e = entry(&[0xff; 15], &[0xfe; 40]);
+        e.set_expire(Some(1_800_000_000_000));
+        assert!(e.key_inline());
+        assert_eq!(e.heap_size(), 48);
+        assert_eq!(e.expire_at(), Some(1_800_000_000_000));
+    }
+
+    /// Every value form the cell has, with the string it holds (if any).
+    fn value_forms() -> Vec<(&'static str, CompactValue)> {
+        use collections::Limits;
+        let lim = Limits::default();
+        let mut v: Vec<(&'static str, CompactValue)> = vec![
+            ("inline-empty", CompactValue::from_bytes(b"")),
+            ("inline-raw", CompactValue::from_bytes(&[0xff; 14])),
+            (
+                "inline-6bit",
+                CompactValue::from_bytes(b"value:123456789012"),
+            ),
+            ("inline-7bit", CompactValue::from_bytes(b"Value 1234567890")),
+            ("int", CompactValue::from_bytes(b"-1234567890123")),
+            ("heap-short", CompactValue::from_bytes(&[0xfe; 40])),
+            ("heap-255", CompactValue::from_bytes(&[0xfe; 255])),
+            ("heap-long", CompactValue::from_bytes(&[0xfe; 300])),
+            ("heap-6bit", CompactValue::from_bytes(&[b'7'; 40])),
+            (
+                "heap-7bit",
+                CompactValue::from_bytes(b"hello world, this is 36 chars long!!"),
+            ),
+            ("raw-edited", {
+                let mut e = entry(b"x", &[0xfe; 20]);
+                e.modify_string(|h| h.extend_from_slice(&[1; 400])).unwrap();
+                e.into_value()
+            }),
+            ("list", CompactValue::from_list(ListValue::new(&lim))),
+            ("set", CompactValue::from_set(SetValue::default())),
+            ("zset", CompactValue::from_zset(ZsetValue::default())),
+        ];
+        let mut h = HashValue::new();
+        h.insert(&lim, b"f", b"v");
+        v.push(("hash-pack", CompactValue::from_hash(h)));
+        let mut big = HashValue::new();
+        for i in 0..20 {
+            big.insert(&lim, format!("f{i}").as_bytes(), b"v");
+        }
+        v.push(("hash-box", CompactValue::from_hash(big)));
+        v
+    }
+
+    /// Every key form (raw 0..=15, 6-bit 4..=20, 7-bit 8..=17 chars) with
+    /// every value form: a TTL keeps the key inline and costs no heap byte
+    /// wherever key tail + value tail give 5 bytes, always with a heap
+    /// string value; the expiry and value read back, and clearing the TTL
+    /// or replacing the value keeps them consistent.
+    #[test]
+    fn ttl_is_free_wherever_five_tail_bytes_exist() {
+        let mut keys: Vec<Vec<u8>> = (0..=15).map(|n| vec![0xf0u8; n]).collect();
+        keys.extend((4..=20).map(|n| sample(n, 0, n as u64)));
+        keys.extend((8..=17).map(|n| {
+            let mut k = sample(n, 1, n as u64);
+            k[0] = b' '; // outside the 6-bit alphabet
+            k
+        }));
+        let t = 1_800_000_000_123;
+        for k in &keys {
+            for (name, v) in value_forms() {
+                let mut e = Entry::new(&Key::new(k), v.clone());
+                assert!(e.key_inline(), "{k:?}");
+                let before = e.heap_size();
+                let key_tail = match key_inline_enc(e.kcode()) {
+                    Some((enc, len)) => 15 - enc_plen(enc, len),
+                    None => unreachable!(),
+                };
+                let (a, b) = e.value().tail();
+                let heap_str = e.value().is_heap_str();
+                if heap_str {
+                    assert_eq!(b - a, 5, "{name}");
+                }
+                e.set_expire(Some(t));
+                if key_tail + (b - a) >= SHORT_TTL {
+                    assert!(e.key_inline(), "{k:?} {name}");
+                    assert_eq!(e.heap_size(), before, "{k:?} {name}");
+                } else {
+                    assert!(!heap_str);
+                    assert!(e.heap_size() <= before + 32, "{k:?} {name}");
+                }
+                assert_eq!(e.expire_at(), Some(t), "{k:?} {name}");
+                assert_eq!(&*e.key(), &k[..]);
+                if let Some(s) = v.string() {
+                    assert_eq!(&*e.value().string().unwrap(), &*s, "{name}");
+                    assert_eq!(e.value().heap_size(), v.heap_size(), "{name}");
+                }
+                assert_eq!(e.value().encoding_name(), v.encoding_name());
+                // a new value of every form keeps the TTL
+                for (n2, v2) in value_forms() {
+                    let mut e2 = Entry::new(&Key::new(k), v.clone());
+                    e2.set_expire(Some(t));
+                    e2.set_value(v2.clone());
+                    assert_eq!(e2.expire_at(), Some(t), "{k:?} {name} -> {n2}");
+                    if e2.value().is_heap_str() {
+                        assert!(e2.key_inline(), "{k:?} {name} -> {n2}");
+                    }
+                    if let Some(s) = v2.string() {
+                        assert_eq!(&*e2.value().string().unwrap(), &*s);
+                    }
+                }
+                e.set_expire(None);
+                assert!(e.key_inline());
+                assert_eq!(e.expire_at(), None);
+                assert_eq!(e.heap_size(), before);
+            }
+        }
+    }
+
+    /// In-place edits that cross the 256-byte line (and back, and to the
+    /// empty string) keep bytes, TTL and exact block sizes; a plain long
+    /// string's block is its length header plus the bytes.
+    #[test]
+    fn edits_across_256_keep_ttl_and_bytes() {
+        let t = 1_800_000_000_777;
+        for k in [&[0xf0u8; 15][..], b"key:000000012345", b"k"] {
+            let mut model: Vec<u8> = (0..200u32).map(|i| (i * 7) as u8).collect();
+            let mut e = Entry::new(&Key::new(k), CompactValue::from_bytes(&model));
+            e.set_expire(Some(t));
+            e.set_evict_byte(0x5a);
+            let steps: [(usize, usize); 12] = [
+                (255, 0),
+                (256, 0),
+                (257, 3),
+                (300, 0),
+                (255, 9),
+                (600, 1),
+                (250, 2),
+                (256, 5),
+                (0, 0),
+                (20, 4),
+                (5000, 11),
+                (16, 0),
+            ];
+            for (len, fill) in steps {
+                e.modify_string(|h| {
+                    assert_eq!(h.as_slice(), &model[..]);
+                    let old = h.len();
+                    h.resize(len);
+                    if len > old {
+                        assert!(h.as_slice()[old..].iter().all(|&b| b == 0));
+                    }
+                    for (i, b) in h.as_mut_slice().iter_mut().enumerate().skip(fill) {
+                        *b = b.wrapping_add(i as u8 | 1);
+                    }
+                })
+                .unwrap();
+                model.resize(len, 0);
+                for (i, b) in model.iter_mut().enumerate().skip(fill) {
+                    *b = b.wrapping_add(i as u8 | 1);
+                }
+                assert_eq!(&*e.value().string().unwrap(), &model[..], "{len}");
+                assert_eq!(e.value().str_len(), len);
+                assert_eq!(e.expire_at(), Some(t), "{len}");
+                assert_eq!(e.value().evict_byte(), 0x5a);
+                // (a short result moves inline and may fill its cell)
+                assert!(e.key_inline() || !e.value().is_heap_str(), "{len}");
+                assert_eq!(e.value().encoding_name(), "raw");
+                let want = if e.value().is_heap_str() {
+                    let hdr = if len >= 256 { 4 } else { 0 };
+                    size_class(len + hdr)
+                } else {
+                    0
+                };
+                assert_eq!(e.value().heap_size(), want, "{len}");
+                // an APPEND across the line
+                if (200..256).contains(&len) {
+                    e.modify_string(|h| h.extend_from_slice(&[b'z'; 100]))
+                        .unwrap();
+                    model.extend_from_slice(&[b'z'; 100]);
+                    assert_eq!(&*e.value().string().unwrap(), &model[..]);
+                    assert!(e.key_inline());
+                    assert_eq!(e.heap_size(), size_class(len + 104));
+                    assert_eq!(e.expire_at(), Some(t));
+                }
+                let c = e.value().clone();
+                assert_eq!(&*c.string().unwrap(), &model[..]);
+                assert_eq!(c.heap_size(), e.value().heap_size());
+            }
+            let h = e.into_value().into_heap_string().unwrap();
+            assert_eq!(h.as_slice(), &model[..]);
+        }
     }
 
     /// Every length from 0 to past PACK_MAX, every alphabet: the bytes come
@@ -1478,7 +1690,7 @@ mod tests {
                     if v.inline_enc().is_some() {
                         assert_eq!(heap, 0);
                     } else {
-                        let mut best = size_class(len);
+                        let mut best = heap::str_block_size(len);
                         if len <= PACK_MAX {
                             if alphabet == 0 {
                                 best = best.min(size_class(packed_len(len, 6)));
@@ -1505,7 +1717,7 @@ mod tests {
                     assert_eq!(e.value().encoding_name(), "raw");
                     if e.value().inline_enc().is_none() {
                         assert_eq!(e.value().internal_encoding(), "heap");
-                        assert_eq!(e.heap_size(), size_class(len + 1));
+                        assert_eq!(e.heap_size(), heap::str_block_size(len + 1));
                     }
                     let h = e.into_value().into_heap_string().unwrap();
                     assert_eq!(h.as_slice(), &s2[..]);
