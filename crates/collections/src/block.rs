@@ -211,16 +211,7 @@ impl PackBlock {
     fn write_enc(&mut self, off: usize, remove: usize, e: Enc<'_>, count: usize) -> usize {
         let enc = encode(e);
         let total = enc.total();
-        self.splice(
-            off,
-            remove,
-            &[
-                &enc.head[..enc.head_len],
-                enc.data,
-                &enc.back[..enc.back_len],
-            ],
-            count,
-        );
+        self.splice(off, remove, &enc.parts(), count);
         total
     }
 

@@ -175,6 +175,15 @@ impl Encoded<'_> {
     pub(crate) fn total(&self) -> usize {
         self.head_len + self.data.len() + self.back_len
     }
+
+    /// The entry's bytes in order: header, payload, backlen.
+    pub(crate) fn parts(&self) -> [&[u8]; 3] {
+        [
+            &self.head[..self.head_len],
+            self.data,
+            &self.back[..self.back_len],
+        ]
+    }
 }
 
 pub(crate) fn encode(e: Enc<'_>) -> Encoded<'_> {
@@ -665,15 +674,7 @@ impl Listpack {
     fn write_enc(&mut self, off: usize, remove: usize, e: Enc<'_>) -> usize {
         let enc = encode(e);
         let total = enc.total();
-        self.splice(
-            off,
-            remove,
-            &[
-                &enc.head[..enc.head_len],
-                enc.data,
-                &enc.back[..enc.back_len],
-            ],
-        );
+        self.splice(off, remove, &enc.parts());
         total
     }
 
