@@ -99,6 +99,20 @@ impl Side {
         if let Some(p) = &opts.auth {
             conn.cmd(&["AUTH", p]);
         }
+        // The harness's readiness probe (a PING on its own connection) may
+        // not be reaped yet; scripts that count clients (CLIENT KILL ...)
+        // must see only this one, as a fresh single-client server would.
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while std::time::Instant::now() < deadline {
+            match conn.cmd(&["INFO", "clients"]) {
+                resp::Value::Bulk(b)
+                    if !String::from_utf8_lossy(&b).contains("connected_clients:1\r\n") =>
+                {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                _ => break,
+            }
+        }
         if proto == 3 {
             // Not compared (ids differ); fails with NOAUTH before AUTH on
             // both servers alike, and the pass then continues in RESP2.
