@@ -223,7 +223,10 @@ fn petrel_fields(srv: &crate::server::Server, m: &MemOverhead) -> Vec<(String, i
     let mut v: Vec<(String, i64)> = Vec::new();
     let mut push = |k: &str, n: u64| v.push((format!("petrel.{k}"), n as i64));
     let (mut bytes, mut dir, mut slots, mut keys, mut ttl) = (0, 0, 0, 0, 0);
+    let (mut segments, mut depth) = (0, 0);
     for (_, t) in &m.dbs {
+        segments += t.segments as u64;
+        depth = depth.max(t.max_global_depth as u64);
         bytes += t.bytes as u64;
         dir += t.directory_bytes as u64;
         slots += t.slots as u64;
@@ -233,6 +236,8 @@ fn petrel_fields(srv: &crate::server::Server, m: &MemOverhead) -> Vec<(String, i
     push("keyspace.table.bytes", bytes);
     push("keyspace.table.directory.bytes", dir);
     push("keyspace.table.segments.bytes", bytes - dir);
+    push("keyspace.table.segments", segments);
+    push("keyspace.table.max-global-depth", depth);
     push("keyspace.table.slots", slots);
     push("keyspace.table.empty-slots", slots.saturating_sub(keys));
     push(

@@ -146,11 +146,7 @@ fn load_sets<'g>(
         .map(|k| {
             let pi = ks.partition_of_slot(k.slot());
             let p = parts.iter().find(|p| p.index() == pi)?;
-            p.db(db)?
-                .table
-                .get(k.hash, |e| e.matches(k))?
-                .value()
-                .as_set()
+            p.db(db)?.find(k)?.value().as_set()
         })
         .collect())
 }

@@ -46,13 +46,37 @@ use crate::slot::{SLOTS, SLOT_BITS};
 pub type Hasher = fn(&Entry) -> u64;
 pub type Table = DashTable<Entry, Hasher>;
 
-fn entry_hash(e: &Entry) -> u64 {
-    e.hash()
+/// A partition's table hash: the key hash (slot in the top 14 bits) rotated
+/// left by the partition bits. The slot bits that name the partition are the
+/// same for every key of the partition; left at the top they would be the
+/// directory's first bits, so its directory would have `2^pbits` entries
+/// for every segment it needs (16x with 16 partitions: 17 MB instead of
+/// 1 MB at 20M keys). Rotated to the bottom they are out of the way (the
+/// home bucket and fingerprint come from bits 0..40, where the low `pbits`
+/// bits change nothing that matters), and the top bits are the slot's bits
+/// within the partition, so one slot's keys still share a prefix.
+fn rotated<const R: u32>(e: &Entry) -> u64 {
+    e.hash().rotate_left(R)
 }
 
-fn new_table() -> Table {
-    DashTable::with_hasher(entry_hash as Hasher)
-}
+/// `rotated::<R>` for every possible partition bit count (0..=14).
+const HASHERS: [Hasher; SLOT_BITS as usize + 1] = [
+    rotated::<0>,
+    rotated::<1>,
+    rotated::<2>,
+    rotated::<3>,
+    rotated::<4>,
+    rotated::<5>,
+    rotated::<6>,
+    rotated::<7>,
+    rotated::<8>,
+    rotated::<9>,
+    rotated::<10>,
+    rotated::<11>,
+    rotated::<12>,
+    rotated::<13>,
+    rotated::<14>,
+];
 
 /// Keyspace shape.
 #[derive(Clone, Copy, Debug)]
@@ -74,7 +98,10 @@ impl Default for Config {
 
 /// One database inside one partition.
 pub struct Db {
+    /// Keyed by [`Db::table_hash`] of the key hash, never the key hash itself.
     pub table: Table,
+    /// Partition bits: the table hash is the key hash rotated left by this.
+    rot: u32,
     expires: usize,
     /// Running TTL estimate in ms (Redis's avg_ttl rule).
     avg_ttl: f64,
@@ -85,14 +112,26 @@ pub struct Db {
 }
 
 impl Db {
-    fn new() -> Db {
+    fn new(pbits: u32) -> Db {
         Db {
-            table: new_table(),
+            table: DashTable::with_hasher(HASHERS[pbits as usize]),
+            rot: pbits,
             expires: 0,
             avg_ttl: 0.0,
             expire_cursor: 0,
             sizes: Sizes::default(),
         }
+    }
+    /// The table's hash for a key hash (see [`rotated`]).
+    #[inline]
+    pub fn table_hash(&self, key_hash: u64) -> u64 {
+        key_hash.rotate_left(self.rot)
+    }
+    /// The key's entry, expired or not (no statistics, no touch).
+    #[inline]
+    pub fn find(&self, key: &Key) -> Option<&Entry> {
+        self.table
+            .get(self.table_hash(key.hash), |e| e.matches(key))
     }
     pub fn len(&self) -> usize {
         self.table.len()
@@ -147,6 +186,10 @@ pub struct TableStats {
     pub bytes: usize,
     pub directory_bytes: usize,
     pub slots: usize,
+    /// Segments over all partitions' tables.
+    pub segments: usize,
+    /// The deepest global depth (directory bits) of any partition's table.
+    pub max_global_depth: u32,
 }
 
 /// Per-database summary (INFO keyspace).
@@ -182,6 +225,8 @@ unsafe impl Send for Pending {}
 /// One partition: a slot range, its databases and counters.
 pub struct Partition {
     index: usize,
+    /// log2 of the number of partitions (see [`rotated`]).
+    pbits: u32,
     dbs: Vec<Option<Box<Db>>>,
     pub stats: Stats,
     /// When set, keys removed by expiry are logged in `expired_log` for
@@ -239,10 +284,7 @@ impl Partition {
 
     /// Looks an entry up without expiry handling, statistics or touch.
     pub(crate) fn get_raw(&self, db: usize, key: &Key) -> Option<&Entry> {
-        self.dbs[db]
-            .as_deref()?
-            .table
-            .get(key.hash, |e| e.matches(key))
+        self.dbs[db].as_deref()?.find(key)
     }
 
     pub(crate) fn db_and_evict(&mut self, db: usize) -> (Option<&Db>, &mut PartEvict) {
@@ -278,7 +320,8 @@ impl Partition {
     /// The database, created on demand.
     pub(crate) fn db_mut(&mut self, db: usize) -> &mut Db {
         self.settle();
-        self.dbs[db].get_or_insert_with(|| Box::new(Db::new()))
+        let pbits = self.pbits;
+        self.dbs[db].get_or_insert_with(|| Box::new(Db::new(pbits)))
     }
 
     /// Looks a key up, dropping it if expired. No statistics, no touch
@@ -288,11 +331,16 @@ impl Partition {
     pub fn get(&mut self, db: usize, key: &Key, now_ms: u64) -> Option<&mut Entry> {
         let last = self.settle_measured();
         let d = self.dbs[db].as_deref_mut()?;
-        let e: *mut Entry = d.table.get_mut(key.hash, |e| e.matches(key))?;
+        let e: *mut Entry = d
+            .table
+            .get_mut(d.table_hash(key.hash), |e| e.matches(key))?;
         // SAFETY: `e` points into `d.table`, which is not touched between the
         // lookup and this read; the returned borrow is tied to `&mut self`.
         if unsafe { (*e).is_expired(now_ms) } {
-            let old = d.table.remove(key.hash, |e| e.matches(key)).unwrap();
+            let old = d
+                .table
+                .remove(d.table_hash(key.hash), |e| e.matches(key))
+                .unwrap();
             d.sizes.sub(&old);
             d.expires -= 1;
             self.stats.expired_keys += 1;
@@ -379,7 +427,7 @@ impl Partition {
             let rand = self.evict.rng.next() as u32;
             if let Some(o) = self.dbs[db]
                 .as_deref()
-                .and_then(|d| d.table.get(key.hash, |e| e.matches(key)))
+                .and_then(|d| d.table.get(d.table_hash(key.hash), |e| e.matches(key)))
             {
                 if !o.is_expired(now_ms) {
                     byte = t.touched(o.value().evict_byte(), rand);
@@ -395,7 +443,9 @@ impl Partition {
             d.expires += 1;
         }
         let m = Measured::of(&e);
-        let mut old = d.table.insert(key.hash, e, |e| e.matches(key));
+        let mut old = d
+            .table
+            .insert(d.table_hash(key.hash), e, |e| e.matches(key));
         if let Some(o) = &old {
             d.sizes.sub(o);
         }
@@ -451,7 +501,7 @@ impl Partition {
     pub fn remove(&mut self, db: usize, key: &Key, now_ms: u64) -> Option<Entry> {
         self.settle();
         let d = self.dbs[db].as_deref_mut()?;
-        let old = d.table.remove(key.hash, |e| e.matches(key))?;
+        let old = d.table.remove(d.table_hash(key.hash), |e| e.matches(key))?;
         d.sizes.sub(&old);
         if old.has_expire() {
             d.expires -= 1;
@@ -495,7 +545,10 @@ impl Partition {
             d.expires += 1;
         }
         let m = Measured::of(&e);
-        if let Some(old) = d.table.insert(key.hash, e, |x| x.matches(key)) {
+        if let Some(old) = d
+            .table
+            .insert(d.table_hash(key.hash), e, |x| x.matches(key))
+        {
             debug_assert!(false, "MOVE onto an existing key");
             d.sizes.sub(&old);
         }
@@ -537,7 +590,10 @@ impl Partition {
     /// CLUSTER GETKEYSINSLOT), expired ones skipped.
     pub fn for_each_in_slot(&self, db: usize, slot: u16, now_ms: u64, mut f: impl FnMut(&Entry)) {
         if let Some(d) = self.dbs[db].as_deref() {
-            d.table.for_each_with_prefix(slot as u64, SLOT_BITS, |e| {
+            // The slot's bits below the partition's are the table hash's top.
+            let bits = SLOT_BITS - self.pbits;
+            let prefix = slot as u64 & ((1u64 << bits) - 1);
+            d.table.for_each_with_prefix(prefix, bits, |e| {
                 if !e.is_expired(now_ms) {
                     f(e)
                 }
@@ -706,6 +762,7 @@ impl Keyspace {
             .map(|index| {
                 Padded(PartitionLock::new(Partition {
                     index,
+                    pbits,
                     dbs: (0..cfg.databases).map(|_| None).collect(),
                     stats: Stats::default(),
                     track_expired: false,
@@ -876,6 +933,8 @@ impl Keyspace {
                 t.bytes += d.table.allocated_bytes();
                 t.directory_bytes += d.table.directory_bytes();
                 t.slots += d.table.slot_capacity();
+                t.segments += d.table.segment_count();
+                t.max_global_depth = t.max_global_depth.max(d.table.global_depth());
             }
         }
         t
@@ -926,70 +985,50 @@ impl Keyspace {
         now_ms: u64,
         mut f: impl FnMut(&Entry),
     ) -> u64 {
+        // Cursor layout: the partition in the top `pbits` bits, then the
+        // partition table's own cursor (bucket, position) shifted right by
+        // `pbits`. The table cursor's low bits are zero (positions are
+        // segment boundaries, multiples of 2^(64 - depth) >> 8, and depth
+        // stays far below 56 - pbits), so nothing is lost; were they not,
+        // the shift would round the position down, which can only repeat
+        // entries, never skip them.
         let np = self.parts.len();
-        let pshift = 64 - self.pbits; // hash position >> pshift = partition
-        let part_of = |pos: u64| {
-            if self.pbits == 0 {
-                0
+        let pbits = self.pbits;
+        let split = |c: u64| -> (usize, u64) {
+            if pbits == 0 {
+                (0, c)
             } else {
-                (pos >> pshift) as usize
+                ((c >> (64 - pbits)) as usize, c << pbits)
             }
         };
-        let start_of = |p: usize| {
-            if self.pbits == 0 {
-                0u64
+        let join = |p: usize, t: u64| -> u64 {
+            if pbits == 0 {
+                t
             } else {
-                (p as u64) << pshift
+                ((p as u64) << (64 - pbits)) | (t >> pbits)
             }
         };
-        let end_of = |p: usize| {
-            if self.pbits == 0 {
-                1u128 << 64
-            } else {
-                ((p as u128) + 1) << pshift
-            }
-        };
-        let mut c = cursor;
+        let (mut p, mut t) = split(cursor);
         let mut emitted = 0usize;
         let mut steps = 0usize;
         let max_steps = count.saturating_mul(10).max(100);
         loop {
-            let p = part_of(c << 8);
-            let (ps, pe) = (start_of(p), end_of(p));
             {
                 let g = self.lock_partition(p);
                 if let Some(d) = g.db(db) {
                     loop {
-                        let b = c >> 56;
-                        if b >= 128 {
-                            break;
-                        }
-                        if (c << 8) < ps {
-                            c = (b << 56) | (ps >> 8);
-                        }
-                        let next = d.table.scan(c, |e| {
+                        t = d.table.scan(t, |e| {
                             if !e.is_expired(now_ms) {
                                 f(e);
                                 emitted += 1;
                             }
                         });
                         steps += 1;
-                        if next == 0 {
-                            break;
-                        }
-                        let (nb, npos) = (next >> 56, next << 8);
-                        c = if nb == b && (npos as u128) < pe {
-                            next
-                        } else if nb == b {
-                            ((b + 1) << 56) | (ps >> 8)
-                        } else {
-                            (nb << 56) | (ps >> 8)
-                        };
-                        if (c >> 56) >= 128 {
+                        if t == 0 {
                             break;
                         }
                         if emitted >= count || steps >= max_steps {
-                            return c;
+                            return join(p, t);
                         }
                     }
                 }
@@ -998,9 +1037,10 @@ impl Keyspace {
             if p + 1 >= np {
                 return 0;
             }
-            c = start_of(p + 1) >> 8;
+            p += 1;
+            t = 0;
             if emitted >= count || steps >= max_steps {
-                return c;
+                return join(p, t);
             }
         }
     }
@@ -1138,7 +1178,7 @@ impl Keyspace {
                     fmt_key(&mut kbuf, prefix, b':', n);
                     let key = Key::with_slot(&kbuf, slot);
                     let d = g.db_mut(db);
-                    let expired = match d.table.entry(key.hash, |e| e.matches(&key)) {
+                    let expired = match d.table.entry(d.table_hash(key.hash), |e| e.matches(&key)) {
                         dash::Entry::Occupied(o) => {
                             if !o.get().is_expired(now_ms) {
                                 continue;
@@ -1158,7 +1198,7 @@ impl Keyspace {
                     e.set_evict_byte(fresh);
                     let d = g.db_mut(db);
                     d.sizes.add(&e);
-                    d.table.insert_unique(key.hash, e);
+                    d.table.insert_unique(d.table_hash(key.hash), e);
                     added += 1;
                 }
                 drop(g);

@@ -542,10 +542,7 @@ impl Keyspace {
                             break;
                         }
                         let k = Key::new(key);
-                        let live = d
-                            .table
-                            .get(k.hash, |e| e.matches(&k))
-                            .is_some_and(|e| !e.is_expired(now_ms));
+                        let live = d.find(&k).is_some_and(|e| !e.is_expired(now_ms));
                         if !live {
                             expired.push(key.to_vec());
                             continue;
