@@ -19,7 +19,9 @@
 //!   under the partition lock of the key being served, and WAITING -> DONE
 //!   for timeouts, CLIENT UNBLOCK and disconnects. Exactly one party wins the
 //!   transition out of WAITING, so a waiter gets exactly one reply and an
-//!   element is never popped for a waiter that timed out.
+//!   element is never popped for a waiter that timed out. Only the party
+//!   that moved a waiter to SERVING may move it back (when its pop fails);
+//!   a party that lost the race leaves the state alone.
 //! * Registration happens while the blocking command still holds its keys'
 //!   partitions, and serving reads the registry after the writer released
 //!   them; so a push racing with a registration either is seen by the
@@ -249,6 +251,26 @@ pub enum Attempt {
     Served,
     /// Nothing to pop (the key is missing or empty).
     Empty,
+    /// The waiter was claimed by another party first (served through
+    /// another key, timed out, unblocked): nothing was done.
+    Lost,
+}
+
+/// Puts a claimed waiter back to WAITING unless disarmed: a claim whose
+/// operation then fails must not leave the waiter stuck in SERVING. Only
+/// the claimer may do this; a party that lost the claim never touches the
+/// state (it would undo the winner's claim and let a timeout or a second
+/// server take the waiter too, losing the popped element).
+struct ClaimGuard<'a>(Option<&'a Waiter>);
+
+impl Drop for ClaimGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(w) = self.0 {
+            let _ = w
+                .state
+                .compare_exchange(SERVING, WAITING, Ordering::AcqRel, Ordering::Acquire);
+        }
+    }
 }
 
 /// Runs `op` on `key` (in `db`) and writes its reply when the key has data.
@@ -293,14 +315,17 @@ fn attempt(
     if let Some(dk) = &dk {
         coll::check::<ListValue>(g.part(dk), db, dk, now_ms)?;
     }
+    let mut claimed = ClaimGuard(None);
     if let Some(w) = claim {
         if w.state
             .compare_exchange(WAITING, SERVING, Ordering::AcqRel, Ordering::Acquire)
             .is_err()
         {
-            // Timed out or unblocked meanwhile: leave the data alone.
-            return Ok(Attempt::Empty);
+            // Served elsewhere, timed out or unblocked meanwhile: leave the
+            // data and the waiter's state alone.
+            return Ok(Attempt::Lost);
         }
+        claimed.0 = Some(w);
     }
     let ev = |class, name| Event {
         class,
@@ -396,6 +421,8 @@ fn attempt(
             }
         }
     }
+    // Served: the caller moves the waiter to DONE.
+    claimed.0 = None;
     Ok(Attempt::Served)
 }
 
@@ -466,7 +493,7 @@ pub fn try_now(
             &mut touched,
             None,
         )? {
-            Attempt::Empty => continue,
+            Attempt::Empty | Attempt::Lost => continue,
             Attempt::Served => {
                 out.raw(reply.as_bytes());
                 after_write(srv, notify_flags, db, client_id, out, events, &touched);
@@ -544,18 +571,11 @@ pub fn serve_ready(srv: &Server, limits: &Limits, notify_flags: u32, keys: Vec<V
                         }
                     }
                 }
-                Ok(Attempt::Empty) | Err(_) => {
-                    // A claimed waiter whose attempt failed goes back to waiting.
-                    let _ = w.state.compare_exchange(
-                        SERVING,
-                        WAITING,
-                        Ordering::AcqRel,
-                        Ordering::Acquire,
-                    );
-                    if w.state.load(Ordering::Acquire) == WAITING {
-                        dead_dbs.push(w.db);
-                    }
-                }
+                // Claimed by someone else: the key may still feed the next.
+                Ok(Attempt::Lost) => {}
+                // Empty or of another type in this database (a claim made
+                // before a failure was undone by the attempt itself).
+                Ok(Attempt::Empty) | Err(_) => dead_dbs.push(w.db),
             }
         }
     }

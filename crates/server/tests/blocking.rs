@@ -349,10 +349,15 @@ fn no_element_lost_or_duplicated_under_competition() {
     let batch = 100;
     let seen = Arc::new(Mutex::new(Vec::<u64>::with_capacity(total)));
     let received = Arc::new(AtomicUsize::new(0));
+    // Set once every push has been answered: from then on a timed-out pop
+    // means both lists are empty for good, so a lost element ends the test
+    // with a failed count instead of consumers waiting forever.
+    let pushed = Arc::new(AtomicUsize::new(0));
     let mut hs = Vec::new();
     for c in 0..consumers {
         let seen = seen.clone();
         let received = received.clone();
+        let pushed = pushed.clone();
         hs.push(std::thread::spawn(move || {
             let mut con = RawConn::tcp(port);
             let mut local = Vec::new();
@@ -363,6 +368,9 @@ fn no_element_lost_or_duplicated_under_competition() {
                     con.cmd(&["BLMPOP", "0.05", "2", "q2", "q1", "LEFT", "COUNT", "7"])
                 };
                 let items: Vec<Vec<u8>> = match reply {
+                    Value::NullArray | Value::Null if pushed.load(Ordering::Acquire) == pushers => {
+                        break
+                    }
                     Value::NullArray | Value::Null => continue,
                     Value::Array(v) if c % 2 == 0 => vec![bulk_bytes(&v[1])],
                     Value::Array(v) => match &v[1] {
@@ -381,6 +389,7 @@ fn no_element_lost_or_duplicated_under_competition() {
     }
     let per = total / pushers;
     for p in 0..pushers {
+        let pushed = pushed.clone();
         hs.push(std::thread::spawn(move || {
             let mut con = RawConn::tcp(port);
             let key = if p % 2 == 0 { "q1" } else { "q2" };
@@ -399,6 +408,7 @@ fn no_element_lost_or_duplicated_under_competition() {
                 }
                 next += n;
             }
+            pushed.fetch_add(1, Ordering::AcqRel);
         }));
     }
     for h in hs {
