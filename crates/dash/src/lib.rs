@@ -644,6 +644,11 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         seg.unlink(p.b as usize, p.j as usize);
         seg.len -= 1;
         self.len -= 1;
+        if (p.b as usize) < B && self.barrier_ok(si) {
+            // Only outside a snapshot (or once this segment is serialised):
+            // the move touches a stash bucket the write did not announce.
+            self.seg_mut(si).refill_from_stash(p.b as usize);
+        }
         self.maintain(si);
         v
     }

@@ -472,6 +472,41 @@ impl<T> Segment<T> {
         self.meta[b].len -= 1;
     }
 
+    /// After a slot of regular bucket `b` was freed: moves one stash entry
+    /// whose home is `b` (or else one whose home is `prev(b)`, as a
+    /// displaced entry) into `b`. Entries only enter the stash when both of
+    /// their buckets are full, and nothing else brings them back, so under
+    /// churn (a cache at maxmemory) the stash fills up and inserts fail, and
+    /// the segment grows a row, at a lower fill than in fresh growth. The
+    /// moved entry stays in its logical bucket (home, neighbour, stash slots
+    /// of that home), which is what a scan visits as one unit.
+    pub fn refill_from_stash(&mut self, b: usize) {
+        debug_assert!(b < B);
+        if self.meta[b].len as usize >= self.nrows as usize {
+            return;
+        }
+        for (home, disp) in [(b, false), (prev(b), true)] {
+            let mask = self.meta[home].stash;
+            if mask == 0 {
+                continue;
+            }
+            let s = B + mask.trailing_zeros() as usize;
+            let Some(j) = (0..self.meta[s].len as usize)
+                .find(|&k| self.stash_home[s - B][k] as usize == home)
+            else {
+                continue;
+            };
+            let fp = self.meta[s].fp[j];
+            let (tb, tj) = self.push(b, fp, disp);
+            // SAFETY: the source is occupied, the destination freshly
+            // reserved, distinct slots; `unlink` then marks the source free
+            // without dropping, so the entry is owned once.
+            unsafe { ptr::copy_nonoverlapping(self.slot_ptr(s, j), self.slot_ptr(tb, tj), 1) };
+            self.unlink(s, j);
+            return;
+        }
+    }
+
     /// Moves the entry in regular bucket slot (b, j) into bucket `to_b`
     /// and reserves (b, j) for a new entry with fingerprint `fp` (displaced
     /// iff `disp`). The hole is reused in place rather than unlinked, which
