@@ -426,9 +426,8 @@ fn churn_refills_buckets_from_the_stash() {
         model.insert(k, k);
     }
     let fresh = t.len() as f64 / t.capacity() as f64;
-    let mut next = n;
     let mut r = 7u64;
-    for step in 0..4 * n {
+    for (step, next) in (0..4 * n).zip(n..) {
         r = mix(r);
         let at = (r % live.len() as u64) as usize;
         let k = live.swap_remove(at);
@@ -439,7 +438,6 @@ fn churn_refills_buckets_from_the_stash() {
         ins(&mut t, next, next);
         model.insert(next, next);
         live.push(next);
-        next += 1;
         if step % (n / 4) == 0 {
             t.check_invariants();
         }
