@@ -220,7 +220,9 @@ pub fn perform(
             }
             // Memory came back through expiry (published by the cron).
             Evicted::Expired => keys += 1,
-            Evicted::Nothing => {
+            // evict_one retries other partitions itself and never returns
+            // Deferred; treated as "nothing" should that change.
+            Evicted::Nothing | Evicted::Deferred => {
                 // Nothing qualifies (e.g. volatile-* without TTL keys).
                 return if ev.used() > max {
                     Outcome::Fail

@@ -230,6 +230,19 @@ impl EvictShared {
         pick
     }
 
+    /// The lowest priority published by a partition other than `part` that
+    /// has a known candidate (PRIO_NONE if none has).
+    fn lowest_known_except(&self, part: usize) -> u64 {
+        self.best
+            .iter()
+            .enumerate()
+            .filter(|&(q, _)| q != part)
+            .map(|(_, b)| b.load(Relaxed))
+            .filter(|&v| v != PRIO_UNKNOWN)
+            .min()
+            .unwrap_or(PRIO_NONE)
+    }
+
     /// Forgets every published priority (policy change, flush).
     pub fn reset_published(&self) {
         for b in self.best.iter() {
@@ -394,6 +407,9 @@ pub enum Evicted {
     Expired,
     /// The partition has no candidate for this policy.
     Nothing,
+    /// The partition's best candidate ranks worse than another partition's
+    /// (see [`Partition::evict_round`]); nothing was removed.
+    Deferred,
 }
 
 impl crate::keyspace::Partition {
@@ -463,12 +479,19 @@ impl crate::keyspace::Partition {
     }
 
     /// One eviction round (see module docs). `now_ms` decides expiry.
+    ///
+    /// `bar`: the best priority another partition has published. When this
+    /// partition's best candidate (after sampling) ranks worse, nothing is
+    /// evicted ([`Evicted::Deferred`]): a partition whose published figure
+    /// was unknown is sampled first, and must not evict a hot key of its own
+    /// while another partition holds a colder one.
     pub fn evict_round(
         &mut self,
         policy: Policy,
         samples: usize,
         clock: u64,
         now_ms: u64,
+        bar: u64,
     ) -> Evicted {
         let ndb = self.databases();
         let samples = samples.max(1);
@@ -503,6 +526,9 @@ impl crate::keyspace::Partition {
                 let p = priority(policy.rank, e, clock);
                 ev.offer(p, db, &e.key());
             });
+        }
+        if self.evict_state_ref().best().is_some_and(|b| b > bar) {
+            return Evicted::Deferred;
         }
         // Pop the best still-valid candidate.
         for _ in 0..POOL_SIZE * 2 {
@@ -692,12 +718,19 @@ impl crate::keyspace::Keyspace {
             let mut tried = 0;
             while let Some(p) = self.evict.pick_partition(start) {
                 let clock = self.evict.clock();
+                // Defer to a colder partition only in the first attempt and
+                // while partitions are left to try, so eviction always ends.
+                let bar = if attempt == 0 && tried < np {
+                    self.evict.lowest_known_except(p)
+                } else {
+                    PRIO_NONE
+                };
                 let mut g = self.lock_partition(p);
-                let r = g.evict_round(policy, samples, clock, now_ms);
+                let r = g.evict_round(policy, samples, clock, now_ms, bar);
                 let had = !matches!(r, Evicted::Nothing);
                 self.evict.publish(p, g.evict_published(had));
                 drop(g);
-                if had {
+                if had && !matches!(r, Evicted::Deferred) {
                     return r;
                 }
                 tried += 1;
