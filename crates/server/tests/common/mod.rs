@@ -340,7 +340,15 @@ impl Server {
                 return Err((retry, log));
             }
             if probe(port, unixsocket.as_deref()) {
-                break;
+                // The port was free when picked, but another test's server
+                // may have bound it first: then this one is about to exit
+                // with "Address already in use" while the probe reached the
+                // other. Only a listener owned by our child counts.
+                if port == 0 || listens_on(proc.pid(), port) {
+                    break;
+                }
+                // Retry on a new port (dropping `proc` stops the child).
+                return Err((true, format!("port {port} answered by another process")));
             }
             if start.elapsed() > START_TIMEOUT {
                 return Err((false, format!("args: {args:?}\nnot ready\n{}", proc.log())));
@@ -491,6 +499,37 @@ fn config_has(opts: &Opts, name: &str) -> bool {
 }
 
 /// True once the server answers anything to PING.
+/// Does process `pid` own a listening TCP socket on `port` (IPv4 or IPv6)?
+fn listens_on(pid: u32, port: u16) -> bool {
+    let mut inodes = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else {
+            continue;
+        };
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            // local_address is "ADDR:PORT" in hex, st 0A = LISTEN, inode at 9.
+            if f.len() > 9
+                && f[3] == "0A"
+                && f[1]
+                    .rsplit(':')
+                    .next()
+                    .and_then(|p| u16::from_str_radix(p, 16).ok())
+                    == Some(port)
+            {
+                inodes.push(format!("socket:[{}]", f[9]));
+            }
+        }
+    }
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.flatten().any(|fd| {
+        std::fs::read_link(fd.path())
+            .is_ok_and(|l| inodes.iter().any(|i| l.as_os_str() == i.as_str()))
+    })
+}
+
 fn probe(port: u16, unixsocket: Option<&str>) -> bool {
     fn ask<S: Read + Write>(mut s: S) -> bool {
         if s.write_all(b"PING\r\n").is_err() {
