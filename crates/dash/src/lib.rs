@@ -995,11 +995,14 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         let v = seg.max_version();
         let mut pool = std::mem::take(&mut self.pool);
         let seg = self.seg(si);
+        // As few rows as keep the fill under SHRINK_PCT (at most c - 1), so a
+        // mass delete right-sizes a segment in one rebuild, not one per row.
+        let rows = (n * 100).div_ceil(NB * SHRINK_PCT).clamp(1, c - 1);
         let built = build(
             &[seg],
             seg.depth,
             seg.prefix,
-            c - 1,
+            rows,
             |_, _, _| true,
             &mut pool,
         );
