@@ -979,6 +979,23 @@ mod tests {
         Del(Vec<u8>),
     }
 
+    /// Lookups of absent fields, iteration and positional access of a
+    /// small hash agree with the model map.
+    macro_rules! hash_matches_model {
+        ($h:expr, $m:expr) => {
+            for k in [b"nope".as_slice(), b"99", b"-99"] {
+                prop_assert_eq!($h.get(k).is_some(), $m.contains_key(k));
+            }
+            let got: HashMap<Vec<u8>, Vec<u8>> =
+                $h.iter().map(|(a, b)| (a.to_vec(), b.to_vec())).collect();
+            prop_assert_eq!(&got, &$m);
+            for i in 0..$h.len() {
+                let (f, v) = $h.pair_at(i).unwrap();
+                prop_assert_eq!($m.get(&f.to_vec()), Some(&v.to_vec()));
+            }
+        };
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
         /// The packed form against a HashMap, and byte-identical to the
@@ -1010,15 +1027,7 @@ mod tests {
                 prop_assert_eq!(h.get(k).map(|x| x.to_vec()), Some(v.clone()));
                 prop_assert!(h.contains(k));
             }
-            for k in [b"nope".as_slice(), b"99", b"-99"] {
-                prop_assert_eq!(h.get(k).is_some(), m.contains_key(k));
-            }
-            let got: HashMap<Vec<u8>, Vec<u8>> = h.iter().map(|(a, b)| (a.to_vec(), b.to_vec())).collect();
-            prop_assert_eq!(&got, &m);
-            for i in 0..h.len() {
-                let (f, v) = h.pair_at(i).unwrap();
-                prop_assert_eq!(m.get(&f.to_vec()), Some(&v.to_vec()));
-            }
+            hash_matches_model!(h, m);
             prop_assert!(h.pair_at(h.len()).is_none());
             prop_assert_eq!(&PackHash::from_listpack_hash(&lh), &h);
             let back = h.to_listpack_hash();
@@ -1043,15 +1052,7 @@ mod tests {
             for (k, v) in &m {
                 prop_assert_eq!(h.get(k).map(|x| x.to_vec()), Some(v.clone()));
             }
-            for k in [b"nope".as_slice(), b"99", b"-99"] {
-                prop_assert_eq!(h.get(k).is_some(), m.contains_key(k));
-            }
-            let got: HashMap<Vec<u8>, Vec<u8>> = h.iter().map(|(a, b)| (a.to_vec(), b.to_vec())).collect();
-            prop_assert_eq!(&got, &m);
-            for i in 0..h.len() {
-                let (f, v) = h.pair_at(i).unwrap();
-                prop_assert_eq!(m.get(&f.to_vec()), Some(&v.to_vec()));
-            }
+            hash_matches_model!(h, m);
         }
 
         #[test]

@@ -160,6 +160,16 @@ fn text(v: Value) -> String {
 fn encodings() -> Vec<(&'static str, &'static str, Vec<Vec<String>>)> {
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     let each = |n: usize, f: &dyn Fn(usize) -> Vec<String>| (0..n).map(f).collect::<Vec<_>>();
+    // 20 HSETs, then HDELs of the first fields until `n` commands in all.
+    let fill_then_drain = |n: usize| {
+        each(n, &|i| {
+            if i < 20 {
+                s(&["HSET", "k", &format!("f{i}"), "value"])
+            } else {
+                s(&["HDEL", "k", &format!("f{}", i - 20)])
+            }
+        })
+    };
     vec![
         ("string", "int", vec![s(&["SET", "k", "1234567"])]),
         ("string", "embstr", vec![s(&["SET", "k", &"e".repeat(30)])]),
@@ -219,28 +229,8 @@ fn encodings() -> Vec<(&'static str, &'static str, Vec<Vec<String>>)> {
         ),
         // Indexed (20 fields), then down to 12 (still indexed: hysteresis)
         // and down to 7 (back to the packed form).
-        (
-            "hash",
-            "listpack",
-            each(28, &|i| {
-                if i < 20 {
-                    s(&["HSET", "k", &format!("f{i}"), "value"])
-                } else {
-                    s(&["HDEL", "k", &format!("f{}", i - 20)])
-                }
-            }),
-        ),
-        (
-            "hash",
-            "listpack",
-            each(33, &|i| {
-                if i < 20 {
-                    s(&["HSET", "k", &format!("f{i}"), "value"])
-                } else {
-                    s(&["HDEL", "k", &format!("f{}", i - 20)])
-                }
-            }),
-        ),
+        ("hash", "listpack", fill_then_drain(28)),
+        ("hash", "listpack", fill_then_drain(33)),
         (
             "hash",
             "hashtable",

@@ -211,36 +211,33 @@ impl EvictShared {
     }
 
     /// The partition whose best candidate should go first, scanning from
-    /// `start` so ties rotate; None if no partition has candidates.
-    pub fn pick_partition(&self, start: usize) -> Option<usize> {
+    /// `start` so ties rotate, and the lowest priority any *other*
+    /// partition has published as known (PRIO_NONE if none): the bar that
+    /// partition's round must meet (see [`Partition::evict_round`]). None if
+    /// no partition has candidates. One pass over the published figures.
+    pub fn pick_partition(&self, start: usize) -> Option<(usize, u64)> {
         let n = self.best.len();
         let mut pick = None;
         let mut lowest = PRIO_NONE;
+        // The two lowest known figures and the partition of the lowest.
+        let (mut k1, mut k1_part, mut k2) = (PRIO_NONE, usize::MAX, PRIO_NONE);
         for k in 0..n {
             let p = (start + k) % n;
             let v = self.best[p].load(Relaxed);
+            // Strict: the first unknown partition from `start` wins.
             if v < lowest {
                 lowest = v;
                 pick = Some(p);
-                if v == PRIO_UNKNOWN {
-                    break;
+            }
+            if v != PRIO_UNKNOWN {
+                if v < k1 {
+                    (k2, k1, k1_part) = (k1, v, p);
+                } else if v < k2 {
+                    k2 = v;
                 }
             }
         }
-        pick
-    }
-
-    /// The lowest priority published by a partition other than `part` that
-    /// has a known candidate (PRIO_NONE if none has).
-    fn lowest_known_except(&self, part: usize) -> u64 {
-        self.best
-            .iter()
-            .enumerate()
-            .filter(|&(q, _)| q != part)
-            .map(|(_, b)| b.load(Relaxed))
-            .filter(|&v| v != PRIO_UNKNOWN)
-            .min()
-            .unwrap_or(PRIO_NONE)
+        pick.map(|p| (p, if p == k1_part { k2 } else { k1 }))
     }
 
     /// Forgets every published priority (policy change, flush).
@@ -716,12 +713,12 @@ impl crate::keyspace::Keyspace {
         let np = self.partitions();
         for attempt in 0..2 {
             let mut tried = 0;
-            while let Some(p) = self.evict.pick_partition(start) {
+            while let Some((p, colder)) = self.evict.pick_partition(start) {
                 let clock = self.evict.clock();
                 // Defer to a colder partition only in the first attempt and
                 // while partitions are left to try, so eviction always ends.
                 let bar = if attempt == 0 && tried < np {
-                    self.evict.lowest_known_except(p)
+                    colder
                 } else {
                     PRIO_NONE
                 };

@@ -425,10 +425,7 @@ impl Partition {
         if t.is_lfu() {
             // An overwrite keeps the access counter (and counts as an access).
             let rand = self.evict.rng.next() as u32;
-            if let Some(o) = self.dbs[db]
-                .as_deref()
-                .and_then(|d| d.table.get(d.table_hash(key.hash), |e| e.matches(key)))
-            {
+            if let Some(o) = self.dbs[db].as_deref().and_then(|d| d.find(key)) {
                 if !o.is_expired(now_ms) {
                     byte = t.touched(o.value().evict_byte(), rand);
                 }
