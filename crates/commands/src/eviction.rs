@@ -134,6 +134,7 @@ impl Eviction {
         self.lazy.store(s.lazyfree_lazy_eviction, Relaxed);
         ks.set_evict_mode(
             is_lfu(s.maxmemory_policy),
+            store_policy(s.maxmemory_policy).is_some_and(|p| p.volatile),
             s.lfu_log_factor,
             s.lfu_decay_time,
         );

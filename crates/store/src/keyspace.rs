@@ -299,6 +299,11 @@ impl Partition {
         &self.evict
     }
 
+    /// This partition's index, the shared eviction state and its own pool.
+    pub(crate) fn evict_parts(&mut self) -> (usize, &EvictShared, &mut PartEvict) {
+        (self.index, &self.evict_shared, &mut self.evict)
+    }
+
     pub(crate) fn evict_rng_next(&mut self) -> u64 {
         self.evict.rng.next()
     }
@@ -425,10 +430,11 @@ impl Partition {
         if t.is_lfu() {
             // An overwrite keeps the access counter (and counts as an access).
             let rand = self.evict.rng.next() as u32;
-            if let Some(o) = self.dbs[db].as_deref().and_then(|d| d.find(key)) {
-                if !o.is_expired(now_ms) {
+            match self.dbs[db].as_deref().and_then(|d| d.find(key)) {
+                Some(o) if !o.is_expired(now_ms) => {
                     byte = t.touched(o.value().evict_byte(), rand);
                 }
+                _ => self.note_created(db, key.bytes, ttl.is_some()),
             }
         }
         e.set_evict_byte(byte);
@@ -1158,6 +1164,7 @@ impl Keyspace {
         let mut kbuf = Vec::with_capacity(prefix.len() + 21);
         let mut vbuf = Vec::with_capacity(size.max(26));
         let fresh = self.evict.toucher().fresh();
+        let lfu = self.evict.is_lfu();
         let mut j = lo;
         while j < count {
             let end = (j + BATCH).min(count);
@@ -1196,6 +1203,9 @@ impl Keyspace {
                     let d = g.db_mut(db);
                     d.sizes.add(&e);
                     d.table.insert_unique(d.table_hash(key.hash), e);
+                    if lfu {
+                        g.note_created(db, &kbuf, false);
+                    }
                     added += 1;
                 }
                 drop(g);
