@@ -65,7 +65,7 @@
 //! read keys. Unseen, such keys pile up in partitions whose figure says
 //! "only hot keys here", while the evictor drains every other partition of
 //! new keys and then takes hot ones (the bug behind a flaky test: about 1
-//! run in 10 lost 15-25% of 200 hot keys). So a created key whose priority
+//! run in 10 lost 14-24% of 200 hot keys). So a created key whose priority
 //! beats its partition's figure is pooled at once and lowers the figure
 //! ([`Partition::note_created`]); in the steady state (pools already full of
 //! new keys) that costs one atomic load per created key. LRU needs no such
