@@ -82,6 +82,9 @@ pub struct Settings {
     pub tcp_backlog: u64,
     pub databases: usize,
     pub threads: usize,
+    /// `busy-poll` (Petrel's own): microseconds a worker that just served
+    /// events keeps polling before it sleeps in `epoll_wait` (0 = never).
+    pub busy_poll_us: u64,
     pub loglevel: LogLevel,
     pub logfile: String,
     pub daemonize: bool,
@@ -143,6 +146,7 @@ impl Default for Settings {
             tcp_backlog: 0,
             databases: 0,
             threads: 0,
+            busy_poll_us: 0,
             loglevel: LogLevel::Notice,
             logfile: String::new(),
             daemonize: false,
@@ -486,6 +490,16 @@ pub static PARAMS: &[Param] = &[
             Ok(())
         },
     },
+    p!(
+        "busy-poll",
+        true,
+        "50",
+        |s| s.busy_poll_us.to_string(),
+        |s, v| {
+            s.busy_poll_us = int_in(v, 0, 10_000)? as u64;
+            Ok(())
+        }
+    ),
     p!(
         "loglevel",
         true,

@@ -55,6 +55,8 @@ pub struct Worker {
     /// Connections waiting in a blocking command.
     blocked: Vec<usize>,
     last_cron: Instant,
+    /// The last poll returned events (see `busy-poll` in `run`).
+    served_last_poll: bool,
 }
 
 pub fn limits_from(s: &Settings) -> Limits {
@@ -92,6 +94,7 @@ impl Worker {
             paused: Vec::new(),
             blocked: Vec::new(),
             last_cron: Instant::now(),
+            served_last_poll: false,
         }
     }
 
@@ -113,7 +116,34 @@ impl Worker {
                 let now = commands::util::unix_time_ms();
                 timeout = timeout.min(Duration::from_millis(ms.saturating_sub(now)));
             }
-            if let Err(e) = self.poll.poll(&mut events, Some(timeout)) {
+            // Busy-poll (setting `busy-poll`): a worker that just served
+            // events polls without sleeping for a few microseconds first.
+            // Under request/response load the next request often arrives
+            // within that window: the worker skips a sleep and a wake-up,
+            // and so does the sender, whose `send` otherwise has to wake
+            // the sleeping worker (on loopback that cost lands on the
+            // client; docs/BENCHMARKS.md). A worker whose last poll found
+            // nothing never spins, so an idle server stays idle.
+            events.clear();
+            let spin = self.settings.busy_poll_us;
+            if spin > 0 && self.served_last_poll {
+                let until = Instant::now() + Duration::from_micros(spin);
+                loop {
+                    let _ = self.poll.poll(&mut events, Some(Duration::ZERO));
+                    if !events.is_empty() || Instant::now() >= until {
+                        break;
+                    }
+                    // Let a runnable thread sharing this core go first.
+                    std::thread::yield_now();
+                }
+            }
+            let polled = if events.is_empty() {
+                self.poll.poll(&mut events, Some(timeout))
+            } else {
+                Ok(())
+            };
+            self.served_last_poll = !events.is_empty();
+            if let Err(e) = polled {
                 if e.kind() != std::io::ErrorKind::Interrupted {
                     crate::warning!("poll failed on worker {}: {e}", self.index);
                 }

@@ -444,3 +444,37 @@ fn config_set_port_rebinds_the_listener() {
         .unwrap();
     assert_eq!(port[1], new_port.to_string());
 }
+
+/// `busy-poll` (Petrel's own setting): default 50 µs, settable at runtime
+/// and at startup, range-checked, and the server serves requests with it
+/// off, on, and at its maximum.
+#[test]
+fn busy_poll_setting() {
+    let s = TestServer::start(&[("busy-poll", "0")]);
+    let mut c = s.client();
+    let v: Vec<String> = rcmd(&["CONFIG", "GET", "busy-poll"]).query(&mut c).unwrap();
+    assert_eq!(v, vec!["busy-poll".to_string(), "0".to_string()]);
+    let err = rcmd(&["CONFIG", "SET", "busy-poll", "-1"])
+        .query::<()>(&mut c)
+        .unwrap_err();
+    assert!(err.to_string().contains("'busy-poll'"), "{err}");
+    let err = rcmd(&["CONFIG", "SET", "busy-poll", "10001"])
+        .query::<()>(&mut c)
+        .unwrap_err();
+    assert!(err.to_string().contains("'busy-poll'"), "{err}");
+    for us in ["10000", "50", "0"] {
+        let _: () = rcmd(&["CONFIG", "SET", "busy-poll", us])
+            .query(&mut c)
+            .unwrap();
+        for i in 0..200 {
+            let _: () = rcmd(&["SET", "k", &i.to_string()]).query(&mut c).unwrap();
+            let got: i64 = rcmd(&["GET", "k"]).query(&mut c).unwrap();
+            assert_eq!(got, i);
+        }
+    }
+    let d = TestServer::start(&[]);
+    let v: Vec<String> = rcmd(&["CONFIG", "GET", "busy-poll"])
+        .query(&mut d.client())
+        .unwrap();
+    assert_eq!(v, vec!["busy-poll".to_string(), "50".to_string()]);
+}
