@@ -838,7 +838,9 @@ impl crate::keyspace::Keyspace {
 
     /// One slice of the background sweep (module docs): clamps LRU ages or
     /// applies LFU decay, in chunks that hold one partition lock briefly,
-    /// until `budget` runs out. Starts a pass only when one is due.
+    /// until `budget` runs out, offering the CPU every
+    /// [`crate::pace::SLICE`] between chunks. Starts a pass only when one
+    /// is due.
     pub fn evict_sweep(&self, budget: std::time::Duration, now_ms: u64) -> SweepReport {
         let mut rep = SweepReport::default();
         let Some(mut st) = self.sweep.try_lock() else {
@@ -878,7 +880,9 @@ impl crate::keyspace::Keyspace {
         const CHUNK: usize = 1024;
         let np = self.partitions();
         let ndb = self.databases();
+        let mut pacer = crate::pace::Pacer::new();
         while st.part < np {
+            pacer.between_chunks();
             let clock = self.evict.clock() as u8;
             let dec = st.decrement;
             let mut g = self.lock_partition(st.part);

@@ -1261,6 +1261,8 @@ impl Keyspace {
     /// database gets a base effort (1/64 of its keys, at least 256) and keeps
     /// being swept while more than 10% of the volatile keys seen in a chunk
     /// were expired (Redis's adaptive rule), until the budget runs out.
+    /// Between chunks it offers the CPU every [`crate::pace::SLICE`], so a
+    /// worker sharing the core waits at most that long.
     pub fn active_expire_cycle(&self, budget: Duration, now_ms: u64) -> ExpireReport {
         let mut rep = ExpireReport::default();
         if !self.active_expire_enabled() {
@@ -1271,6 +1273,7 @@ impl Keyspace {
             return rep;
         };
         let pairs = self.parts.len() * self.ndb;
+        let mut pacer = crate::pace::Pacer::new();
         const CHUNK: usize = 256;
         'outer: for _ in 0..pairs {
             let (p, db) = (st.part, st.db);
@@ -1289,6 +1292,7 @@ impl Keyspace {
             };
             let mut done = 0usize;
             loop {
+                pacer.between_chunks();
                 let (visited, expired, _, live, complete) =
                     self.lock_partition(p).expire_step(db, now_ms, CHUNK);
                 rep.visited += visited;

@@ -9,6 +9,7 @@ pub mod hll;
 pub mod hll_exact;
 pub mod keyspace;
 pub mod object;
+pub mod pace;
 pub mod pack;
 pub mod partlock;
 pub mod sizes;
