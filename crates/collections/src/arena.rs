@@ -132,6 +132,18 @@ pub struct ArenaMap {
     heap: usize,
 }
 
+impl Drop for ArenaMap {
+    fn drop(&mut self) {
+        // On the lazyfree thread, hand the table arrays' pages back in
+        // steps (crate::release); the chunks are at most 32 KiB each.
+        // SAFETY: both vectors hold Copy data and are dropped right after.
+        unsafe {
+            crate::release::release_vec(&mut self.ctrl);
+            crate::release::release_vec(&mut self.refs);
+        }
+    }
+}
+
 impl std::fmt::Debug for ArenaMap {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_map()

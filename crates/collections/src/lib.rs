@@ -33,6 +33,7 @@ pub mod intset;
 pub mod listpack;
 pub mod mem;
 pub mod quicklist;
+pub mod release;
 pub mod small;
 pub mod table;
 pub mod value;

@@ -90,6 +90,12 @@ impl LazyFree {
                     let p = libc::sched_param { sched_priority: 0 };
                     // SAFETY: changes only this thread's scheduling policy.
                     unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &p) };
+                    // SCHED_IDLE alone is not enough under EEVDF: once
+                    // picked, the thread may finish its slice (3-4 ms
+                    // measured) while the worker waits. Big arrays give their
+                    // pages back in steps with sleeps between (see
+                    // collections::release).
+                    collections::release::set_paced(true);
                     for g in rx {
                         let n = g.objects();
                         drop(g);
