@@ -26,8 +26,6 @@ pub const LAZYFREE_THRESHOLD: usize = store::evict::LAZYFREE_THRESHOLD;
 
 enum Garbage {
     Entries(Vec<Entry>),
-    // Held only so that the thread drops it.
-    #[allow(dead_code)]
     Value(store::CompactValue),
     #[allow(clippy::vec_box)]
     Dbs(Vec<Box<store::Db>>),
@@ -96,9 +94,27 @@ impl LazyFree {
                     // pages back in steps with sleeps between (see
                     // collections::release).
                     collections::release::set_paced(true);
+                    // Freeing a 10M-key database is ~80 ms of work; it
+                    // sleeps briefly after every 200 µs of it (store::pace).
+                    let mut pacer = store::pace::Pacer::new();
                     for g in rx {
                         let n = g.objects();
-                        drop(g);
+                        match g {
+                            Garbage::Entries(v) => {
+                                for e in v {
+                                    drop(e);
+                                    pacer.between_chunks();
+                                }
+                            }
+                            Garbage::Value(v) => drop(v),
+                            Garbage::Dbs(dbs) => {
+                                for db in dbs {
+                                    db.drop_with(|| {
+                                        pacer.between_chunks();
+                                    });
+                                }
+                            }
+                        }
                         pending.fetch_sub(n, Ordering::Relaxed);
                         freed.fetch_add(n, Ordering::Relaxed);
                     }

@@ -324,6 +324,26 @@ pub struct VacantEntry<'a, T, H: Fn(&T) -> u64> {
     hash: u64,
 }
 
+impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
+    /// Drops the table one segment at a time, calling `between` after each
+    /// segment (its entries and rows) is freed. The result is the same as
+    /// dropping the table; a background thread freeing a large table can
+    /// pace itself in `between` instead of holding its CPU for the whole
+    /// table (a 10M-key database is ~80 ms of freeing).
+    pub fn drop_with(mut self, mut between: impl FnMut()) {
+        for i in 0..self.segs.len() {
+            let p = std::mem::replace(&mut self.segs[i], ptr::null_mut());
+            if !p.is_null() {
+                // SAFETY: a live box owned by the table, taken out of `segs`
+                // so `Drop` below does not free it again; the directory's
+                // copies of the pointer are never read after this.
+                drop(unsafe { Box::from_raw(p) });
+                between();
+            }
+        }
+    }
+}
+
 impl<T, H: Fn(&T) -> u64> Drop for DashTable<T, H> {
     fn drop(&mut self) {
         for p in self.segs.drain(..) {

@@ -79,6 +79,28 @@ fn entry_api() {
 }
 
 #[test]
+fn drop_with_frees_every_entry_a_segment_at_a_time() {
+    use std::rc::Rc;
+    let token = Rc::new(());
+    let mut t: DashTable<(u64, Rc<()>), _> = DashTable::with_hasher(|e: &(u64, Rc<()>)| mix(e.0));
+    for k in 0..if cfg!(miri) { 100 } else { 400u64 } {
+        t.insert_unique(mix(k), (k, token.clone()));
+    }
+    let segments = t.segment_count();
+    assert!(segments > 1, "the test needs several segments");
+    let mut calls = 0;
+    let mut seen = Vec::new();
+    t.drop_with(|| {
+        calls += 1;
+        seen.push(Rc::strong_count(&token));
+    });
+    assert_eq!(calls, segments);
+    // Each call comes after one more segment's entries were dropped.
+    assert!(seen.windows(2).all(|w| w[1] < w[0]), "{seen:?}");
+    assert_eq!(Rc::strong_count(&token), 1);
+}
+
+#[test]
 fn drops_everything() {
     use std::rc::Rc;
     let token = Rc::new(());

@@ -148,6 +148,11 @@ impl Db {
     pub fn sizes(&self) -> &Sizes {
         &self.sizes
     }
+    /// Frees the database a table segment at a time, calling `between`
+    /// after each (the lazyfree thread paces itself there).
+    pub fn drop_with(self: Box<Self>, between: impl FnMut()) {
+        self.table.drop_with(between);
+    }
     /// Table bytes per entry (the slot share of MEMORY USAGE).
     pub fn slot_share(&self) -> usize {
         let n = self.table.len().max(1);
