@@ -5,8 +5,12 @@
 //! after it, and once the memory came back. Works against any
 //! Redis-compatible server.
 //!
+//! With `--flush`, it loads `--members` string keys (`k:N` = `v:N`, by
+//! MSET) instead and sends `FLUSHALL ASYNC` instead of the UNLINK.
+//!
 //! ```sh
 //! cargo run --release -p server --example unlink_latency -- --port 6379 --members 10000000
+//! cargo run --release -p server --example unlink_latency -- --port 6379 --members 10000000 --flush
 //! ```
 //! `scripts/bench-vs-redis --unlink` runs it against petrel and redis-server.
 
@@ -88,13 +92,14 @@ impl Conn {
 }
 
 fn main() {
-    let (mut port, mut members) = (6379u16, 10_000_000usize);
-    let v: Vec<String> = std::env::args().skip(1).collect();
-    for p in v.chunks(2) {
-        match (p[0].as_str(), p.get(1)) {
-            ("--port", Some(x)) => port = x.parse().expect("--port"),
-            ("--members", Some(x)) => members = x.parse().expect("--members"),
-            _ => panic!("usage: unlink_latency [--port N] [--members N]"),
+    let (mut port, mut members, mut flush) = (6379u16, 10_000_000usize, false);
+    let mut v = std::env::args().skip(1);
+    while let Some(a) = v.next() {
+        match a.as_str() {
+            "--port" => port = v.next().and_then(|x| x.parse().ok()).expect("--port N"),
+            "--members" => members = v.next().and_then(|x| x.parse().ok()).expect("--members N"),
+            "--flush" => flush = true,
+            _ => panic!("usage: unlink_latency [--port N] [--members N] [--flush]"),
         }
     }
     let mut c = Conn::new(port);
@@ -108,10 +113,19 @@ fn main() {
     while sent < members || pending > 0 {
         let mut out = Vec::new();
         while sent < members && pending < 20 {
-            let names: Vec<String> = (sent..(sent + per).min(members))
-                .map(|i| format!("m:{i}"))
-                .collect();
-            let mut args: Vec<&[u8]> = vec![b"SADD", b"bigset"];
+            let range = sent..(sent + per).min(members);
+            let names: Vec<String> = if flush {
+                range
+                    .flat_map(|i| [format!("k:{i}"), format!("v:{i}")])
+                    .collect()
+            } else {
+                range.map(|i| format!("m:{i}")).collect()
+            };
+            let mut args: Vec<&[u8]> = if flush {
+                vec![b"MSET"]
+            } else {
+                vec![b"SADD", b"bigset"]
+            };
             args.extend(names.iter().map(|s| s.as_bytes()));
             Conn::encode(&mut out, &args);
             sent = (sent + per).min(members);
@@ -122,8 +136,13 @@ fn main() {
         pending -= 1;
     }
     let load_s = t0.elapsed().as_secs_f64();
-    let Reply::Int(card) = c.cmd(&[b"SCARD", b"bigset"]) else {
-        panic!("SCARD")
+    let card_cmd: &[&[u8]] = if flush {
+        &[b"DBSIZE"]
+    } else {
+        &[b"SCARD", b"bigset"]
+    };
+    let Reply::Int(card) = c.cmd(card_cmd) else {
+        panic!("SCARD/DBSIZE")
     };
     let loaded = c.used_memory();
 
@@ -163,9 +182,16 @@ fn main() {
     let quiet_from = Instant::now() + Duration::from_millis(100);
     std::thread::sleep(Duration::from_millis(300));
     let unlink_at = Instant::now();
-    let r = c.cmd(&[b"UNLINK", b"bigset"]);
+    let r = if flush {
+        c.cmd(&[b"FLUSHALL", b"ASYNC"])
+    } else {
+        c.cmd(&[b"UNLINK", b"bigset"])
+    };
     let unlink = unlink_at.elapsed();
-    assert!(matches!(r, Reply::Int(1)), "UNLINK: {r:?}");
+    assert!(
+        matches!(r, Reply::Int(1) | Reply::Line),
+        "UNLINK/FLUSHALL: {r:?}"
+    );
     // Keep pinging while the memory is freed, until it is back (or 60 s).
     let t = Instant::now();
     let mut after = c.used_memory();
@@ -187,7 +213,8 @@ fn main() {
     );
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     println!(
-        "UNLINK={:.3} ms; from UNLINK until 300 ms after the memory is back: pings={n} max_gap_between_pongs={:.3} ms max_ping_rtt={:.3} ms; idle 200 ms before UNLINK: pings={qn} max_gap={:.3} ms max_rtt={:.3} ms",
+        "{}={:.3} ms; from it until 300 ms after the memory is back: pings={n} max_gap_between_pongs={:.3} ms max_ping_rtt={:.3} ms; idle 200 ms before: pings={qn} max_gap={:.3} ms max_rtt={:.3} ms",
+        if flush { "FLUSHALL_ASYNC" } else { "UNLINK" },
         ms(unlink),
         ms(gap),
         ms(rtt),
