@@ -627,3 +627,74 @@ fn memory_doctor_help_malloc_stats_purge() {
         assert_eq!(text(p.raw().cmd(&["MEMORY", "DOCTOR"])), empty);
     }
 }
+
+/// Scheduling policy (`SCHED_*`) of each thread of process `pid`, by name.
+fn thread_policies(pid: u32) -> Vec<(String, u32)> {
+    let mut out = Vec::new();
+    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        let Ok(stat) = std::fs::read_to_string(t.path().join("stat")) else {
+            continue;
+        };
+        let (head, tail) = stat.rsplit_once(')').unwrap();
+        let name = head.split_once('(').unwrap().1.to_string();
+        // Field 41 of stat is the policy; `tail` starts at field 3.
+        let policy = tail
+            .split_whitespace()
+            .nth(41 - 3)
+            .unwrap()
+            .parse()
+            .unwrap();
+        out.push((name, policy));
+    }
+    out
+}
+
+/// The threads that free memory in the background (jemalloc's purging
+/// thread, the lazyfree thread) run at SCHED_IDLE, so they only take CPU
+/// time the workers leave; the workers stay at the normal policy.
+#[test]
+fn background_freeing_threads_run_at_idle_priority() {
+    const SCHED_OTHER: u32 = 0;
+    const SCHED_IDLE: u32 = 5;
+    let s = TestServer::start(&[("threads", "2")]);
+    let mut c = s.raw();
+    // The lazyfree thread starts with the first hand-off.
+    load(
+        &mut c,
+        &batches("SADD", "big", 100_000, 1000, |i| vec![format!("m:{i}")]),
+    );
+    assert_eq!(c.cmd(&["UNLINK", "big"]), Value::Int(1));
+    assert!(wait_until(Duration::from_secs(10), || {
+        info_field(&mut c, "memory", "lazyfree_pending_objects") == 0
+    }));
+    let policy = |threads: &[(String, u32)], name: &str| -> Vec<u32> {
+        threads
+            .iter()
+            .filter(|t| t.0 == name)
+            .map(|t| t.1)
+            .collect()
+    };
+    // jemalloc starts its threads when it needs them; the cron lowers them
+    // within a second.
+    let bg_idle = || {
+        let bg = policy(&thread_policies(s.pid()), "jemalloc_bg_thd");
+        !bg.is_empty() && bg.iter().all(|&p| p == SCHED_IDLE)
+    };
+    let idle = wait_until(Duration::from_secs(10), bg_idle);
+    let threads = thread_policies(s.pid());
+    assert!(idle, "{threads:?}");
+    assert_eq!(
+        policy(&threads, "petrel-lazyfree"),
+        vec![SCHED_IDLE],
+        "{threads:?}"
+    );
+    let workers: Vec<_> = threads
+        .iter()
+        .filter(|t| t.0.starts_with("petrel-worker"))
+        .collect();
+    assert_eq!(workers.len(), 2, "{threads:?}");
+    assert!(workers.iter().all(|t| t.1 == SCHED_OTHER), "{threads:?}");
+}
