@@ -5,11 +5,12 @@ use std::hint::black_box;
 use std::time::Instant;
 
 fn main() {
-    let n: u64 = std::env::args()
+    // Millions of entries; fractions allowed (0.01 = 10,000: cache-resident).
+    let millions: f64 = std::env::args()
         .nth(1)
         .and_then(|s| s.parse().ok())
-        .unwrap_or(1)
-        * 1_000_000;
+        .unwrap_or(1.0);
+    let n = ((millions * 1e6) as u64).max(1);
     let mut d = new_dash();
     let mut h = hashbrown::HashMap::<Key, [u64; 2], BuildPass>::default();
     for i in 0..n {

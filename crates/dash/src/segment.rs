@@ -366,12 +366,14 @@ impl<T> Segment<T> {
         let m = &self.meta[home];
         // Candidates of home (bits 0..16) and of the neighbour (bits 16..32)
         // in one mask, so a hit costs one predictable loop. The neighbour's
-        // metadata is read only if some entry of this home lives there.
+        // metadata is always read: its `disp` bits already select exactly
+        // this home's entries, and branching on `m.out` (whether there are
+        // any) mispredicted often enough to cost ~20% of a miss at 1M
+        // entries (docs/BENCHMARKS.md); at 10M the extra line made no
+        // measurable difference.
+        let m2 = &self.meta[nb];
         let mut bits = match_fp(&m.fp, fp) & len_mask(m.len) & !(m.disp as u32);
-        if m.out != 0 {
-            let m2 = &self.meta[nb];
-            bits |= (match_fp(&m2.fp, fp) & len_mask(m2.len) & (m2.disp as u32)) << 16;
-        }
+        bits |= (match_fp(&m2.fp, fp) & len_mask(m2.len) & (m2.disp as u32)) << 16;
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
             let (b, j) = if k < 16 { (home, k) } else { (nb, k - 16) };
