@@ -476,3 +476,24 @@ fn churn_refills_buckets_from_the_stash() {
         "load under churn {churned:.3} fell from {fresh:.3}"
     );
 }
+
+#[test]
+fn emptied_table_returns_to_its_starting_size() {
+    let mut t = table();
+    let fresh = t.allocated_bytes();
+    let n = sz(20_000);
+    for k in 0..n {
+        ins(&mut t, k, k);
+    }
+    assert!(t.segment_count() > 8);
+    for k in 0..n {
+        assert_eq!(t.remove(mix(k), |e| e.0 == k), Some((k, k)));
+    }
+    t.check_invariants();
+    assert_eq!(t.len(), 0);
+    assert_eq!(t.allocated_bytes(), fresh);
+    // Still a working table.
+    ins(&mut t, 7, 70);
+    assert_eq!(t.get(mix(7), |e| e.0 == 7), Some(&(7, 70)));
+    t.check_invariants();
+}
