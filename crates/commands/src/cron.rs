@@ -141,9 +141,10 @@ pub fn idle_allocator_threads() -> usize {
 
 pub fn tick(srv: &Server) {
     let now = crate::util::unix_time_ms();
-    static LAST_THREAD_CHECK_S: AtomicU64 = AtomicU64::new(0);
-    if LAST_THREAD_CHECK_S.swap(now / 1000, Relaxed) != now / 1000 {
+    static LAST_SECOND_S: AtomicU64 = AtomicU64::new(0);
+    if LAST_SECOND_S.swap(now / 1000, Relaxed) != now / 1000 {
         idle_allocator_threads();
+        srv.keyspace.release_empty_dbs();
     }
     let p = srv.pause_state();
     if p.until_ms != 0 && p.until_ms <= now {

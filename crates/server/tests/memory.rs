@@ -698,3 +698,46 @@ fn background_freeing_threads_run_at_idle_priority() {
     assert_eq!(workers.len(), 2, "{threads:?}");
     assert!(workers.iter().all(|t| t.1 == SCHED_OTHER), "{threads:?}");
 }
+
+/// Once every key is gone (deleted here; expiry takes the same path), the
+/// server's memory returns to that of a server that never held a key: the
+/// emptied tables shrink back and the cron frees the empty databases.
+#[test]
+fn memory_returns_to_the_empty_server_after_all_keys_go() {
+    let s = TestServer::start(&[]);
+    let mut c = s.raw();
+    let empty = used_memory(&mut c);
+    let n = 100_000;
+    // Loading goes through its own connection, closed afterwards, so its
+    // grown buffers do not count against the comparison.
+    let mut l = s.raw();
+    load(
+        &mut l,
+        &batches("MSET", "", n, 500, |i| {
+            vec![format!("key:{i}"), format!("value:{i}")]
+        })
+        .into_iter()
+        .map(|mut cmd| {
+            cmd.remove(1); // MSET takes no key argument before the pairs
+            cmd
+        })
+        .collect::<Vec<_>>(),
+    );
+    assert!(used_memory(&mut c) > empty + 2_000_000);
+    load(
+        &mut l,
+        &batches("DEL", "", n, 500, |i| vec![format!("key:{i}")])
+            .into_iter()
+            .map(|mut cmd| {
+                cmd.remove(1);
+                cmd
+            })
+            .collect::<Vec<_>>(),
+    );
+    drop(l);
+    assert_eq!(c.cmd(&["DBSIZE"]), Value::Int(0));
+    let back = wait_until(Duration::from_secs(10), || {
+        used_memory(&mut c) <= empty + empty / 100
+    });
+    assert!(back, "empty {empty}, now {}", used_memory(&mut c));
+}
