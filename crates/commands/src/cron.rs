@@ -101,49 +101,11 @@ fn sample_metrics(srv: &Server, now_ms: u64) {
     m.note_memory(crate::info::used_memory());
 }
 
-/// Puts jemalloc's background purging threads at `SCHED_IDLE`, so they use
-/// CPU time the workers leave idle. At normal priority such a thread got a
-/// fair half of a core it shared with a worker while it returned the pages
-/// of a flushed 10M-key database: the worker waited in stretches of ~4 ms,
-/// several in a row (docs/BENCHMARKS.md). jemalloc starts these threads
-/// when it needs them and names them itself, so the cron looks once a
-/// second. Returns how many threads it changed.
-pub fn idle_allocator_threads() -> usize {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return 0;
-    };
-    let mut changed = 0;
-    for t in tasks.flatten() {
-        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
-        if comm.trim_end() != "jemalloc_bg_thd" {
-            continue;
-        }
-        let Some(tid) = t
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<libc::pid_t>().ok())
-        else {
-            continue;
-        };
-        // SAFETY: reads the policy of one of this process's own threads.
-        if unsafe { libc::sched_getscheduler(tid) } == libc::SCHED_IDLE {
-            continue;
-        }
-        let p = libc::sched_param { sched_priority: 0 };
-        // SAFETY: lowers the policy of one of this process's own threads;
-        // no memory is touched.
-        if unsafe { libc::sched_setscheduler(tid, libc::SCHED_IDLE, &p) } == 0 {
-            changed += 1;
-        }
-    }
-    changed
-}
-
 pub fn tick(srv: &Server) {
     let now = crate::util::unix_time_ms();
     static LAST_SECOND_S: AtomicU64 = AtomicU64::new(0);
     if LAST_SECOND_S.swap(now / 1000, Relaxed) != now / 1000 {
-        idle_allocator_threads();
+        crate::lazyfree::idle_allocator_threads();
         srv.keyspace.release_empty_dbs();
     }
     let p = srv.pause_state();

@@ -59,6 +59,47 @@ pub fn worth_lazy(e: &Entry) -> bool {
     e.value().collection_len() > LAZYFREE_THRESHOLD
 }
 
+/// Puts thread `tid` (0: the calling thread) at `SCHED_IDLE`: it then runs
+/// only on CPU time the workers leave idle. Returns whether it worked.
+fn set_idle_policy(tid: libc::pid_t) -> bool {
+    let p = libc::sched_param { sched_priority: 0 };
+    // SAFETY: changes the scheduling policy of a thread of this process;
+    // no memory is touched.
+    unsafe { libc::sched_setscheduler(tid, libc::SCHED_IDLE, &p) == 0 }
+}
+
+/// Puts jemalloc's background purging threads at `SCHED_IDLE`, so they use
+/// CPU time the workers leave idle. At normal priority such a thread got a
+/// fair half of a core it shared with a worker while it returned the pages
+/// of a flushed 10M-key database: the worker waited in stretches of ~4 ms,
+/// several in a row (docs/BENCHMARKS.md). jemalloc starts these threads
+/// when it needs them and names them itself, so the cron calls this once
+/// a second. Returns how many threads it changed.
+pub fn idle_allocator_threads() -> usize {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    let mut changed = 0;
+    for t in tasks.flatten() {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        if comm.trim_end() != "jemalloc_bg_thd" {
+            continue;
+        }
+        let Some(tid) = t
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<libc::pid_t>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: reads the policy of one of this process's own threads.
+        if unsafe { libc::sched_getscheduler(tid) } != libc::SCHED_IDLE && set_idle_policy(tid) {
+            changed += 1;
+        }
+    }
+    changed
+}
+
 impl LazyFree {
     pub fn pending(&self) -> u64 {
         self.pending.load(Ordering::Relaxed)
@@ -85,9 +126,7 @@ impl LazyFree {
                     // worker that becomes runnable always preempts it, so a
                     // 10M-member free does not delay commands even when the
                     // whole process is pinned to one core.
-                    let p = libc::sched_param { sched_priority: 0 };
-                    // SAFETY: changes only this thread's scheduling policy.
-                    unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &p) };
+                    set_idle_policy(0);
                     // SCHED_IDLE alone is not enough under EEVDF: once
                     // picked, the thread may finish its slice (3-4 ms
                     // measured) while the worker waits. Big arrays give their

@@ -330,13 +330,18 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
     /// dropping the table; a background thread freeing a large table can
     /// pace itself in `between` instead of holding its CPU for the whole
     /// table (a 10M-key database is ~80 ms of freeing).
-    pub fn drop_with(mut self, mut between: impl FnMut()) {
-        for i in 0..self.segs.len() {
-            let p = std::mem::replace(&mut self.segs[i], ptr::null_mut());
+    pub fn drop_with(mut self, between: impl FnMut()) {
+        self.free_segments(between);
+    }
+
+    /// Frees every segment (entries and rows), calling `between` after
+    /// each, and leaves the segment list empty.
+    fn free_segments(&mut self, mut between: impl FnMut()) {
+        for p in std::mem::take(&mut self.segs) {
             if !p.is_null() {
-                // SAFETY: a live box owned by the table, taken out of `segs`
-                // so `Drop` below does not free it again; the directory's
-                // copies of the pointer are never read after this.
+                // SAFETY: live boxes owned by the table, each freed once
+                // (the list is taken out first); the directory's copies of
+                // the pointers are not read before it is rebuilt or dropped.
                 drop(unsafe { Box::from_raw(p) });
                 between();
             }
@@ -346,12 +351,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
 
 impl<T, H: Fn(&T) -> u64> Drop for DashTable<T, H> {
     fn drop(&mut self) {
-        for p in self.segs.drain(..) {
-            if !p.is_null() {
-                // SAFETY: live boxes owned by the table, each freed once.
-                drop(unsafe { Box::from_raw(p) });
-            }
-        }
+        self.free_segments(|| {});
     }
 }
 
@@ -468,12 +468,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
     }
 
     fn reset(&mut self) {
-        for p in std::mem::take(&mut self.segs) {
-            if !p.is_null() {
-                // SAFETY: live boxes owned by the table, each freed once.
-                drop(unsafe { Box::from_raw(p) });
-            }
-        }
+        self.free_segments(|| {});
         self.free = Vec::new();
         self.pool = RowPool::default();
         self.seg_bytes = 0;
