@@ -17,7 +17,7 @@
 //! │ rows[16] pointers (lines 0-1)             │     row 1: [slot 1 of bucket 0..56]
 //! │ len│idx│nrows│depth│prefix (line 2)       │     ...
 //! │ meta[56]: 16 fingerprints │ displaced     │     row c-1 (c = 0..=16 rows)
-//! │ bits│len│stash mask│version│out (32 B)    │
+//! │ bits│len│stash mask│version│sfp[7] (32 B) │
 //! │ stash_home[4][16]                         │
 //! └──────────────────────────────────────────┘
 //! ```
@@ -38,11 +38,10 @@
 //! * Per bucket, 32 bytes of metadata (one aligned half cache line):
 //!   fingerprints, occupancy as a count (slots `0..len` are occupied, removal
 //!   moves the last slot into the hole), a "displaced" bit per slot (the
-//!   entry's home is the previous bucket), how many of this home's entries
-//!   sit displaced in the next bucket (lookups skip it when 0), a bitmask of
-//!   the stash buckets holding entries of this home plus up to 6 of their
-//!   fingerprints (misses skip the stash unless one matches), and the
-//!   snapshot version.
+//!   entry's home is the previous bucket), a bitmask of the stash buckets
+//!   holding entries of this home plus up to 7 of their fingerprints (misses
+//!   skip the stash unless one matches; the 7 bytes and their count are
+//!   tested as one word, without a loop), and the snapshot version.
 //! * The header's first two lines are the row pointers, the third holds
 //!   `len` and `nrows`; a read prefetches the first two while it loads the
 //!   bucket metadata, a write (insert, remove, entry) all three. Positions

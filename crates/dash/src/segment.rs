@@ -53,17 +53,16 @@ pub(crate) struct Meta {
     pub stash: u8,
     /// Snapshot version (see the crate docs).
     pub version: u32,
-    /// Regular bucket: how many entries with this home live (displaced) in
-    /// the next bucket, so lookups skip the neighbour when there are none.
-    pub out: u8,
     /// Regular bucket: fingerprints of this home's entries in the stash
     /// (`nsfp` of them), so misses skip the stash; `nsfp == SFP_OVERFLOW`
     /// means "too many, probe the stash" until the home has none there.
+    /// `nsfp == 0` exactly when `stash == 0`. These 8 bytes are read as one
+    /// word (see [`stash_may_hold`]).
     pub sfp: [u8; SFP],
     pub nsfp: u8,
 }
 
-const SFP: usize = 6;
+const SFP: usize = 7;
 const SFP_OVERFLOW: u8 = u8::MAX;
 
 pub(crate) type Row<T> = [MaybeUninit<T>; NB];
@@ -127,6 +126,24 @@ pub(crate) fn prev(b: usize) -> usize {
 #[inline]
 pub(crate) fn len_mask(len: u8) -> u32 {
     (1u32 << len) - 1
+}
+
+/// Whether the stash may hold an entry of this home with fingerprint `fp`:
+/// one of its recorded stash fingerprints matches, or there were too many
+/// to record. Branch-free (one word compare), so a miss pays one
+/// predictable branch instead of a loop over a varying count.
+#[inline]
+pub(crate) fn stash_may_hold(m: &Meta, fp: u8) -> bool {
+    const LO7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let mut w = [0u8; 8];
+    w[..SFP].copy_from_slice(&m.sfp);
+    let x = u64::from_le_bytes(w) ^ (fp as u64 * 0x0101_0101_0101_0101);
+    // High bit of each byte set iff that byte of `x` is zero (exact: the
+    // addition cannot carry into the next byte).
+    let zero = !(((x & LO7) + LO7) | x) & !LO7;
+    let n = m.nsfp as u32;
+    let valid = if n >= 8 { 0 } else { (1u64 << (8 * n)) - 1 };
+    (zero & valid != 0) | (m.nsfp == SFP_OVERFLOW)
 }
 
 /// Bit i set = `fps[i] == fp`.
@@ -367,10 +384,10 @@ impl<T> Segment<T> {
         // Candidates of home (bits 0..16) and of the neighbour (bits 16..32)
         // in one mask, so a hit costs one predictable loop. The neighbour's
         // metadata is always read: its `disp` bits already select exactly
-        // this home's entries, and branching on `m.out` (whether there are
-        // any) mispredicted often enough to cost ~20% of a miss at 1M
-        // entries (docs/BENCHMARKS.md); at 10M the extra line made no
-        // measurable difference.
+        // this home's entries, and branching on whether there are any
+        // mispredicted often enough to cost ~20% of a miss at 1M entries
+        // (docs/BENCHMARKS.md); at 10M the extra line made no measurable
+        // difference.
         let m2 = &self.meta[nb];
         let mut bits = match_fp(&m.fp, fp) & len_mask(m.len) & !(m.disp as u32);
         bits |= (match_fp(&m2.fp, fp) & len_mask(m2.len) & (m2.disp as u32)) << 16;
@@ -383,7 +400,7 @@ impl<T> Segment<T> {
             }
             bits &= bits - 1;
         }
-        if m.stash != 0 && (m.nsfp == SFP_OVERFLOW || m.sfp[..m.nsfp as usize].contains(&fp)) {
+        if stash_may_hold(m, fp) {
             return self.find_in_stash(home, fp, eq);
         }
         None
@@ -427,9 +444,6 @@ impl<T> Segment<T> {
             m.disp &= !(1 << j);
         }
         m.len += 1;
-        if disp {
-            self.meta[prev(b)].out += 1;
-        }
         (b, j)
     }
 
@@ -437,9 +451,6 @@ impl<T> Segment<T> {
     /// it out): the last slot of the bucket moves into the hole.
     pub fn unlink(&mut self, b: usize, j: usize) {
         let last = self.meta[b].len as usize - 1;
-        if b < B && self.meta[b].disp & (1 << j) != 0 {
-            self.meta[prev(b)].out -= 1;
-        }
         if b >= B {
             let home = self.stash_home[b - B][j];
             let others = (0..=last).any(|k| k != j && self.stash_home[b - B][k] == home);
@@ -516,18 +527,11 @@ impl<T> Segment<T> {
     fn displace(&mut self, b: usize, j: usize, to_b: usize, to_disp: bool, fp: u8, disp: bool) {
         debug_assert!(b < B && to_b < B && j < self.meta[b].len as usize);
         let old_fp = self.meta[b].fp[j];
-        let was_disp = self.meta[b].disp & (1 << j) != 0;
         let (tb, tj) = self.push(to_b, old_fp, to_disp);
         // SAFETY: source occupied, destination freshly reserved, distinct
         // slots; the source slot is then reused for the caller's new entry
         // (the caller writes it), so the moved entry is owned once.
         unsafe { ptr::copy_nonoverlapping(self.slot_ptr(b, j), self.slot_ptr(tb, tj), 1) };
-        if was_disp {
-            self.meta[prev(b)].out -= 1;
-        }
-        if disp {
-            self.meta[prev(b)].out += 1;
-        }
         let m = &mut self.meta[b];
         m.fp[j] = fp;
         m.disp = (m.disp & !(1 << j)) | ((disp as u16) << j);
@@ -637,7 +641,6 @@ impl<T> Segment<T> {
         for m in self.meta.iter_mut() {
             m.len = 0;
             m.stash = 0;
-            m.out = 0;
             m.nsfp = 0;
         }
         self.len = 0;
@@ -719,10 +722,8 @@ impl<T> Segment<T> {
         }
         for (b, &m) in stash_masks.iter().enumerate() {
             assert_eq!(self.meta[b].stash, m, "stash mask");
-            let nb = &self.meta[next(b)];
-            let out = (nb.disp as u32 & len_mask(nb.len)).count_ones();
-            assert_eq!(self.meta[b].out as u32, out, "out counter");
             let hm = &self.meta[b];
+            assert_eq!(hm.stash == 0, hm.nsfp == 0, "stash fingerprint count");
             if hm.nsfp != SFP_OVERFLOW {
                 let mut want: Vec<u8> = Vec::new();
                 for s in B..NB {

@@ -497,3 +497,20 @@ fn emptied_table_returns_to_its_starting_size() {
     assert_eq!(t.get(mix(7), |e| e.0 == 7), Some(&(7, 70)));
     t.check_invariants();
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 8 } else { 2000 }, ..ProptestConfig::default() })]
+    /// The one-word stash filter agrees with the plain rule it replaces:
+    /// probe the stash iff the count overflowed or a recorded fingerprint
+    /// matches (bytes past the count are ignored whatever they hold).
+    #[test]
+    fn stash_filter_matches_plain_rule(
+        sfp in proptest::array::uniform7(any::<u8>()),
+        n in prop_oneof![0u8..=7, Just(u8::MAX)],
+        fp in any::<u8>(),
+    ) {
+        let m = segment::Meta { sfp, nsfp: n, ..Default::default() };
+        let plain = n == u8::MAX || sfp[..n as usize].contains(&fp);
+        prop_assert_eq!(segment::stash_may_hold(&m, fp), plain);
+    }
+}
