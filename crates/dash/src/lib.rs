@@ -32,7 +32,7 @@
 //!   moving a single entry.
 //! * Hash bits: the top `gd` bits pick the directory entry; the low 32 bits
 //!   pick the home bucket (`(lo32 * 52) >> 32`); bits 32..40 are the 1-byte
-//!   fingerprint. The cluster slot can therefore live in the top 14 bits: it
+//!   fingerprint, with 0 read as 1 (0 marks a free slot). The cluster slot can therefore live in the top 14 bits: it
 //!   only decides which segment, so one slot's keys share segments and
 //!   [`DashTable::for_each_with_prefix`] touches only those.
 //! * Per bucket, 32 bytes of metadata (one aligned half cache line):
@@ -142,12 +142,14 @@
 //!
 //! * **I1** In every bucket, slots `0..len` hold initialised entries and no
 //!   other slot does; `len <= rows`; `rows[j]` is a live allocation for
-//!   `j < rows`.
+//!   `j < rows`. Slots `len..` have fingerprint 0 and a clear displaced
+//!   bit, and no entry's fingerprint is 0, so a lookup matches fingerprints
+//!   without masking by `len`.
 //! * **I2** An entry lives in its home bucket (displaced bit clear), in the
 //!   next bucket (displaced bit set), or in a stash bucket whose
 //!   `stash_home` names its home and whose bit is set in the home's stash mask
 //!   (and the mask has no other bits). Its fingerprint is bits 32..40 of its
-//!   hash.
+//!   hash (1 if those are 0).
 //! * **I3** A segment of depth `d` and prefix `p` holds exactly the entries
 //!   whose top `d` hash bits are `p`, and owns directory entries
 //!   `p << (gd-d) .. (p+1) << (gd-d)`; per-depth segment counts are kept so
@@ -549,6 +551,17 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         (hash >> (64 - self.gd)) as usize
     }
 
+    /// The segment covering `hash`, without a bounds check: the directory
+    /// has exactly `2^gd` entries (checked by `check_invariants`), and the
+    /// index is the top `gd` bits of the hash, so it is always in range.
+    #[inline]
+    fn dir_entry(&self, hash: u64) -> *mut Segment<T> {
+        let i = self.dir_index(hash);
+        debug_assert!(i < self.dir.len());
+        // SAFETY: i < 2^gd == dir.len() (see above).
+        unsafe { *self.dir.get_unchecked(i) }
+    }
+
     #[inline]
     fn seg(&self, si: usize) -> &Segment<T> {
         let p = self.segs[si];
@@ -583,7 +596,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
 
     #[inline]
     fn find(&self, hash: u64, eq: impl FnMut(&T) -> bool) -> Option<Pos<T>> {
-        let sp = self.dir[self.dir_index(hash)];
+        let sp = self.dir_entry(hash);
         // SAFETY: directory entries point to live segments (I4).
         let seg = unsafe { &*sp };
         seg.find::<true>(home_of(hash), fp_of(hash), eq)
@@ -596,7 +609,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
 
     pub fn get(&self, hash: u64, eq: impl FnMut(&T) -> bool) -> Option<&T> {
         // SAFETY: directory entries point to live segments (I4).
-        let seg = unsafe { &*self.dir[self.dir_index(hash)] };
+        let seg = unsafe { &*self.dir_entry(hash) };
         let (b, j) = seg.find::<false>(home_of(hash), fp_of(hash), eq)?;
         // SAFETY: `find` returns occupied slots.
         Some(unsafe { seg.get(b, j) })

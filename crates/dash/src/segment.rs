@@ -63,6 +63,7 @@ pub(crate) struct Meta {
 }
 
 const SFP: usize = 7;
+const _: () = assert!(SFP == 7, "stash_may_hold reads sfp as 7 bytes");
 const SFP_OVERFLOW: u8 = u8::MAX;
 
 pub(crate) type Row<T> = [MaybeUninit<T>; NB];
@@ -102,7 +103,9 @@ pub(crate) fn home_of(hash: u64) -> usize {
 
 #[inline]
 pub(crate) fn fp_of(hash: u64) -> u8 {
-    (hash >> 32) as u8
+    // 0 marks a free slot (invariant I1), so no probe may carry it.
+    let f = (hash >> 32) as u8;
+    f | (f == 0) as u8
 }
 
 #[inline]
@@ -135,9 +138,11 @@ pub(crate) fn len_mask(len: u8) -> u32 {
 #[inline]
 pub(crate) fn stash_may_hold(m: &Meta, fp: u8) -> bool {
     const LO7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    let mut w = [0u8; 8];
-    w[..SFP].copy_from_slice(&m.sfp);
-    let x = u64::from_le_bytes(w) ^ (fp as u64 * 0x0101_0101_0101_0101);
+    // sfp and nsfp are adjacent: one 8-byte load (the count's byte is
+    // never inside `valid`).
+    let f = &m.sfp;
+    let w = u64::from_le_bytes([f[0], f[1], f[2], f[3], f[4], f[5], f[6], m.nsfp]);
+    let x = w ^ (fp as u64 * 0x0101_0101_0101_0101);
     // High bit of each byte set iff that byte of `x` is zero (exact: the
     // addition cannot carry into the next byte).
     let zero = !(((x & LO7) + LO7) | x) & !LO7;
@@ -328,7 +333,11 @@ impl<T> Segment<T> {
     #[inline]
     pub fn slot_ptr(&self, b: usize, j: usize) -> *mut T {
         debug_assert!(b < NB && j < self.nrows as usize);
-        self.rows[j].wrapping_add(b).cast::<T>()
+        // SAFETY: j < nrows <= C_MAX (callers pass occupied or reserved
+        // slots); the pointer is only computed here, not dereferenced.
+        unsafe { self.rows.get_unchecked(j) }
+            .wrapping_add(b)
+            .cast::<T>()
     }
 
     /// # Safety
@@ -389,8 +398,10 @@ impl<T> Segment<T> {
         // (docs/BENCHMARKS.md); at 10M the extra line made no measurable
         // difference.
         let m2 = &self.meta[nb];
-        let mut bits = match_fp(&m.fp, fp) & len_mask(m.len) & !(m.disp as u32);
-        bits |= (match_fp(&m2.fp, fp) & len_mask(m2.len) & (m2.disp as u32)) << 16;
+        // Free slots hold fingerprint 0, which `fp` never is, so no length
+        // mask is needed (I1).
+        let mut bits = match_fp(&m.fp, fp) & !(m.disp as u32);
+        bits |= (match_fp(&m2.fp, fp) & (m2.disp as u32)) << 16;
         while bits != 0 {
             let k = bits.trailing_zeros() as usize;
             let (b, j) = if k < 16 { (home, k) } else { (nb, k - 16) };
@@ -482,7 +493,10 @@ impl<T> Segment<T> {
                 self.stash_home[b - B][j] = self.stash_home[b - B][last];
             }
         }
-        self.meta[b].len -= 1;
+        let m = &mut self.meta[b];
+        m.fp[last] = 0;
+        m.disp &= !(1 << last);
+        m.len -= 1;
     }
 
     /// After a slot of regular bucket `b` was freed: moves one stash entry
@@ -640,6 +654,8 @@ impl<T> Segment<T> {
     pub fn forget_entries(&mut self) {
         for m in self.meta.iter_mut() {
             m.len = 0;
+            m.fp = [0; 16];
+            m.disp = 0;
             m.stash = 0;
             m.nsfp = 0;
         }
@@ -713,6 +729,10 @@ impl<T> Segment<T> {
         for b in 0..NB {
             let m = &self.meta[b];
             assert!(m.len as usize <= c, "bucket over capacity");
+            for j in m.len as usize..16 {
+                assert_eq!(m.fp[j], 0, "free slot with a fingerprint");
+                assert_eq!(m.disp & (1 << j), 0, "free slot marked displaced");
+            }
             total += m.len as usize;
             if b >= B {
                 for j in 0..m.len as usize {
