@@ -44,7 +44,15 @@ fn main() {
         splits[nsp * 99 / 100],
         splits[nsp - 1]
     );
+    let over = |v: &mut dyn Iterator<Item = u32>| v.filter(|&ns| ns > 100_000).count();
     let other: Vec<_> = slow.iter().filter(|s| s.2 == 0).collect();
+    // Inserts that split nothing do no structural work, so how many of them
+    // pass 100 us shows how often the machine alone stalls an insert.
+    println!(
+        "over 100us: {} splits, {} non-split inserts",
+        over(&mut splits.iter().copied()),
+        over(&mut other.iter().map(|s| s.0))
+    );
     println!("non-split inserts >20us: {}", other.len());
     for s in other.iter().take(10) {
         println!("  {:?}", s);
