@@ -124,15 +124,32 @@
 //!
 //! ## Speed, and what it costs
 //!
-//! Compared with `hashbrown` (see `docs/BENCHMARKS.md`) a lookup touches one
-//! or two more cache lines (the header line with its row pointer, sometimes
-//! the neighbour's metadata or the stash), and the bucket metadata is spread
-//! over the heap in 2 KiB headers between the rows, while hashbrown's
-//! control bytes are one dense array (2 MiB at 1M entries: L2-resident, so
-//! its misses cost ~15 ns against dash's ~40 ns; fewer TLB misses). Inserts
-//! also pay splits (each reads and rehashes one segment), removes move the
-//! bucket's last entry into the hole. The price buys the memory figures
-//! above and the absence of any whole-table rehash or O(n) stall.
+//! Compared with `hashbrown` (see `docs/BENCHMARKS.md`) a lookup does more
+//! work, and that, rather than a longer chain of cache misses, is what makes
+//! it slower:
+//!
+//! * **Steps.** Directory entry, then the bucket metadata and the row
+//!   pointers (loaded side by side), then the entry; hashbrown goes from its
+//!   control group straight to the entry. A hit also probes two buckets
+//!   (home and neighbour) and picks the row pointer of the matching slot.
+//!   Counted in the disassembly of `lookup_profile` (2026-11-24), a hit
+//!   runs about 80 instructions here against about 45 in hashbrown, not
+//!   counting the hash both compute.
+//! * **Overlap.** A loop of independent lookups is as fast as the number of
+//!   lookups the core keeps in flight, and more work per lookup means fewer
+//!   in flight: adding 30 plain register additions to each hashbrown lookup
+//!   made it as slow as dash at 10M entries (60 -> 107-121 ns per hit). One
+//!   lookup at a time (`lookup_profile -- 10 dependent`), where overlap does
+//!   not count, dash's hit is within 1.09-1.16x of hashbrown's. The count
+//!   alone is not the whole story: inlining `get` (~15 fewer instructions)
+//!   left 10M hits where they were.
+//! * **Not density.** TLB reach and the placement of the 2 KiB headers
+//!   between the rows are not the cause: with huge pages, or with headers
+//!   grouped in jemalloc's slabs, the ratios stayed the same.
+//!
+//! Inserts also pay splits (each reads and rehashes one segment), removes
+//! move the bucket's last entry into the hole. The price buys the memory
+//! figures above and the absence of any whole-table rehash or O(n) stall.
 //!
 //! **Skew caveat.** The directory has `2^(deepest local depth)` entries. If
 //! most keys share a long hash prefix — e.g. millions of keys in one cluster
