@@ -62,13 +62,7 @@ fn bench(c: &mut Criterion) {
             )
         });
 
-        let mut d = new_dash();
-        let mut h = hashbrown::HashMap::<Key, [u64; 2], BuildPass>::default();
-        for i in 0..n {
-            let k = key(i);
-            d.insert(hash_key(&k), (k, [i, i]), |e| e.0 == k);
-            h.insert(k, [i, i]);
-        }
+        let (mut d, mut h) = populate(n);
         g.throughput(Throughput::Elements(BATCH));
         let mut salt = 0u64;
         g.bench_function("get_hit/dash", |b| {

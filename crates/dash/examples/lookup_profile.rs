@@ -21,13 +21,7 @@ fn main() {
     if dependent {
         return latency(n);
     }
-    let mut d = new_dash();
-    let mut h = hashbrown::HashMap::<Key, [u64; 2], BuildPass>::default();
-    for i in 0..n {
-        let k = key(i);
-        d.insert(hash_key(&k), (k, [i, i]), |e| e.0 == k);
-        h.insert(k, [i, i]);
-    }
+    let (d, h) = populate(n);
     let probes: Vec<u64> = (0..10_000_000u64).map(|i| mix(i) % n).collect();
     for _ in 0..2 {
         let t0 = Instant::now();
@@ -62,13 +56,7 @@ fn main() {
 
 /// One lookup at a time: the next key depends on the previous result.
 fn latency(n: u64) {
-    let mut d = new_dash();
-    let mut h = hashbrown::HashMap::<Key, [u64; 2], BuildPass>::default();
-    for i in 0..n {
-        let k = key(i);
-        d.insert(hash_key(&k), (k, [i, i]), |e| e.0 == k);
-        h.insert(k, [i, i]);
-    }
+    let (d, h) = populate(n);
     let probes: Vec<u64> = (0..5_000_000u64).map(|i| mix(i) % n).collect();
     // Zero, but the compiler cannot know it: `x & zero` keeps the data
     // dependency on `x` without changing the key.

@@ -32,8 +32,9 @@
 //!   moving a single entry.
 //! * Hash bits: the top `gd` bits pick the directory entry; the low 32 bits
 //!   pick the home bucket (`(lo32 * 52) >> 32`); bits 32..40 are the 1-byte
-//!   fingerprint, with 0 read as 1 (0 marks a free slot). The cluster slot can therefore live in the top 14 bits: it
-//!   only decides which segment, so one slot's keys share segments and
+//!   fingerprint, with 0 read as 1 (0 marks a free slot). The cluster slot
+//!   can therefore live in the top 14 bits: it only decides which segment,
+//!   so one slot's keys share segments and
 //!   [`DashTable::for_each_with_prefix`] touches only those.
 //! * Per bucket, 32 bytes of metadata (one aligned half cache line):
 //!   fingerprints, occupancy as a count (slots `0..len` are occupied, removal

@@ -19,26 +19,25 @@ const CHUNK: usize = 1 << CHUNK_BITS;
 
 pub(crate) struct SegList<P> {
     chunks: Vec<Vec<P>>,
-    len: usize,
 }
 
 impl<P> Default for SegList<P> {
     fn default() -> Self {
-        SegList {
-            chunks: Vec::new(),
-            len: 0,
-        }
+        SegList { chunks: Vec::new() }
     }
 }
 
 impl<P: Copy> SegList<P> {
     pub fn len(&self) -> usize {
-        self.len
+        // Every chunk but the last is full (see the module invariants).
+        self.chunks
+            .last()
+            .map_or(0, |c| (self.chunks.len() - 1) * CHUNK + c.len())
     }
 
     /// Appends `p` and returns its index.
     pub fn push(&mut self, p: P) -> usize {
-        let i = self.len;
+        let i = self.len();
         if i.is_multiple_of(CHUNK) {
             // The first chunk starts empty and grows; later ones are full-size.
             let cap = if i == 0 { 0 } else { CHUNK };
@@ -46,7 +45,6 @@ impl<P: Copy> SegList<P> {
         }
         let last = self.chunks.len() - 1;
         self.chunks[last].push(p);
-        self.len += 1;
         i
     }
 

@@ -61,3 +61,16 @@ pub type Dash = dash::DashTable<Entry, fn(&Entry) -> u64>;
 pub fn new_dash() -> Dash {
     dash::DashTable::with_hasher(hash_entry as fn(&Entry) -> u64)
 }
+
+/// A dash table and a hashbrown map holding the same `n` entries
+/// (`key(i)` -> `[i, i]`), filled in the same order.
+pub fn populate(n: u64) -> (Dash, hashbrown::HashMap<Key, [u64; 2], BuildPass>) {
+    let mut d = new_dash();
+    let mut h = hashbrown::HashMap::<Key, [u64; 2], BuildPass>::default();
+    for i in 0..n {
+        let k = key(i);
+        d.insert(hash_key(&k), (k, [i, i]), |e| e.0 == k);
+        h.insert(k, [i, i]);
+    }
+    (d, h)
+}
