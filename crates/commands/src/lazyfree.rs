@@ -75,29 +75,64 @@ fn set_idle_policy(tid: libc::pid_t) -> bool {
 /// several in a row (docs/BENCHMARKS.md). jemalloc starts these threads
 /// when it needs them and names them itself, so the cron calls this once
 /// a second. Returns how many threads it changed.
+///
+/// It makes no Rust heap allocation: the cron runs it beside the workers,
+/// and a block it held for a moment would show in `used_memory` (the
+/// counting allocator's exact figure) for whoever read it at that moment.
+/// `std::fs::read_dir` allocates a handle and a name per entry, so the
+/// directory is read with `opendir`/`readdir` and each name into a stack
+/// buffer.
 pub fn idle_allocator_threads() -> usize {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+    // SAFETY: opens a directory stream on a constant NUL-terminated path;
+    // null is handled.
+    let dir = unsafe { libc::opendir(c"/proc/self/task".as_ptr()) };
+    if dir.is_null() {
         return 0;
-    };
+    }
     let mut changed = 0;
-    for t in tasks.flatten() {
-        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
-        if comm.trim_end() != "jemalloc_bg_thd" {
-            continue;
+    loop {
+        // SAFETY: `dir` is an open stream; the entry returned is valid
+        // until the next readdir/closedir on it, and read before either.
+        let ent = unsafe { libc::readdir(dir) };
+        if ent.is_null() {
+            break;
         }
-        let Some(tid) = t
-            .file_name()
-            .to_str()
+        // SAFETY: d_name is NUL-terminated within the entry.
+        let name = unsafe { std::ffi::CStr::from_ptr((*ent).d_name.as_ptr()) };
+        let Some(tid) = std::str::from_utf8(name.to_bytes())
+            .ok()
             .and_then(|s| s.parse::<libc::pid_t>().ok())
         else {
             continue;
         };
+        if thread_name(tid, &mut [0; 32]) != Some(&b"jemalloc_bg_thd"[..]) {
+            continue;
+        }
         // SAFETY: reads the policy of one of this process's own threads.
         if unsafe { libc::sched_getscheduler(tid) } != libc::SCHED_IDLE && set_idle_policy(tid) {
             changed += 1;
         }
     }
+    // SAFETY: `dir` is open and not used after this.
+    unsafe { libc::closedir(dir) };
     changed
+}
+
+/// Thread `tid`'s name (`/proc/self/task/<tid>/comm` without the newline),
+/// read into `buf` without allocating.
+fn thread_name(tid: libc::pid_t, buf: &mut [u8; 32]) -> Option<&[u8]> {
+    use std::io::{Read, Write};
+    use std::os::unix::ffi::OsStrExt;
+    let mut path = [0u8; 64];
+    let len = {
+        let mut w = &mut path[..];
+        write!(w, "/proc/self/task/{tid}/comm").ok()?;
+        64 - w.len()
+    };
+    // Paths this short are converted to C strings on the stack.
+    let path = std::path::Path::new(std::ffi::OsStr::from_bytes(&path[..len]));
+    let n = std::fs::File::open(path).ok()?.read(buf).ok()?;
+    Some(buf[..n].strip_suffix(b"\n").unwrap_or(&buf[..n]))
 }
 
 impl LazyFree {
@@ -203,5 +238,26 @@ impl LazyFree {
         } else {
             drop(dbs);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_name_reads_a_threads_comm() {
+        let name = std::thread::Builder::new()
+            .name("petrel-probe".into())
+            .spawn(|| {
+                // SAFETY: gettid has no preconditions.
+                let tid = unsafe { libc::gettid() };
+                thread_name(tid, &mut [0; 32]).map(<[u8]>::to_vec)
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert_eq!(name.as_deref(), Some(&b"petrel-probe"[..]));
+        assert_eq!(thread_name(0, &mut [0; 32]), None);
     }
 }

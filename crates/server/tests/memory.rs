@@ -25,6 +25,14 @@ fn used_memory(c: &mut RawConn) -> i64 {
         .expect("used_memory")
 }
 
+/// A Petrel server for exact memory figures: two workers, and no slow log.
+/// A command the machine delays past `slowlog-log-slower-than` (10 ms by
+/// default, reached on a loaded CI machine) leaves a slow-log entry, a few
+/// hundred bytes of `used_memory` that belong to no key.
+fn start_petrel() -> TestServer {
+    TestServer::start(&[("threads", "2"), ("slowlog-log-slower-than", "-1")])
+}
+
 /// used_memory minus the keyspace table's own bytes (directory and
 /// segments), from one MEMORY STATS reply: the heap blocks of keys, values
 /// and everything else. The table grows and shrinks in whole segments when a
@@ -91,7 +99,7 @@ fn batches(
 /// back without further commands, and the counters show it went there.
 #[test]
 fn unlink_frees_large_values_in_the_background() {
-    let s = TestServer::start(&[("threads", "2")]);
+    let s = start_petrel();
     let mut c = s.raw();
     let base = used_memory(&mut c);
     load(
@@ -104,10 +112,12 @@ fn unlink_frees_large_values_in_the_background() {
     assert!(loaded - base > 4_000_000, "{base} -> {loaded}");
     assert_eq!(c.cmd(&["UNLINK", "big", "missing"]), Value::Int(1));
     assert_eq!(c.cmd(&["EXISTS", "big"]), Value::Int(0));
+    // The thread counts the object after freeing it, and runs at
+    // SCHED_IDLE: on a busy machine the count can trail the memory.
     assert!(wait_until(Duration::from_secs(10), || {
         used_memory(&mut c) - base < 1_000_000
+            && info_field(&mut c, "memory", "lazyfreed_objects") == 1
     }));
-    assert_eq!(info_field(&mut c, "memory", "lazyfreed_objects"), 1);
     assert_eq!(info_field(&mut c, "memory", "lazyfree_pending_objects"), 0);
     // Small values are freed in place (not worth a hand-off).
     c.cmd(&["SADD", "small", "a", "b"]);
@@ -293,7 +303,7 @@ fn encodings() -> Vec<(&'static str, &'static str, Vec<Vec<String>>)> {
 /// further rounding slack.
 #[test]
 fn memory_usage_equals_used_memory_change() {
-    let s = TestServer::start(&[("threads", "2")]);
+    let s = start_petrel();
     let mut c = s.raw();
     load(
         &mut c,
@@ -338,7 +348,7 @@ fn memory_usage_equals_used_memory_change() {
 /// across the threshold and when it is deleted.
 #[test]
 fn memory_usage_counts_big_key_index_entry() {
-    let s = TestServer::start(&[("threads", "2")]);
+    let s = start_petrel();
     let mut c = s.raw();
     load(
         &mut c,
@@ -379,7 +389,7 @@ fn memory_usage_counts_big_key_index_entry() {
 /// A long key lives in its own heap block: counted on both sides too.
 #[test]
 fn memory_usage_counts_heap_keys() {
-    let s = TestServer::start(&[("threads", "2")]);
+    let s = start_petrel();
     let mut c = s.raw();
     load(
         &mut c,
@@ -404,7 +414,7 @@ fn memory_usage_counts_heap_keys() {
 /// (6 or 7 bits per char) when that puts it in a smaller size class.
 #[test]
 fn heap_string_blocks() {
-    let s = TestServer::start(&[("threads", "2")]);
+    let s = start_petrel();
     let mut c = s.raw();
     load(
         &mut c,
@@ -450,7 +460,7 @@ fn stats_map(v: Value) -> Vec<(String, Value)> {
 /// all named `petrel.*`), and its figures agree with INFO and each other.
 #[test]
 fn memory_stats_fields_and_figures() {
-    let s = TestServer::start(&[("threads", "2")]);
+    let s = start_petrel();
     let mut c = s.raw();
     c.cmd(&["SET", "a", "1"]);
     c.cmd(&["SELECT", "3"]);
@@ -553,7 +563,7 @@ fn info_memory_fields_match_redis() {
             .filter_map(|l| l.split_once(':').map(|(k, _)| k.to_string()))
             .collect()
     };
-    let p = TestServer::start(&[("threads", "2")]);
+    let p = start_petrel();
     let r = TestServer::start_opts(Kind::Redis, Opts::new(&[]));
     assert_eq!(
         names(info_text(&mut p.raw(), "memory")),
@@ -565,7 +575,7 @@ fn info_memory_fields_match_redis() {
 /// subcommands' errors, as Redis replies.
 #[test]
 fn memory_doctor_help_malloc_stats_purge() {
-    let s = TestServer::start(&[("threads", "2")]);
+    let s = start_petrel();
     let mut c = s.raw();
     let doc = text(c.cmd(&["MEMORY", "DOCTOR"]));
     assert!(doc.starts_with("Hi Sam, this instance is empty"), "{doc}");
@@ -623,7 +633,7 @@ fn memory_doctor_help_malloc_stats_purge() {
             assert_eq!(c.cmd(&cmd), rc.cmd(&cmd), "{cmd:?}");
         }
         let empty = text(rc.cmd(&["MEMORY", "DOCTOR"]));
-        let p = TestServer::start(&[("threads", "2")]);
+        let p = start_petrel();
         assert_eq!(text(p.raw().cmd(&["MEMORY", "DOCTOR"])), empty);
     }
 }
@@ -659,7 +669,7 @@ fn thread_policies(pid: u32) -> Vec<(String, u32)> {
 fn background_freeing_threads_run_at_idle_priority() {
     const SCHED_OTHER: u32 = 0;
     const SCHED_IDLE: u32 = 5;
-    let s = TestServer::start(&[("threads", "2")]);
+    let s = start_petrel();
     let mut c = s.raw();
     // The lazyfree thread starts with the first hand-off.
     load(
@@ -704,7 +714,7 @@ fn background_freeing_threads_run_at_idle_priority() {
 /// emptied tables shrink back and the cron frees the empty databases.
 #[test]
 fn memory_returns_to_the_empty_server_after_all_keys_go() {
-    let s = TestServer::start(&[]);
+    let s = start_petrel();
     let mut c = s.raw();
     let empty = used_memory(&mut c);
     let n = 100_000;
