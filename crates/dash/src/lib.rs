@@ -81,7 +81,11 @@
 //! entries): 32-50 us in `split_cost 10` at every directory size, against
 //! ~25 us for the median split. Nothing is ever rehashed table-wide and no
 //! single insert does work proportional to the number of entries or
-//! segments.
+//! segments. Growing to 20M entries, the slowest insert is a split of
+//! 53-58 us when each insert is timed by its fastest of three identical
+//! runs (`growth_latency -- 20 repeat 3`); one run's raw maximum is larger
+//! (0.35-5 ms on a 2-vCPU VM) because stalls of the machine land on single
+//! inserts, including ones that split nothing.
 //!
 //! When removals leave a segment and its buddy (same depth, sibling prefix)
 //! with at most 45% of one full segment between them, they **merge**; a
