@@ -1,55 +1,25 @@
-//! Command execution layer: the command table, per-client state, the shared
-//! [`server::Server`], configuration, and one module per command family.
+//! The command runtime, in layers whose dependencies only point down
+//! (docs/ARCHITECTURE.md, "Layers"; `scripts/check-layers` enforces it):
 //!
-//! The network layer (crate `server`) parses requests and calls
-//! [`dispatch::execute`] for each; everything Redis-visible happens here.
+//! | layer | holds | may use |
+//! |---|---|---|
+//! | [`registry`] | the one place that names every family and config group; builds the table | everything |
+//! | [`families`] | one module per command family | services, kernel, base; never another family |
+//! | [`runtime`] | dispatch and cron | services, kernel, base; handlers only through the table |
+//! | [`services`] | operations shared by families and the runtime | kernel, base |
+//! | [`kernel`] | the command contract, `Server`/`Client` state, registries | base, store, collections, resp |
+//! | [`base`] | parsing, clock, error texts, glob, FFI wrappers | std and external crates |
+//!
+//! The network layer (crate `server`) builds a [`kernel::server::Server`]
+//! with [`registry::build_server`] and calls [`runtime::dispatch::execute`]
+//! for each parsed command; everything Redis-visible happens here.
 
-pub mod admin;
-pub mod bitmap;
-pub mod blocking;
-pub mod blocking_cmds;
-pub mod client;
-pub mod client_cmd;
-pub mod coll;
-pub mod config;
-pub mod connection;
-pub mod cron;
-pub mod ctx;
-pub mod debug;
-pub mod dispatch;
-pub mod eviction;
-pub mod expire;
-pub mod glob;
-pub mod hashes;
-pub mod hub;
-pub mod hyperloglog;
-pub mod info;
-pub mod introspection;
-pub mod keys;
-pub mod keysizes;
-pub mod latency_cmd;
-pub mod lazyfree;
-pub mod lists;
-pub mod memory;
-pub mod memory_stats;
-#[rustfmt::skip]
-pub mod redis_meta;
-pub mod notify;
-pub mod pubsub;
-pub mod server;
-pub mod sets;
-pub mod slowlog;
-pub mod slowlog_cmd;
-pub mod sort;
-pub mod spec;
-pub mod stats;
-pub mod stopwatch;
-pub mod strings;
-pub mod table;
-pub mod topkeys;
-pub mod transactions;
-pub mod util;
-pub mod zsets;
+pub mod base;
+pub mod families;
+pub mod kernel;
+pub mod registry;
+pub mod runtime;
+pub mod services;
 
 /// Redis version Petrel reports for compatibility (HELLO, INFO redis_version).
 pub const REDIS_VERSION: &str = "7.0.15";

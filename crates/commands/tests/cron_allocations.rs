@@ -15,8 +15,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-use commands::config::Settings;
-use commands::server::Server;
+use commands::kernel::config::Settings;
 
 struct CountingPerThread;
 
@@ -54,18 +53,18 @@ static COUNTING: CountingPerThread = CountingPerThread;
 
 #[test]
 fn an_idle_cron_tick_allocates_nothing() {
-    let srv = Server::new(Settings::default(), None);
+    let srv = commands::registry::build_server(Settings::default(), None);
     // The first ticks set up state kept for the server's life (the metrics,
     // the startup memory figure); they may allocate.
     for _ in 0..3 {
-        commands::cron::tick(&srv);
+        commands::runtime::cron::tick(&srv);
     }
     let start = Instant::now();
     let mut ticks = 0;
     let mut allocated = 0;
     while start.elapsed() < Duration::from_millis(2200) {
         let before = allocations();
-        commands::cron::tick(&srv);
+        commands::runtime::cron::tick(&srv);
         allocated += allocations() - before;
         ticks += 1;
         std::thread::sleep(Duration::from_millis(10));

@@ -147,11 +147,11 @@ unsafe impl GlobalAlloc for Counting {
 }
 
 /// jemalloc's statistics (refreshed: they are cached per epoch).
-fn jemalloc_stats() -> commands::info::AllocStats {
+fn jemalloc_stats() -> commands::kernel::memprobe::AllocStats {
     use tikv_jemalloc_ctl::{epoch, stats};
     let _ = epoch::advance();
     let r = |x: tikv_jemalloc_ctl::Result<usize>| x.unwrap_or(0) as u64;
-    commands::info::AllocStats {
+    commands::kernel::memprobe::AllocStats {
         allocated: r(stats::allocated::read()),
         active: r(stats::active::read()),
         resident: r(stats::resident::read()),
@@ -208,7 +208,7 @@ fn jemalloc_malloc_stats() -> String {
 /// Hands the counting allocator and jemalloc's statistics to INFO and
 /// MEMORY (call once at startup, in the binary that installs [`Counting`]).
 pub fn install_memory_probe() {
-    commands::info::set_mem_probe(commands::info::MemProbe {
+    commands::kernel::memprobe::set_mem_probe(commands::kernel::memprobe::MemProbe {
         name: "jemalloc-5.3.0",
         used: allocated,
         stats: jemalloc_stats,

@@ -14,10 +14,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
-use commands::client::{Client, ClientKind};
-use commands::config::{OutputLimit, Settings};
-use commands::dispatch::{self, Outcome};
-use commands::server::Server;
+use commands::kernel::client::{Client, ClientKind};
+use commands::kernel::config::{OutputLimit, Settings};
+use commands::kernel::server::Server;
+use commands::runtime::dispatch::{self, Outcome};
 use mio::Token;
 use resp::{Limits, ReplyBuf, RequestParser};
 
@@ -168,7 +168,7 @@ impl Conn {
                             self.client
                                 .shared
                                 .last_interaction_ms
-                                .store(commands::util::cached_time_ms(), Relaxed);
+                                .store(commands::base::clock::cached_time_ms(), Relaxed);
                             if self.client.close_after_reply {
                                 self.closing = true;
                             }
@@ -178,7 +178,7 @@ impl Conn {
                             self.client
                                 .shared
                                 .last_interaction_ms
-                                .store(commands::util::cached_time_ms(), Relaxed);
+                                .store(commands::base::clock::cached_time_ms(), Relaxed);
                             break;
                         }
                         Ok(Outcome::Paused) => {

@@ -12,9 +12,9 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 
-use commands::config::Settings;
-use commands::hub::WorkerHandle;
-use commands::server::Server;
+use commands::kernel::config::Settings;
+use commands::kernel::hub::WorkerHandle;
+use commands::kernel::server::Server;
 use crossbeam_channel::Sender;
 use mio::{Events, Interest, Poll, Token, Waker};
 
@@ -37,9 +37,12 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     if !settings.pidfile.is_empty() {
         let _ = std::fs::write(&settings.pidfile, format!("{}\n", std::process::id()));
     }
-    commands::stopwatch::calibrate();
+    commands::base::stopwatch::calibrate();
     let threads = settings.threads.max(1);
-    let srv = Arc::new(Server::new(settings.clone(), config_file));
+    let srv = Arc::new(commands::registry::build_server(
+        settings.clone(),
+        config_file,
+    ));
 
     let mut listeners: Vec<Listener> = Vec::new();
     if settings.port != 0 {
@@ -361,7 +364,7 @@ fn spawn_cron_thread(srv: Arc<Server>) -> Result<(), String> {
             if srv.shutdown_requested.load(Relaxed) {
                 return;
             }
-            commands::cron::tick(&srv);
+            commands::runtime::cron::tick(&srv);
         })
         .map_err(|e| e.to_string())?;
     Ok(())

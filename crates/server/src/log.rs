@@ -5,7 +5,7 @@
 use std::io::Write;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use commands::config::LogLevel;
+use commands::kernel::config::LogLevel;
 use parking_lot::Mutex;
 
 static LEVEL: AtomicU8 = AtomicU8::new(LogLevel::Notice as u8);
@@ -61,7 +61,7 @@ pub fn log(level: LogLevel, msg: &str) {
 
 /// "22 Nov 2026 03:57:10.123" in UTC.
 fn timestamp() -> String {
-    let ms = commands::util::unix_time_ms();
+    let ms = commands::base::clock::unix_time_ms();
     let secs = (ms / 1000) as i64;
     let (days, rem) = (secs.div_euclid(86400), secs.rem_euclid(86400));
     let (y, m, d) = civil_from_days(days);
@@ -95,11 +95,11 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 }
 
 #[macro_export]
-macro_rules! notice { ($($t:tt)*) => { $crate::log::log(commands::config::LogLevel::Notice, &format!($($t)*)) } }
+macro_rules! notice { ($($t:tt)*) => { $crate::log::log(commands::kernel::config::LogLevel::Notice, &format!($($t)*)) } }
 #[macro_export]
-macro_rules! warning { ($($t:tt)*) => { $crate::log::log(commands::config::LogLevel::Warning, &format!($($t)*)) } }
+macro_rules! warning { ($($t:tt)*) => { $crate::log::log(commands::kernel::config::LogLevel::Warning, &format!($($t)*)) } }
 #[macro_export]
-macro_rules! verbose { ($($t:tt)*) => { $crate::log::log(commands::config::LogLevel::Verbose, &format!($($t)*)) } }
+macro_rules! verbose { ($($t:tt)*) => { $crate::log::log(commands::kernel::config::LogLevel::Verbose, &format!($($t)*)) } }
 
 #[cfg(test)]
 mod tests {

@@ -15,10 +15,10 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use commands::client::{cflag, Client, ClientShared};
-use commands::config::Settings;
-use commands::hub::WorkerMsg;
-use commands::server::Server;
+use commands::kernel::client::{cflag, Client, ClientShared};
+use commands::kernel::config::Settings;
+use commands::kernel::hub::WorkerMsg;
+use commands::kernel::server::Server;
 use crossbeam_channel::Receiver;
 use mio::{Events, Interest, Poll, Token, Waker};
 use resp::Limits;
@@ -103,7 +103,7 @@ impl Worker {
     }
 
     pub fn run(mut self) {
-        commands::hub::set_current_worker(self.index);
+        commands::kernel::hub::set_current_worker(self.index);
         let mut events = Events::with_capacity(1024);
         loop {
             let any_paused = !self.paused.is_empty();
@@ -113,7 +113,7 @@ impl Worker {
                 Duration::from_millis(100)
             };
             if let Some(ms) = self.next_block_deadline() {
-                let now = commands::util::unix_time_ms();
+                let now = commands::base::clock::unix_time_ms();
                 timeout = timeout.min(Duration::from_millis(ms.saturating_sub(now)));
             }
             // Busy-poll (setting `busy-poll`): a worker that just served
@@ -149,7 +149,7 @@ impl Worker {
                 }
                 continue;
             }
-            commands::util::refresh_cached_clock();
+            commands::base::clock::refresh_cached_clock();
             self.refresh_settings();
             for ev in events.iter() {
                 if ev.token() == WAKER {
@@ -274,7 +274,7 @@ impl Worker {
                 continue;
             }
             let id = self.srv.clients.next_id();
-            let now = commands::util::unix_time_ms();
+            let now = commands::base::clock::unix_time_ms();
             let shared = Arc::new(ClientShared::new(
                 id,
                 nc.peer,
@@ -409,7 +409,7 @@ impl Worker {
 
     /// Times out blocked clients whose deadline passed.
     fn expire_blocked(&mut self) {
-        let now = commands::util::unix_time_ms();
+        let now = commands::base::clock::unix_time_ms();
         for slot in self.blocked.clone() {
             let Some(w) = self
                 .conns
@@ -420,7 +420,9 @@ impl Worker {
                 continue;
             };
             if w.deadline_ms.is_some_and(|d| d <= now) {
-                if let Some(bytes) = commands::blocking::unblock_with(&self.srv, &w, false) {
+                if let Some(bytes) =
+                    commands::services::blocking::unblock_with(&self.srv, &w, false)
+                {
                     self.finish_block(slot, &bytes);
                 }
             }
@@ -454,18 +456,9 @@ impl Worker {
     pub fn close(&mut self, slot: usize) {
         if let Some(mut conn) = self.conns.get_mut(slot).and_then(|c| c.take()) {
             let _ = self.poll.registry().deregister(&mut conn.stream);
-            if conn.client.monitor {
-                commands::admin::stop_monitor(&self.srv, &conn.client);
-            }
-            commands::pubsub::unsubscribe_all(&self.srv, &mut conn.client);
-            if let Some(w) = conn.client.blocked.take() {
-                // Served meanwhile or not, the waiter must leave the registry.
-                w.finish();
-                self.srv.blocking.unregister(&w);
-                self.srv.stats.blocked_clients.fetch_sub(1, Relaxed);
+            if commands::services::connection::close(&self.srv, &mut conn.client) {
                 self.blocked.retain(|&s| s != slot);
             }
-            commands::transactions::discard_transaction(&self.srv, &mut conn.client);
             self.by_id.remove(&conn.client.id);
             self.srv.clients.remove(conn.client.id);
             self.srv.stats.connected_clients.fetch_sub(1, Relaxed);
@@ -485,7 +478,7 @@ impl Worker {
     /// Periodic work: idle timeouts, killed clients, output soft limits.
     fn cron(&mut self) {
         self.last_cron = Instant::now();
-        let now_ms = commands::util::unix_time_ms();
+        let now_ms = commands::base::clock::unix_time_ms();
         let timeout_ms = self.settings.timeout * 1000;
         for slot in 0..self.conns.len() {
             let Some(conn) = self.conns[slot].as_mut() else {

@@ -3,7 +3,6 @@
 //! and the value logic of strings, bitmaps and HyperLogLogs.
 
 pub mod bitops;
-pub mod evict;
 pub mod heap;
 pub mod hll;
 pub mod hll_exact;
@@ -12,14 +11,7 @@ pub mod object;
 pub mod pace;
 pub mod pack;
 pub mod partlock;
-pub mod sizes;
 pub mod slot;
 
 pub use keyspace::{Config, Db, DbInfo, Keyspace, MultiGuard, Partition, Stats, Ttl};
 pub use object::{Bytes, CompactValue, Entry, HashMut, HashRef, Key, Kind};
-
-#[cfg(test)]
-mod keyspace_tests;
-
-#[cfg(test)]
-mod sizes_tests;

@@ -1,0 +1,11 @@
+//! Base layer: helpers with no knowledge of commands or servers. Nothing
+//! here names another layer of this crate; it uses std and external crates
+//! only.
+
+pub mod clock;
+pub mod errors;
+pub mod glob;
+pub mod parse;
+pub mod sched;
+pub mod stopwatch;
+pub mod text;

@@ -1,0 +1,117 @@
+//! Argument parsing with Redis's rules: strict integers (`string2ll`),
+//! floats, case-insensitive keyword comparison.
+
+/// Parses an i64 exactly like Redis's `string2ll`: optional '-', no '+', no
+/// spaces, no leading zeros, at most 20 characters.
+pub fn parse_i64(b: &[u8]) -> Option<i64> {
+    if b.is_empty() || b.len() > 20 {
+        return None;
+    }
+    if b == b"0" {
+        return Some(0);
+    }
+    let (neg, digits) = if b[0] == b'-' {
+        (true, &b[1..])
+    } else {
+        (false, b)
+    };
+    if digits.is_empty() || !(b'1'..=b'9').contains(&digits[0]) {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add((c - b'0') as u64)?;
+    }
+    if neg {
+        if v > (i64::MAX as u64) + 1 {
+            None
+        } else {
+            Some((v as i64).wrapping_neg())
+        }
+    } else if v > i64::MAX as u64 {
+        None
+    } else {
+        Some(v as i64)
+    }
+}
+
+/// Parses a float like Redis's `string2ld`/`strtold` users: no spaces, not
+/// empty, no NaN; "inf"/"-inf"/"+inf" accepted.
+pub fn parse_f64(b: &[u8]) -> Option<f64> {
+    if b.is_empty() || b.len() > 5120 {
+        return None;
+    }
+    if b[0].is_ascii_whitespace() || b[b.len() - 1].is_ascii_whitespace() {
+        return None;
+    }
+    let s = std::str::from_utf8(b).ok()?;
+    let v: f64 = match s.to_ascii_lowercase().as_str() {
+        "inf" | "+inf" | "infinity" | "+infinity" => f64::INFINITY,
+        "-inf" | "-infinity" => f64::NEG_INFINITY,
+        l if l.contains("nan") || l.contains("inf") => return None,
+        _ => s.parse().ok()?,
+    };
+    if v.is_nan() {
+        None
+    } else {
+        Some(v)
+    }
+}
+
+/// `%g`-like formatting for small human numbers (percentiles).
+pub fn fmt_g(v: f64) -> String {
+    format!("{v}")
+}
+
+/// Lower-cases ASCII into `buf` and returns it as &str if valid UTF-8.
+pub fn lower<'a>(src: &[u8], buf: &'a mut [u8; 64]) -> Option<&'a str> {
+    if src.len() > buf.len() {
+        return None;
+    }
+    for (d, s) in buf.iter_mut().zip(src) {
+        *d = s.to_ascii_lowercase();
+    }
+    std::str::from_utf8(&buf[..src.len()]).ok()
+}
+
+pub fn eq_ic(a: &[u8], b: &str) -> bool {
+    a.eq_ignore_ascii_case(b.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strict_ints() {
+        assert_eq!(parse_i64(b"0"), Some(0));
+        assert_eq!(parse_i64(b"-1"), Some(-1));
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+        for bad in [
+            &b""[..],
+            b"-0",
+            b"+1",
+            b" 1",
+            b"01",
+            b"1 ",
+            b"9223372036854775808",
+            b"1a",
+            b"-",
+        ] {
+            assert_eq!(parse_i64(bad), None, "{:?}", std::str::from_utf8(bad));
+        }
+    }
+
+    #[test]
+    fn floats() {
+        assert_eq!(parse_f64(b"1.5"), Some(1.5));
+        assert_eq!(parse_f64(b"-inf"), Some(f64::NEG_INFINITY));
+        assert_eq!(parse_f64(b"nan"), None);
+        assert_eq!(parse_f64(b" 1"), None);
+        assert_eq!(parse_f64(b""), None);
+    }
+}

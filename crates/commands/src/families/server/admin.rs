@@ -1,0 +1,210 @@
+//! Server administration commands: CONFIG, TIME, SHUTDOWN, MONITOR, and the
+//! CLIENT basics. (INFO, COMMAND, SLOWLOG, LATENCY, DEBUG and the rest of
+//! CLIENT live in their own modules as they grow.)
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use crate::base::parse::eq_ic;
+use crate::kernel::ctx::Ctx;
+use crate::kernel::spec::{flag, CommandSpec, Docs};
+
+const CONFIG_SUBS: &[CommandSpec] = &[
+    CommandSpec {
+        acl: &["admin", "slow", "dangerous"],
+        docs: Docs::new(
+            "O(N) when N is the number of configuration parameters provided",
+            "Get the values of configuration parameters",
+        ),
+        ..CommandSpec::new(
+            "get",
+            -3,
+            flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE,
+            config_get,
+        )
+    },
+    CommandSpec {
+        acl: &["admin", "slow", "dangerous"],
+        docs: Docs::new(
+            "O(N) when N is the number of configuration parameters provided",
+            "Set configuration parameters to the given values",
+        ),
+        ..CommandSpec::new(
+            "set",
+            -4,
+            flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE,
+            config_set,
+        )
+    },
+    CommandSpec {
+        acl: &["admin", "slow", "dangerous"],
+        docs: Docs::new("O(1)", "Reset the stats returned by INFO"),
+        ..CommandSpec::new(
+            "resetstat",
+            2,
+            flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE,
+            config_resetstat,
+        )
+    },
+    CommandSpec {
+        acl: &["admin", "slow", "dangerous"],
+        docs: Docs::new(
+            "O(1)",
+            "Rewrite the configuration file with the in memory configuration",
+        ),
+        ..CommandSpec::new(
+            "rewrite",
+            2,
+            flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE,
+            config_rewrite,
+        )
+    },
+    CommandSpec {
+        acl: &["slow"],
+        docs: Docs::new("O(1)", "Show helpful text about the different subcommands"),
+        ..CommandSpec::new("help", 2, flag::LOADING | flag::STALE, config_help)
+    },
+];
+
+pub const COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        docs: Docs::new("Depends on subcommand.", "A container for server configuration commands"),
+        handler: None,
+        subcommands: CONFIG_SUBS,
+        ..CommandSpec::new("config", -2, 0, config_help)
+    },
+    CommandSpec {
+        acl: &["fast"],
+        docs: Docs::new("O(1)", "Return the current server time"),
+        ..CommandSpec::new("time", 1, flag::LOADING | flag::STALE | flag::FAST, time)
+    },
+    CommandSpec {
+        acl: &["admin", "slow", "dangerous"],
+        docs: Docs::new("O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)", "Synchronously save the dataset to disk and then shut down the server"),
+        ..CommandSpec::new(
+            "shutdown",
+            -1,
+            flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::NO_MULTI | flag::SENTINEL_OK | flag::ALLOW_BUSY,
+            shutdown,
+        )
+    },
+    CommandSpec {
+        acl: &["admin", "slow", "dangerous"],
+        docs: Docs::new("", "Listen for all requests received by the server in real time"),
+        ..CommandSpec::new("monitor", 1, flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE, monitor)
+    },
+];
+
+fn config_help(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let lines = [
+        "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GET <pattern>",
+        "    Return parameters matching the glob-like <pattern> and their values.",
+        "SET <directive> <value>",
+        "    Set the configuration <directive> to <value>.",
+        "RESETSTAT",
+        "    Reset statistics reported by the INFO command.",
+        "REWRITE",
+        "    Rewrite the configuration file.",
+        "HELP",
+        "    Prints this help.",
+    ];
+    ctx.out.array_len(lines.len());
+    for l in lines {
+        ctx.out.simple(l);
+    }
+}
+
+fn config_get(ctx: &mut Ctx, args: &[&[u8]]) {
+    let pairs = ctx.srv.config.get_matching(&args[2..]);
+    ctx.out.map_len(pairs.len());
+    for (k, v) in pairs {
+        ctx.out.bulk(k.as_bytes());
+        ctx.out.bulk(v.as_bytes());
+    }
+}
+
+fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
+    let rest = &args[2..];
+    if !rest.len().is_multiple_of(2) {
+        return ctx.syntax_error();
+    }
+    let mut owned: Vec<(String, String)> = Vec::new();
+    for pair in rest.chunks(2) {
+        owned.push((
+            String::from_utf8_lossy(pair[0]).into_owned(),
+            String::from_utf8_lossy(pair[1]).into_owned(),
+        ));
+    }
+    let pairs: Vec<(&str, &str)> = owned
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    match ctx.srv.config.set_many(&pairs) {
+        Ok(()) => {
+            let s = ctx.srv.settings();
+            ctx.srv.slowlog.trim(s.slowlog_max_len as usize);
+            ctx.srv.eviction.apply(&s, &ctx.srv.keyspace);
+            ctx.ok()
+        }
+        Err(e) => ctx.error(&e),
+    }
+}
+
+fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) {
+    ctx.srv.stats.reset();
+    ctx.srv.keyspace.reset_stats();
+    for e in &ctx.srv.table.entries {
+        e.reset();
+    }
+    ctx.ok();
+}
+
+fn config_rewrite(ctx: &mut Ctx, _args: &[&[u8]]) {
+    match ctx.srv.config.rewrite() {
+        Ok(()) => ctx.ok(),
+        Err(e) => ctx.error(&e),
+    }
+}
+
+fn time(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let us = crate::base::clock::unix_time_us();
+    ctx.out.array_len(2);
+    ctx.out.bulk((us / 1_000_000).to_string().as_bytes());
+    ctx.out.bulk((us % 1_000_000).to_string().as_bytes());
+}
+
+fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
+    let mut save = None;
+    for a in &args[1..] {
+        if eq_ic(a, "NOSAVE") || eq_ic(a, "SAVE") {
+            let this = eq_ic(a, "SAVE");
+            if save.is_some_and(|s| s != this) {
+                return ctx.syntax_error();
+            }
+            save = Some(this);
+        } else if eq_ic(a, "NOW") || eq_ic(a, "FORCE") || eq_ic(a, "ABORT") {
+            if eq_ic(a, "ABORT") && args.len() > 2 {
+                return ctx.syntax_error();
+            }
+            if eq_ic(a, "ABORT") {
+                return ctx.error("ERR No shutdown in progress.");
+            }
+        } else {
+            return ctx.syntax_error();
+        }
+    }
+    if save == Some(true) {
+        // Persistence is not implemented: Redis fails SHUTDOWN SAVE when it cannot save.
+        return ctx.error("ERR Errors trying to SHUTDOWN. Check logs.");
+    }
+    ctx.srv.shutdown_requested.store(true, Relaxed);
+    ctx.client.shutdown_requested = true;
+    ctx.srv.hub.broadcast_shutdown();
+}
+
+fn monitor(ctx: &mut Ctx, _args: &[&[u8]]) {
+    if !ctx.client.monitor {
+        crate::services::monitor::start_monitor(ctx.srv, ctx.client);
+    }
+    ctx.ok();
+}

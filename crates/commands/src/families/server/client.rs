@@ -1,0 +1,733 @@
+//! `CLIENT` and its subcommands: ID, SETNAME, GETNAME, LIST, INFO, KILL,
+//! PAUSE, UNPAUSE, REPLY, NO-EVICT, NO-TOUCH, SETINFO, UNBLOCK, HELP.
+//!
+//! Replies and error texts follow Redis 7.0.15. NO-TOUCH, SETINFO, the
+//! MAXAGE filter of KILL and the `lib-name`/`lib-ver` fields of LIST/INFO
+//! arrived in Redis 7.2; they follow 7.2's behaviour. TRACKING, CACHING,
+//! GETREDIR and TRACKINGINFO are not registered, so they answer
+//! Redis's unknown-subcommand error.
+//!
+//! Clients served by other worker threads are only read through their
+//! [`ClientShared`]; `CLIENT KILL` marks them `killed` and pokes their worker,
+//! which closes the connection on its own thread.
+
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+use crate::base::parse::eq_ic;
+use crate::kernel::client::{cflag, ClientShared, ReplyMode};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::hub::WorkerMsg;
+use crate::kernel::server::{Pause, Server};
+use crate::kernel::spec::{flag, Arg, ArgType, CommandSpec, Docs};
+
+const ACL_CONN: &[&str] = &["connection"];
+const F_CONN: u32 = flag::NOSCRIPT | flag::LOADING | flag::STALE;
+const F_ADMIN: u32 = flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE;
+
+const ON_OFF: &[Arg] =
+    &[Arg::new("enabled", ArgType::OneOf).of(&[Arg::pure("on", "ON"), Arg::pure("off", "OFF")])];
+
+const SUBS: &[CommandSpec] = &[
+    CommandSpec {
+        acl: ACL_CONN,
+        docs: Docs::new(
+            "O(log N) where N is the number of client connections",
+            "Unblocks a client blocked by a blocking command from a different connection.",
+        ),
+        ..CommandSpec::new("unblock", -3, F_ADMIN, client_unblock)
+    },
+    CommandSpec {
+        acl: ACL_CONN,
+        docs: Docs::new(
+            "O(1)",
+            "Returns information about the current client connection.",
+        ),
+        ..CommandSpec::new("info", 2, F_CONN, client_info)
+    },
+    CommandSpec {
+        acl: ACL_CONN,
+        docs: Docs::new("O(1)", "Get the current connection name"),
+        ..CommandSpec::new("getname", 2, F_CONN, client_getname)
+    },
+    CommandSpec {
+        acl: ACL_CONN,
+        docs: Docs::new(
+            "O(1)",
+            "Set client eviction mode for the current connection",
+        ),
+        ..CommandSpec::new("no-evict", 3, F_ADMIN, client_no_evict)
+    },
+    CommandSpec {
+        acl: ACL_CONN,
+        docs: Docs::petrel(
+            "connection",
+            "7.2.0",
+            "O(1)",
+            "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
+        )
+        .args(ON_OFF),
+        ..CommandSpec::new("no-touch", 3, F_CONN | flag::FAST, client_no_touch)
+    },
+    CommandSpec {
+        acl: ACL_CONN,
+        docs: Docs::new("O(1)", "Show helpful text about the different subcommands"),
+        ..CommandSpec::new("help", 2, flag::LOADING | flag::STALE, client_help)
+    },
+    CommandSpec {
+        acl: ACL_CONN,
+        docs: Docs::new(
+            "O(N) where N is the number of client connections",
+            "Kill the connection of a client",
+        ),
+        ..CommandSpec::new("kill", -3, F_ADMIN, client_kill)
+    },
+    CommandSpec {
+        acl: ACL_CONN,
+        docs: Docs::new("O(1)", "Instruct the server whether to reply to commands"),
+        ..CommandSpec::new("reply", 3, F_CONN, client_reply)
+    },
+    CommandSpec {
+        acl: ACL_CONN,
+        docs: Docs::new("O(1)", "Set the current connection name"),
+        ..CommandSpec::new("setname", 3, F_CONN, client_setname)
+    },
+    CommandSpec {
+        acl: ACL_CONN,
+        tips: &["request_policy:all_nodes", "response_policy:all_succeeded"],
+        docs: Docs::petrel(
+            "connection",
+            "7.2.0",
+            "O(1)",
+            "Sets information specific to the client or connection.",
+        )
+        .args(&[Arg::new("attr", ArgType::OneOf).of(&[
+            Arg::new("libname", ArgType::String).token("LIB-NAME"),
+            Arg::new("libver", ArgType::String).token("LIB-VER"),
+        ])]),
+        ..CommandSpec::new("setinfo", 4, F_CONN, client_setinfo)
+    },
+    CommandSpec {
+        acl: ACL_CONN,
+        docs: Docs::new(
+            "O(N) Where N is the number of paused clients",
+            "Resume processing of clients that were paused",
+        ),
+        ..CommandSpec::new("unpause", 2, F_ADMIN | flag::PAUSE_EXEMPT, client_unpause)
+    },
+    CommandSpec {
+        acl: ACL_CONN,
+        docs: Docs::new("O(1)", "Returns the client ID for the current connection"),
+        ..CommandSpec::new("id", 2, F_CONN, client_id)
+    },
+    CommandSpec {
+        acl: ACL_CONN,
+        docs: Docs::new(
+            "O(1)",
+            "Stop processing commands from clients for some time",
+        ),
+        ..CommandSpec::new("pause", -3, F_ADMIN, client_pause)
+    },
+    CommandSpec {
+        acl: ACL_CONN,
+        docs: Docs::new(
+            "O(N) where N is the number of client connections",
+            "Get the list of client connections",
+        ),
+        ..CommandSpec::new("list", -2, F_ADMIN, client_list)
+    },
+];
+
+pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
+    docs: Docs::new(
+        "Depends on subcommand.",
+        "A container for client connection commands",
+    ),
+    handler: None,
+    subcommands: SUBS,
+    ..CommandSpec::new("client", -2, 0, client_help)
+}];
+
+const HELP: &[&str] = &[
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "    * ID <client-id>",
+    "      Kill connections by client id.",
+    "    * MAXAGE <maxage>",
+    "      Kill connections older than the specified age.",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
+    "SETINFO <option> <value>",
+    "    Set client meta attr. Options are:",
+    "    * LIB-NAME: the client lib name.",
+    "    * LIB-VER: the client lib version.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
+    "NO-TOUCH (ON|OFF)",
+    "    Will not touch LRU/LFU stats when this mode is on.",
+    "HELP",
+    "    Prints this help.",
+];
+
+/// Replies with a help text as Redis does: an array of status lines.
+fn client_help(ctx: &mut Ctx, _args: &[&[u8]]) {
+    ctx.reply_help(HELP);
+}
+
+fn client_id(ctx: &mut Ctx, _args: &[&[u8]]) {
+    ctx.out.int(ctx.client.id as i64);
+}
+
+fn client_getname(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let name = ctx.client.shared.strings.lock().name.clone();
+    if name.is_empty() {
+        ctx.out.null_bulk();
+    } else {
+        ctx.out.bulk(&name);
+    }
+}
+
+fn client_setname(ctx: &mut Ctx, args: &[&[u8]]) {
+    if let Err(e) = crate::services::connection::validate_client_name(args[2]) {
+        return ctx.error(e);
+    }
+    ctx.client.shared.strings.lock().name = args[2].to_vec();
+    ctx.ok();
+}
+
+fn client_setinfo(ctx: &mut Ctx, args: &[&[u8]]) {
+    let is_name = eq_ic(args[2], "LIB-NAME");
+    if !is_name && !eq_ic(args[2], "LIB-VER") {
+        return ctx.error(&format!(
+            "ERR Unrecognized option '{}'",
+            String::from_utf8_lossy(args[2])
+        ));
+    }
+    if args[3].iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
+        return ctx.error(&format!(
+            "ERR {} cannot contain spaces, newlines or special characters.",
+            String::from_utf8_lossy(args[2])
+        ));
+    }
+    {
+        let mut s = ctx.client.shared.strings.lock();
+        if is_name {
+            s.lib_name = args[3].to_vec();
+        } else {
+            s.lib_ver = args[3].to_vec();
+        }
+    }
+    ctx.ok();
+}
+
+/// Parses ON|OFF for NO-EVICT / NO-TOUCH.
+fn on_off(arg: &[u8]) -> Option<bool> {
+    if eq_ic(arg, "ON") {
+        Some(true)
+    } else if eq_ic(arg, "OFF") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// CLIENT UNBLOCK id [TIMEOUT|ERROR]: ends another client's blocking wait
+/// with its timeout reply or an UNBLOCKED error; 1 if it was blocked.
+fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(id) = ctx.parse_i64(args[2]) else {
+        return;
+    };
+    let error = match args.get(3) {
+        None => false,
+        Some(a) if a.eq_ignore_ascii_case(b"timeout") => false,
+        Some(a) if a.eq_ignore_ascii_case(b"error") => true,
+        Some(_) => return ctx.error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"),
+    };
+    if args.len() > 4 {
+        return ctx.syntax_error();
+    }
+    let srv = ctx.srv;
+    let done = srv.blocking.of_client(id as u64).and_then(|w| {
+        let bytes = crate::services::blocking::unblock_with(srv, &w, error)?;
+        srv.hub.send(
+            w.worker,
+            WorkerMsg::Unblock {
+                client_id: w.client_id,
+                bytes,
+            },
+        );
+        Some(())
+    });
+    ctx.out.int(done.is_some() as i64);
+}
+
+fn client_no_evict(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(on) = on_off(args[2]) else {
+        return ctx.syntax_error();
+    };
+    ctx.client.no_evict = on;
+    ctx.client.shared.set_flag(cflag::NO_EVICT, on);
+    ctx.ok();
+}
+
+fn client_no_touch(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(on) = on_off(args[2]) else {
+        return ctx.syntax_error();
+    };
+    ctx.client.no_touch = on;
+    ctx.client.shared.set_flag(cflag::NO_TOUCH, on);
+    ctx.ok();
+}
+
+fn client_reply(ctx: &mut Ctx, args: &[&[u8]]) {
+    let a = args[2];
+    if eq_ic(a, "ON") {
+        ctx.client.reply_mode = ReplyMode::On;
+        ctx.ok();
+    } else if eq_ic(a, "OFF") {
+        ctx.client.reply_mode = ReplyMode::Off;
+    } else if eq_ic(a, "SKIP") {
+        if ctx.client.reply_mode != ReplyMode::Off {
+            ctx.client.reply_mode = ReplyMode::SkipNext;
+        }
+    } else {
+        ctx.syntax_error();
+    }
+}
+
+fn client_pause(ctx: &mut Ctx, args: &[&[u8]]) {
+    let Some(ms) = crate::base::parse::parse_i64(args[2]) else {
+        return ctx.error("ERR timeout is not an integer or out of range");
+    };
+    if ms < 0 {
+        return ctx.error("ERR timeout is negative");
+    }
+    let all = match args.len() {
+        3 => true,
+        4 if eq_ic(args[3], "ALL") => true,
+        4 if eq_ic(args[3], "WRITE") => false,
+        4 => return ctx.error("ERR CLIENT PAUSE mode must be WRITE or ALL"),
+        _ => return ctx.syntax_error(),
+    };
+    let until = ctx.now_ms.saturating_add(ms as u64);
+    // Like Redis: an active pause is only ever extended and made stricter.
+    let cur = ctx.srv.pause_state();
+    let active = cur.until_ms > ctx.now_ms;
+    let p = Pause {
+        until_ms: if active {
+            cur.until_ms.max(until)
+        } else {
+            until
+        },
+        all: all || (active && cur.all),
+    };
+    ctx.srv.set_pause(p);
+    ctx.ok();
+}
+
+fn client_unpause(ctx: &mut Ctx, _args: &[&[u8]]) {
+    ctx.srv.set_pause(Pause::default());
+    ctx.ok();
+}
+
+/// `CLIENT LIST` / `CLIENT KILL` client type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientType {
+    Normal,
+    Replica,
+    PubSub,
+    Master,
+}
+
+impl ClientType {
+    /// Redis's `getClientTypeByName` (accepts "slave" for replica).
+    pub fn parse(name: &[u8]) -> Option<ClientType> {
+        if eq_ic(name, "normal") {
+            Some(ClientType::Normal)
+        } else if eq_ic(name, "replica") || eq_ic(name, "slave") {
+            Some(ClientType::Replica)
+        } else if eq_ic(name, "pubsub") {
+            Some(ClientType::PubSub)
+        } else if eq_ic(name, "master") {
+            Some(ClientType::Master)
+        } else {
+            None
+        }
+    }
+
+    /// The type of a client as Redis classifies it for these filters.
+    pub fn of(c: &ClientShared) -> ClientType {
+        let f = c.flags.load(Relaxed);
+        if f & cflag::MASTER != 0 {
+            ClientType::Master
+        } else if f & cflag::REPLICA != 0 && f & cflag::MONITOR == 0 {
+            ClientType::Replica
+        } else if f & cflag::PUBSUB != 0
+            || c.sub.load(Relaxed) + c.psub.load(Relaxed) + c.ssub.load(Relaxed) > 0
+        {
+            ClientType::PubSub
+        } else {
+            ClientType::Normal
+        }
+    }
+}
+
+fn unknown_type(ctx: &mut Ctx, name: &[u8]) {
+    ctx.error(&format!(
+        "ERR Unknown client type '{}'",
+        String::from_utf8_lossy(name)
+    ));
+}
+
+/// The local address as Redis shows it: `ip:port`, or `path:0` for a unix socket.
+pub fn laddr_of(c: &ClientShared) -> std::borrow::Cow<'_, str> {
+    if c.has_flag(cflag::UNIX) && !c.laddr.ends_with(":0") {
+        format!("{}:0", c.laddr).into()
+    } else {
+        c.laddr.as_str().into()
+    }
+}
+
+/// One `CLIENT LIST` line (without the trailing newline), fields as Redis
+/// 7.0.15 prints them, followed by 7.2's `lib-name` and `lib-ver`.
+pub fn client_line(srv: &Server, c: &ClientShared, now_ms: u64) -> String {
+    let strings = c.strings.lock().clone();
+    let qbuf = c.qbuf.load(Relaxed);
+    let qbuf_free = c.qbuf_free.load(Relaxed);
+    let argv_mem = c.argv_mem.load(Relaxed);
+    let omem = c.omem.load(Relaxed);
+    let rbs = qbuf + qbuf_free;
+    let tot_mem = rbs + omem + argv_mem + std::mem::size_of::<ClientShared>() as u64;
+    let cmd = match c.last_cmd.load(Relaxed) {
+        0 => "NULL".to_string(),
+        i => srv
+            .table
+            .entries
+            .get(i as usize - 1)
+            .map(|e| e.full_name.clone())
+            .unwrap_or_else(|| "NULL".into()),
+    };
+    let events = if omem > 0 { "rw" } else { "r" };
+    let mut s = String::with_capacity(320);
+    let _ = write!(
+        s,
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs={} rbp={} obl={} oll=0 omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={}",
+        c.id,
+        c.addr,
+        laddr_of(c),
+        c.fd,
+        String::from_utf8_lossy(&strings.name),
+        now_ms.saturating_sub(c.created_ms) / 1000,
+        now_ms.saturating_sub(c.last_interaction_ms.load(Relaxed)) / 1000,
+        c.flag_letters(),
+        c.db.load(Relaxed),
+        c.sub.load(Relaxed),
+        c.psub.load(Relaxed),
+        c.ssub.load(Relaxed),
+        c.multi.load(Relaxed),
+        qbuf,
+        qbuf_free,
+        argv_mem,
+        rbs,
+        rbs,
+        omem,
+        omem,
+        tot_mem,
+        events,
+        cmd,
+        strings.user,
+        c.resp.load(Relaxed),
+        String::from_utf8_lossy(&strings.lib_name),
+        String::from_utf8_lossy(&strings.lib_ver),
+    );
+    s
+}
+
+fn client_info(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let mut line = client_line(ctx.srv, &ctx.client.shared, ctx.now_ms);
+    line.push('\n');
+    ctx.out.verbatim(b"txt", line.as_bytes());
+}
+
+fn client_list(ctx: &mut Ctx, args: &[&[u8]]) {
+    let mut want_type = None;
+    let mut ids: Option<Vec<u64>> = None;
+    if args.len() == 4 && eq_ic(args[2], "TYPE") {
+        match ClientType::parse(args[3]) {
+            Some(t) => want_type = Some(t),
+            None => return unknown_type(ctx, args[3]),
+        }
+    } else if args.len() > 3 && eq_ic(args[2], "ID") {
+        let mut v = Vec::new();
+        for a in &args[3..] {
+            match crate::base::parse::parse_i64(a) {
+                Some(n) if n > 0 => v.push(n as u64),
+                _ => return ctx.error("ERR Invalid client ID"),
+            }
+        }
+        ids = Some(v);
+    } else if args.len() != 2 {
+        return ctx.syntax_error();
+    }
+    let clients: Vec<Arc<ClientShared>> = match &ids {
+        Some(ids) => ids
+            .iter()
+            .filter_map(|&id| ctx.srv.clients.get(id))
+            .collect(),
+        None => ctx.srv.clients.all(),
+    };
+    let mut text = String::new();
+    for c in clients {
+        if want_type.is_some_and(|t| ClientType::of(&c) != t) {
+            continue;
+        }
+        text.push_str(&client_line(ctx.srv, &c, ctx.now_ms));
+        text.push('\n');
+    }
+    ctx.out.verbatim(b"txt", text.as_bytes());
+}
+
+/// Filters of `CLIENT KILL` (new form).
+#[derive(Default)]
+struct KillFilter {
+    addr: Option<Vec<u8>>,
+    laddr: Option<Vec<u8>>,
+    id: Option<u64>,
+    ctype: Option<ClientType>,
+    user: Option<Vec<u8>>,
+    max_age: Option<u64>,
+    skipme: bool,
+}
+
+impl KillFilter {
+    fn matches(&self, c: &ClientShared, me: u64, now_ms: u64) -> bool {
+        if self.skipme && c.id == me || c.killed.load(Relaxed) {
+            return false;
+        }
+        if self.addr.as_ref().is_some_and(|a| a != c.addr.as_bytes()) {
+            return false;
+        }
+        if self
+            .laddr
+            .as_ref()
+            .is_some_and(|a| a.as_slice() != laddr_of(c).as_bytes())
+        {
+            return false;
+        }
+        if self.id.is_some_and(|id| id != c.id) {
+            return false;
+        }
+        if self.ctype.is_some_and(|t| ClientType::of(c) != t) {
+            return false;
+        }
+        if self
+            .user
+            .as_ref()
+            .is_some_and(|u| u.as_slice() != c.strings.lock().user.as_bytes())
+        {
+            return false;
+        }
+        if self
+            .max_age
+            .is_some_and(|a| now_ms.saturating_sub(c.created_ms) / 1000 < a)
+        {
+            return false;
+        }
+        true
+    }
+}
+
+/// Closes client `c`: the caller after its reply, anyone else right away
+/// on its own worker thread.
+pub fn kill_client(ctx: &mut Ctx, c: &ClientShared) {
+    if c.id == ctx.client.id {
+        ctx.client.close_after_reply = true;
+        c.set_flag(cflag::CLOSE_AFTER_REPLY, true);
+        return;
+    }
+    c.killed.store(true, Relaxed);
+    c.set_flag(cflag::CLOSE_ASAP, true);
+    ctx.srv
+        .hub
+        .send(c.worker, WorkerMsg::Poke { client_id: c.id });
+}
+
+fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) {
+    if args.len() == 3 {
+        // Old form: CLIENT KILL addr:port.
+        let found = ctx
+            .srv
+            .clients
+            .all()
+            .into_iter()
+            .find(|c| c.addr.as_bytes() == args[2] && !c.killed.load(Relaxed));
+        return match found {
+            Some(c) => {
+                kill_client(ctx, &c);
+                ctx.ok();
+            }
+            None => ctx.error("ERR No such client"),
+        };
+    }
+    let mut f = KillFilter {
+        skipme: true,
+        ..Default::default()
+    };
+    let mut i = 2;
+    while i < args.len() {
+        if i + 1 >= args.len() {
+            return ctx.syntax_error();
+        }
+        let (opt, val) = (args[i], args[i + 1]);
+        if eq_ic(opt, "ID") {
+            match crate::base::parse::parse_i64(val) {
+                Some(n) if n > 0 => f.id = Some(n as u64),
+                _ => return ctx.error("ERR client-id should be greater than 0"),
+            }
+        } else if eq_ic(opt, "TYPE") {
+            match ClientType::parse(val) {
+                Some(t) => f.ctype = Some(t),
+                None => return unknown_type(ctx, val),
+            }
+        } else if eq_ic(opt, "ADDR") {
+            f.addr = Some(val.to_vec());
+        } else if eq_ic(opt, "LADDR") {
+            f.laddr = Some(val.to_vec());
+        } else if eq_ic(opt, "USER") {
+            if val != b"default" {
+                return ctx.error(&format!(
+                    "ERR No such user '{}'",
+                    String::from_utf8_lossy(val)
+                ));
+            }
+            f.user = Some(val.to_vec());
+        } else if eq_ic(opt, "SKIPME") {
+            if eq_ic(val, "yes") {
+                f.skipme = true;
+            } else if eq_ic(val, "no") {
+                f.skipme = false;
+            } else {
+                return ctx.syntax_error();
+            }
+        } else if eq_ic(opt, "MAXAGE") {
+            match crate::base::parse::parse_i64(val) {
+                Some(n) if n >= 0 => f.max_age = Some(n as u64),
+                _ => return ctx.error(crate::base::errors::ERR_NOT_INT),
+            }
+        } else {
+            return ctx.syntax_error();
+        }
+        i += 2;
+    }
+    let me = ctx.client.id;
+    let now = ctx.now_ms;
+    let victims: Vec<Arc<ClientShared>> = ctx
+        .srv
+        .clients
+        .all()
+        .into_iter()
+        .filter(|c| f.matches(c, me, now))
+        .collect();
+    for c in &victims {
+        kill_client(ctx, c);
+    }
+    ctx.out.int(victims.len() as i64);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shared(id: u64) -> ClientShared {
+        ClientShared::new(
+            id,
+            "127.0.0.1:5000".into(),
+            "127.0.0.1:6379".into(),
+            9,
+            0,
+            1_000,
+        )
+    }
+
+    #[test]
+    fn types() {
+        assert_eq!(ClientType::parse(b"SLAVE"), Some(ClientType::Replica));
+        assert_eq!(ClientType::parse(b"Normal"), Some(ClientType::Normal));
+        assert_eq!(ClientType::parse(b"x"), None);
+        let c = shared(1);
+        assert_eq!(ClientType::of(&c), ClientType::Normal);
+        c.sub.store(1, Relaxed);
+        assert_eq!(ClientType::of(&c), ClientType::PubSub);
+    }
+
+    #[test]
+    fn kill_filter_matches() {
+        let c = shared(7);
+        let mut f = KillFilter {
+            skipme: true,
+            ..Default::default()
+        };
+        assert!(f.matches(&c, 1, 5_000));
+        assert!(!f.matches(&c, 7, 5_000));
+        f.addr = Some(b"127.0.0.1:5000".to_vec());
+        assert!(f.matches(&c, 1, 5_000));
+        f.laddr = Some(b"127.0.0.1:1".to_vec());
+        assert!(!f.matches(&c, 1, 5_000));
+        f.laddr = None;
+        f.max_age = Some(5);
+        assert!(!f.matches(&c, 1, 5_000));
+        assert!(f.matches(&c, 1, 6_000));
+    }
+
+    #[test]
+    fn line_fields() {
+        let srv = Server::without_commands(crate::kernel::config::Settings::default());
+        let c = shared(3);
+        c.strings.lock().name = b"app".to_vec();
+        let line = client_line(&srv, &c, 3_500);
+        let keys: Vec<&str> = line
+            .split(' ')
+            .map(|kv| kv.split_once('=').unwrap().0)
+            .collect();
+        assert_eq!(
+            keys.join(" "),
+            "id addr laddr fd name age idle flags db sub psub ssub multi qbuf qbuf-free argv-mem multi-mem rbs rbp obl oll omem tot-mem events cmd user redir resp lib-name lib-ver"
+        );
+        assert!(line.starts_with(
+            "id=3 addr=127.0.0.1:5000 laddr=127.0.0.1:6379 fd=9 name=app age=2 idle=2 flags=N db=0"
+        ));
+        assert!(line.contains(" cmd=NULL user=default redir=-1 resp=2 "));
+    }
+}

@@ -1,0 +1,124 @@
+//! [`Ctx`]: what a command handler gets: the shared server, its client, the
+//! settings snapshot, and the reply buffer.
+//!
+//! Handlers must reply exactly once per command (an array counts as one) and
+//! report errors through [`Ctx::error`] so error statistics stay exact.
+
+use resp::{Protocol, ReplyBuf};
+
+use crate::kernel::client::Client;
+use crate::kernel::config::Settings;
+use crate::kernel::server::Server;
+
+pub struct Ctx<'a> {
+    pub srv: &'a Server,
+    pub client: &'a mut Client,
+    pub settings: &'a Settings,
+    pub out: &'a mut ReplyBuf,
+    /// Index of the running command in the command table.
+    pub cmd_index: usize,
+    /// Set by [`Ctx::error`]; counts the call as failed.
+    pub failed: bool,
+    /// Unix time in ms when the command started.
+    pub now_ms: u64,
+}
+
+impl<'a> Ctx<'a> {
+    /// Replies with an error. `msg` is the full text without the leading '-',
+    /// e.g. "ERR syntax error" or "WRONGTYPE Operation against ...".
+    pub fn error(&mut self, msg: &str) {
+        self.out.error(msg);
+        self.srv.stats.count_error(msg.as_bytes());
+        self.failed = true;
+    }
+
+    pub fn ok(&mut self) {
+        self.out.simple("OK");
+    }
+
+    pub fn syntax_error(&mut self) {
+        self.error(crate::base::errors::ERR_SYNTAX);
+    }
+
+    /// "ERR wrong number of arguments for 'xxx' command" for the running command.
+    pub fn wrong_arity(&mut self) {
+        let name = self.srv.table.get(self.cmd_index).full_name.clone();
+        self.error(&format!(
+            "ERR wrong number of arguments for '{name}' command"
+        ));
+    }
+
+    /// Fires a keyspace notification (`notify-keyspace-events`) for `key` in
+    /// the client's database. `class` is one of the `notify::*` class bits.
+    /// Records that the running command changed `key` in database `db`
+    /// (Redis's signalModifiedKey): after the command, WATCHes on it are
+    /// invalidated and the dirty counter grows. A write that changes nothing
+    /// signals nothing, so it leaves WATCHes alone as in Redis.
+    pub fn modified(&mut self, db: usize, key: &[u8]) {
+        self.client.changes += 1;
+        if self.srv.watches.any() {
+            self.client.modified.push((db, key.to_vec()));
+        }
+    }
+
+    /// Fires a keyspace event for a change to `key` in the client's
+    /// database. Every change a command makes is announced this way (the
+    /// event names are Redis's), so it also signals the change.
+    pub fn notify(&mut self, class: u32, event: &str, key: &[u8]) {
+        self.modified(self.client.db, key);
+        let flags = self.settings.notify_keyspace_events;
+        if flags == 0 {
+            return;
+        }
+        let ev = crate::kernel::notify::Event {
+            class,
+            name: event,
+            key,
+            db: self.client.db,
+        };
+        self.srv
+            .notify_keyspace_event(flags, ev, self.client.id, self.out);
+    }
+
+    pub fn resp3(&self) -> bool {
+        self.client.protocol == Protocol::Resp3
+    }
+
+    /// Parses an integer argument, replying with Redis's error if it is not one.
+    pub fn parse_i64(&mut self, arg: &[u8]) -> Option<i64> {
+        let v = crate::base::parse::parse_i64(arg);
+        if v.is_none() {
+            self.error(crate::base::errors::ERR_NOT_INT);
+        }
+        v
+    }
+
+    pub fn parse_f64(&mut self, arg: &[u8]) -> Option<f64> {
+        let v = crate::base::parse::parse_f64(arg);
+        if v.is_none() {
+            self.error(crate::base::errors::ERR_NOT_FLOAT);
+        }
+        v
+    }
+
+    /// Replies to a `HELP` subcommand: one simple string per line.
+    pub fn reply_help(&mut self, lines: &[&str]) {
+        self.out.array_len(lines.len());
+        for l in lines {
+            self.out.simple(l);
+        }
+    }
+
+    /// Runs a command queued by MULTI (EXEC) through the runtime.
+    pub fn execute_queued(&mut self, args: &[&[u8]]) {
+        (self.srv.hooks.execute_queued)(self.srv, self.client, self.settings, args, self.out);
+    }
+
+    /// Replies with a flat array of bulk strings.
+    pub fn bulk_array<T: AsRef<[u8]>>(&mut self, items: &[T]) {
+        self.out.array_len(items.len());
+        for i in items {
+            self.out.bulk(i.as_ref());
+        }
+    }
+}

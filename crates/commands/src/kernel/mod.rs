@@ -1,0 +1,38 @@
+//! Kernel layer: the command contract and the state every layer above
+//! shares.
+//!
+//! * The contract: [`spec`] (what a command is), [`table`] (all of them),
+//!   [`ctx`] (what a handler gets), [`server`] (the shared state). These
+//!   four name each other — a handler's type names `Ctx`, `Ctx` names
+//!   `Server`, `Server` owns the table, the table holds specs — and form
+//!   the one import cycle the crate keeps.
+//! * State types and registries that services own: clients, the cross-thread
+//!   hub, configuration, statistics, Pub/Sub subscriptions, WATCHes and
+//!   transactions, blocked-client waiters, eviction and lazy-free state, the
+//!   memory probe. None of them names `Server`: a registry is handed the
+//!   other registries it needs.
+//!
+//! The kernel may use `base`, `store`, `collections` and `resp`, never
+//! `services`, `runtime`, `families` or `registry`.
+
+pub mod blocking;
+pub mod client;
+pub mod config;
+pub mod ctx;
+pub mod eviction;
+pub mod hub;
+pub mod lazyfree;
+pub mod memprobe;
+pub mod message;
+pub mod metrics;
+pub mod notify;
+pub mod pubsub;
+#[rustfmt::skip]
+pub mod redis_meta;
+pub mod coll;
+pub mod server;
+pub mod slowlog;
+pub mod spec;
+pub mod stats;
+pub mod table;
+pub mod watches;

@@ -1,0 +1,273 @@
+//! [`Server`]: the state shared by every worker thread: configuration, the
+//! command table, counters, the client registry, SLOWLOG/LATENCY, the
+//! cross-thread hub, pause state. The keyspace hangs off it as well.
+//!
+//! `Server` is part of the command contract (with `spec`, `table`, `ctx`):
+//! it owns the table, which `crate::registry` builds and hands in, and the
+//! [`RuntimeHooks`] through which a command runs other commands (EXEC) without
+//! the kernel naming the runtime. Its methods compose registries that do not
+//! know each other (publishing a keyspace event needs Pub/Sub, the hub, the
+//! statistics and the output-buffer setting).
+//!
+//! Locking: nothing here is held across a command except the keyspace
+//! partition locks, which the command families take themselves. Registry and
+//! log mutexes are held only to copy or append.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::Mutex;
+
+use resp::ReplyBuf;
+
+use crate::kernel::blocking::Blocking;
+use crate::kernel::client::{Client, ClientShared};
+use crate::kernel::config::{ConfigStore, Settings};
+use crate::kernel::eviction::Eviction;
+use crate::kernel::hub::Hub;
+use crate::kernel::lazyfree::LazyFree;
+use crate::kernel::notify;
+use crate::kernel::pubsub::PubSub;
+use crate::kernel::slowlog::{LatencyMonitor, SlowLog};
+use crate::kernel::stats::Stats;
+use crate::kernel::table::CommandTable;
+use crate::kernel::watches::Watches;
+
+/// Runs one command queued by MULTI for `client` (checks were done when it
+/// was queued), writing its reply to the buffer.
+pub type ExecuteQueued = fn(&Server, &mut Client, &Settings, &[&[u8]], &mut ReplyBuf);
+
+/// Entry points of the runtime that commands call back into, installed by
+/// `crate::registry` (the kernel cannot name the runtime).
+#[derive(Clone, Copy)]
+pub struct RuntimeHooks {
+    pub execute_queued: ExecuteQueued,
+}
+/// `CLIENT PAUSE` state.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Pause {
+    /// Unix ms until which clients are paused; 0 = not paused.
+    pub until_ms: u64,
+    /// true = ALL, false = WRITE.
+    pub all: bool,
+}
+
+#[derive(Default, Debug)]
+pub struct ClientRegistry {
+    next_id: AtomicU64,
+    clients: Mutex<BTreeMap<u64, Arc<ClientShared>>>,
+}
+
+impl ClientRegistry {
+    pub fn next_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Relaxed) + 1
+    }
+    pub fn add(&self, c: Arc<ClientShared>) {
+        self.clients.lock().insert(c.id, c);
+    }
+    pub fn remove(&self, id: u64) {
+        self.clients.lock().remove(&id);
+    }
+    pub fn get(&self, id: u64) -> Option<Arc<ClientShared>> {
+        self.clients.lock().get(&id).cloned()
+    }
+    /// All clients, ordered by id.
+    pub fn all(&self) -> Vec<Arc<ClientShared>> {
+        self.clients.lock().values().cloned().collect()
+    }
+    pub fn len(&self) -> usize {
+        self.clients.lock().len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Number of keyspace partitions (contiguous slot ranges, one lock each).
+/// More partitions mean less lock contention between threads; each costs
+/// one small table per database in use.
+pub const KEYSPACE_PARTITIONS: usize = 16;
+
+/// Everything shared between worker threads.
+pub struct Server {
+    /// Every database's keys and values, split into slot-range partitions.
+    pub keyspace: store::keyspace::Keyspace,
+    pub config: ConfigStore,
+    pub table: CommandTable,
+    pub stats: Stats,
+    pub clients: ClientRegistry,
+    pub slowlog: SlowLog,
+    pub latency: LatencyMonitor,
+    pub hub: Hub,
+    pub pubsub: PubSub,
+    pub watches: Watches,
+    /// Background freeing of large values (UNLINK, FLUSHALL ASYNC...).
+    pub lazyfree: LazyFree,
+    /// `maxmemory` state (see `services::eviction`).
+    pub eviction: Eviction,
+    /// Clients waiting in blocking commands.
+    pub blocking: Blocking,
+    /// Runtime entry points commands call back into.
+    pub hooks: RuntimeHooks,
+    /// CLIENT PAUSE state; written through [`Server::set_pause`] only.
+    pause: Mutex<Pause>,
+    /// Copy of `pause.until_ms` so the per-command check is one atomic load.
+    pause_until_ms: AtomicU64,
+    /// Clients in MONITOR mode: (client id, worker index).
+    pub monitors: Mutex<Vec<(u64, usize)>>,
+    pub has_monitors: AtomicBool,
+    pub shutdown_requested: AtomicBool,
+    pub started: Instant,
+    pub started_unix_ms: u64,
+    pub run_id: String,
+    pub tcp_port: AtomicU64,
+    pub executable: String,
+}
+
+impl Server {
+    /// A server with `table` (built by `crate::registry` with one statistics
+    /// shard per worker thread) and the runtime's `hooks`.
+    pub fn new(
+        settings: Settings,
+        config_file: Option<std::path::PathBuf>,
+        table: CommandTable,
+        hooks: RuntimeHooks,
+    ) -> Server {
+        let keyspace = store::keyspace::Keyspace::new(store::keyspace::Config {
+            partitions: KEYSPACE_PARTITIONS,
+            databases: settings.databases,
+        });
+        let eviction = Eviction::default();
+        eviction.apply(&settings, &keyspace);
+        let lazyfree = LazyFree::default();
+        lazyfree.install_store_hook(&keyspace);
+        Server {
+            keyspace,
+            config: ConfigStore::new(settings, config_file),
+            table,
+            stats: Stats::default(),
+            clients: ClientRegistry::default(),
+            slowlog: SlowLog::default(),
+            latency: LatencyMonitor::default(),
+            hub: Hub::default(),
+            pubsub: Default::default(),
+            watches: Default::default(),
+            blocking: Default::default(),
+            lazyfree,
+            eviction,
+            hooks,
+            pause: Mutex::new(Pause::default()),
+            pause_until_ms: AtomicU64::new(0),
+            monitors: Mutex::new(Vec::new()),
+            has_monitors: AtomicBool::new(false),
+            shutdown_requested: AtomicBool::new(false),
+            started: Instant::now(),
+            started_unix_ms: crate::base::clock::unix_time_ms(),
+            run_id: crate::base::text::random_hex(40),
+            tcp_port: AtomicU64::new(0),
+            executable: std::env::current_exe()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// A server with an empty command table and no runtime: for unit tests
+    /// of code that reads server state without running commands (a queued
+    /// command it is asked to run answers an error).
+    pub fn without_commands(settings: Settings) -> Server {
+        fn no_runtime(_: &Server, _: &mut Client, _: &Settings, _: &[&[u8]], out: &mut ReplyBuf) {
+            out.error("ERR no command runtime in this server");
+        }
+        let hooks = RuntimeHooks {
+            execute_queued: no_runtime,
+        };
+        Server::new(settings, None, CommandTable::build(&[], &[], &[], 0), hooks)
+    }
+
+    pub fn settings(&self) -> Arc<Settings> {
+        self.config.get()
+    }
+
+    /// Runs `f` so that no other client observes the keyspace in between its steps.
+    pub fn atomically(&self, f: &mut dyn FnMut()) {
+        let _held = self.keyspace.hold_all();
+        f()
+    }
+
+    /// TTL deadline (unix ms) of a key, for WATCH; None when it has none.
+    pub fn key_expire_at(&self, db: usize, key: &[u8], now_ms: u64) -> Option<u64> {
+        let k = store::object::Key::new(key);
+        let mut part = self.keyspace.lock(&k);
+        part.get(db, &k, now_ms).and_then(|e| e.expire_at())
+    }
+
+    /// Current pause, if still active.
+    pub fn active_pause(&self, now_ms: u64) -> Option<Pause> {
+        if self.pause_until_ms.load(Relaxed) <= now_ms {
+            return None;
+        }
+        let p = *self.pause.lock();
+        (p.until_ms > now_ms).then_some(p)
+    }
+
+    /// Starts, extends or (with `Pause::default()`) ends a CLIENT PAUSE.
+    pub fn set_pause(&self, p: Pause) {
+        let mut g = self.pause.lock();
+        *g = p;
+        self.pause_until_ms.store(p.until_ms, Relaxed);
+    }
+
+    pub fn pause_state(&self) -> Pause {
+        *self.pause.lock()
+    }
+
+    /// Publishes `payload` on `channel` (a shard channel when `shard`) and
+    /// returns the number of receivers; a message for `me` lands in `my_out`
+    /// directly, ahead of the command's reply.
+    pub fn publish(
+        &self,
+        channel: &[u8],
+        payload: &[u8],
+        shard: bool,
+        me: u64,
+        my_out: &mut ReplyBuf,
+    ) -> usize {
+        let hard = self.config.get().output_pubsub.hard;
+        self.pubsub.publish(
+            &self.hub,
+            &self.stats,
+            hard,
+            channel,
+            payload,
+            shard,
+            me,
+            my_out,
+        )
+    }
+
+    /// Fires a keyspace notification if `flags` (`notify-keyspace-events`)
+    /// enable its class. A message for the client that caused it (`me`, if
+    /// subscribed) lands in `my_out` ahead of the command's reply, as in Redis.
+    pub fn notify_keyspace_event(
+        &self,
+        flags: u32,
+        ev: notify::Event<'_>,
+        me: u64,
+        my_out: &mut ReplyBuf,
+    ) {
+        if flags & ev.class == 0 || flags & (notify::KEYSPACE | notify::KEYEVENT) == 0 {
+            return;
+        }
+        if flags & notify::KEYSPACE != 0 {
+            let mut ch = format!("__keyspace@{}__:", ev.db).into_bytes();
+            ch.extend_from_slice(ev.key);
+            self.publish(&ch, ev.name.as_bytes(), false, me, my_out);
+        }
+        if flags & notify::KEYEVENT != 0 {
+            let ch = format!("__keyevent@{}__:{}", ev.db, ev.name);
+            self.publish(ch.as_bytes(), ev.key, false, me, my_out);
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! The composition root: the one place that names every command family,
+//! every family's DEBUG subcommands and the runtime's entry points, and
+//! builds the command table and the [`Server`] from them.
+//!
+//! To add a family: write it under `families/`, then list its `COMMANDS`
+//! in [`FAMILIES`] (and its `DEBUG` in [`DEBUG_SUBCOMMANDS`] if it has
+//! some). Nothing else in the crate names families, so a family can be
+//! added or removed here alone.
+
+use std::path::PathBuf;
+
+use crate::families;
+use crate::kernel::config::Settings;
+use crate::kernel::redis_meta::META;
+use crate::kernel::server::{RuntimeHooks, Server};
+use crate::kernel::spec::{CommandSpec, DebugSub};
+use crate::kernel::table::CommandTable;
+
+/// Every command family, in registration order.
+pub const FAMILIES: &[&[CommandSpec]] = &[
+    families::connection::COMMANDS,
+    families::server::admin::COMMANDS,
+    families::server::client::COMMANDS,
+    families::server::command::COMMANDS,
+    families::server::info::COMMANDS,
+    families::server::slowlog::COMMANDS,
+    families::server::latency::COMMANDS,
+    families::server::debug::COMMANDS,
+    families::pubsub::COMMANDS,
+    families::transactions::COMMANDS,
+    families::strings::COMMANDS,
+    families::keys::COMMANDS,
+    families::hashes::COMMANDS,
+    families::lists::COMMANDS,
+    families::sets::COMMANDS,
+    families::zsets::COMMANDS,
+    families::keys::sort::COMMANDS,
+    families::lists::blocking::COMMANDS,
+    families::zsets::blocking::COMMANDS,
+    families::keys::expire::COMMANDS,
+    families::server::memory::COMMANDS,
+    families::bitmap::COMMANDS,
+    // HyperLogLog: edits sparse values exactly as Redis does (byte-identical values).
+    families::hyperloglog::COMMANDS,
+];
+
+/// Every family's DEBUG subcommands, in DEBUG HELP order.
+pub const DEBUG_SUBCOMMANDS: &[&[DebugSub]] =
+    &[families::server::debug::CORE, families::keys::DEBUG];
+
+/// The command table, with one statistics shard per worker thread.
+pub fn command_table(workers: usize) -> CommandTable {
+    CommandTable::build(FAMILIES, META, DEBUG_SUBCOMMANDS, workers)
+}
+
+/// The runtime's entry points that commands call back into.
+pub fn runtime_hooks() -> RuntimeHooks {
+    RuntimeHooks {
+        execute_queued: crate::runtime::dispatch::execute_queued,
+    }
+}
+
+/// The server for `settings` (read from `config_file`, if any).
+pub fn build_server(settings: Settings, config_file: Option<PathBuf>) -> Server {
+    let table = command_table(settings.threads);
+    Server::new(settings, config_file, table, runtime_hooks())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::spec::Arg;
+
+    #[test]
+    fn debug_names_are_unique_and_upper_case() {
+        let mut seen = std::collections::HashSet::new();
+        for s in DEBUG_SUBCOMMANDS.iter().flat_map(|f| f.iter()) {
+            assert_eq!(s.name, s.name.to_ascii_uppercase());
+            assert!(seen.insert(s.name), "duplicate DEBUG {}", s.name);
+        }
+    }
+
+    #[test]
+    fn meta_is_sorted_and_every_entry_is_a_command() {
+        let meta = META;
+        assert!(
+            meta.windows(2).all(|w| w[0].name < w[1].name),
+            "sorted, unique"
+        );
+        let table = command_table(0);
+        for m in meta {
+            let e = table
+                .by_full_name(m.name)
+                .unwrap_or_else(|| panic!("{} is not a petrel command", m.name));
+            assert_eq!(e.spec.docs.args.len(), m.args.len(), "{}", m.name);
+            assert_eq!(e.spec.key_specs.len(), m.key_specs.len(), "{}", m.name);
+        }
+    }
+
+    /// Rows of commands Redis 7.0 has must not set what [`Meta::apply`]
+    /// overrides: such data would be dead, and would invite edits in the
+    /// wrong place (regenerate `redis_meta.rs` instead).
+    #[test]
+    fn rows_of_redis_commands_leave_overridden_facts_to_meta() {
+        fn check(spec: &CommandSpec, full: &str, bad: &mut Vec<String>) {
+            if crate::kernel::table::meta_of(META, full).is_none() {
+                return;
+            }
+            let d = &spec.docs;
+            let set = [
+                ("tips", !spec.tips.is_empty()),
+                ("key_specs", !spec.key_specs.is_empty()),
+                ("since", !d.since.is_empty()),
+                ("group", !d.group.is_empty()),
+                ("doc_flags", !d.doc_flags.is_empty()),
+                ("deprecated_since", !d.deprecated_since.is_empty()),
+                ("replaced_by", !d.replaced_by.is_empty()),
+                ("history", !d.history.is_empty()),
+                ("args", !d.args.is_empty()),
+            ];
+            for (what, _) in set.iter().filter(|(_, s)| *s) {
+                bad.push(format!("{full}: {what}"));
+            }
+        }
+        let mut bad = Vec::new();
+        for fam in FAMILIES {
+            for spec in fam.iter() {
+                check(spec, spec.name, &mut bad);
+                for sub in spec.subcommands {
+                    check(
+                        sub,
+                        &format!("{}|{}", spec.name, sub.short_name()),
+                        &mut bad,
+                    );
+                }
+            }
+        }
+        assert!(
+            bad.is_empty(),
+            "set in a cmd! row but taken from redis_meta.rs: {bad:#?}"
+        );
+    }
+
+    #[test]
+    fn key_spec_indexes_point_at_key_specs() {
+        fn check(name: &str, args: &[Arg], n: usize) {
+            for a in args {
+                assert!(a.key_spec_index < n as i32, "{name} {}", a.name);
+                check(name, a.args, n);
+            }
+        }
+        for m in META {
+            check(m.name, m.args, m.key_specs.len());
+        }
+    }
+}

@@ -1,0 +1,51 @@
+//! Periodic server work, called `hz` times a second from the cron thread:
+//! ending expired CLIENT PAUSE, sampling the instantaneous metrics of
+//! `INFO stats` and the memory peak of `INFO memory`, and (as the keyspace
+//! lands) active expiry in short time-budgeted steps.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use crate::kernel::server::Server;
+
+fn sample_metrics(srv: &Server, now_ms: u64) {
+    // The first tick runs before any client could add data: that is the
+    // baseline INFO reports as used_memory_startup.
+    crate::kernel::memprobe::note_startup_memory();
+    crate::kernel::metrics::metrics().sample(
+        now_ms,
+        srv.table.total_calls(),
+        srv.stats.net_input_bytes.load(Relaxed),
+        srv.stats.net_output_bytes.load(Relaxed),
+        crate::kernel::memprobe::used_memory(),
+    );
+}
+
+pub fn tick(srv: &Server) {
+    let now = crate::base::clock::unix_time_ms();
+    static LAST_SECOND_S: AtomicU64 = AtomicU64::new(0);
+    if LAST_SECOND_S.swap(now / 1000, Relaxed) != now / 1000 {
+        crate::base::sched::idle_allocator_threads();
+        srv.keyspace.release_empty_dbs();
+    }
+    let p = srv.pause_state();
+    if p.until_ms != 0 && p.until_ms <= now {
+        srv.set_pause(crate::kernel::server::Pause::default());
+    }
+    sample_metrics(srv, now);
+    active_expire(srv);
+    crate::services::eviction::cron(srv);
+    crate::services::expiry::publish_expired(srv);
+}
+
+/// Redis's slow cycle spends at most 25% of each `1/hz` period on expiry.
+const ACTIVE_EXPIRE_CPU_PERCENT: u64 = 25;
+
+/// Reclaims expired keys no client touches. The keyspace works in chunks
+/// that hold one partition lock for a few microseconds, so clients never wait
+/// for the whole cycle.
+fn active_expire(srv: &Server) {
+    let hz = srv.settings().hz.max(1);
+    let budget = std::time::Duration::from_micros(1_000_000 / hz * ACTIVE_EXPIRE_CPU_PERCENT / 100);
+    srv.keyspace
+        .active_expire_cycle(budget, crate::base::clock::unix_time_ms());
+}

@@ -1,0 +1,465 @@
+//! Command execution: lookup, arity, authentication, the `maxmemory` gate,
+//! MULTI queueing, pause, then the handler, then statistics, SLOWLOG,
+//! LATENCY, MONITOR feeds, WATCH invalidation and blocked-client wake-ups.
+//!
+//! This is the single entry point the network layer calls for every parsed
+//! command; everything a command needs besides its arguments comes from the
+//! [`Server`] and the [`Client`]. Every cross-cutting step runs here once,
+//! for every command; a command opts in or out through its spec's flags
+//! (`kernel::spec::flag`) and redactor, never by its name.
+
+use std::fmt::Write as _;
+
+use resp::ReplyBuf;
+
+use crate::base::text::sanitize;
+use crate::kernel::client::{Client, ReplyMode};
+use crate::kernel::config::Settings;
+use crate::kernel::ctx::Ctx;
+use crate::kernel::server::Server;
+use crate::kernel::spec::{flag, CommandSpec};
+use crate::kernel::table::CommandEntry;
+
+/// What the network layer should do after [`execute`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The command ran (or was rejected with an error reply).
+    Done,
+    /// The server is paused for this command: keep it and retry later.
+    Paused,
+    /// The command blocked the client (`client.blocked` is set): read no
+    /// more commands until its worker gets the reply.
+    Blocked,
+}
+
+/// Executes one command. `args[0]` is the command name.
+pub fn execute(
+    srv: &Server,
+    client: &mut Client,
+    settings: &Settings,
+    args: &[&[u8]],
+    out: &mut ReplyBuf,
+) -> Outcome {
+    let reply_start = out.len();
+    let mut outcome = execute_inner(srv, client, settings, args, out);
+    if client.blocked.is_some() {
+        outcome = Outcome::Blocked;
+    }
+    if !client.ready_keys.is_empty() && !client.in_exec {
+        let keys = std::mem::take(&mut client.ready_keys);
+        crate::services::blocking::serve_ready(
+            srv,
+            &settings.limits,
+            settings.notify_keyspace_events,
+            keys,
+        );
+    }
+    if outcome == Outcome::Done {
+        match client.reply_mode {
+            ReplyMode::On => {}
+            ReplyMode::Off => out.truncate(reply_start),
+            ReplyMode::SkipNext => client.reply_mode = ReplyMode::Skipping,
+            ReplyMode::Skipping => {
+                out.truncate(reply_start);
+                client.reply_mode = ReplyMode::On;
+            }
+        }
+    }
+    outcome
+}
+
+fn reject(srv: &Server, out: &mut ReplyBuf, msg: &str) {
+    out.error(msg);
+    srv.stats.count_error(msg.as_bytes());
+}
+
+/// Rejects a command before execution; inside MULTI this also dooms the
+/// transaction (EXEC will answer EXECABORT), as in Redis.
+fn reject_cmd(srv: &Server, client: &mut Client, out: &mut ReplyBuf, msg: &str) {
+    if client.tx.in_multi() {
+        client.tx.dirty_exec = true;
+    }
+    reject(srv, out, msg);
+}
+
+fn execute_inner(
+    srv: &Server,
+    client: &mut Client,
+    settings: &Settings,
+    args: &[&[u8]],
+    out: &mut ReplyBuf,
+) -> Outcome {
+    let table = &srv.table;
+    // Pipelines usually repeat one command: reuse the last lookup when the
+    // name bytes are identical.
+    let cached = match &client.last_lookup {
+        Some((name, i)) if name.as_slice() == args[0] => Some(*i),
+        _ => None,
+    };
+    let found = cached.or_else(|| {
+        let i = table.lookup(args[0])?;
+        client.last_lookup = Some((args[0].to_vec(), i));
+        Some(i)
+    });
+    let Some(mut idx) = found else {
+        let mut msg = format!(
+            "ERR unknown command '{}', with args beginning with: ",
+            sanitize(args[0], 128)
+        );
+        for a in args.iter().skip(1) {
+            if msg.len() >= 1024 {
+                break;
+            }
+            let _ = write!(msg, "'{}' ", sanitize(a, 128));
+        }
+        reject_cmd(srv, client, out, &msg);
+        return Outcome::Done;
+    };
+    let top = table.get(idx);
+    // A container with its own handler (COMMAND) also runs without a subcommand.
+    if !(top.spec.subcommands.is_empty() || args.len() < 2 && top.spec.handler.is_some()) {
+        if args.len() < 2 {
+            top.stats
+                .rejected_calls
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            reject_cmd(
+                srv,
+                client,
+                out,
+                &format!(
+                    "ERR wrong number of arguments for '{}' command",
+                    top.full_name
+                ),
+            );
+            return Outcome::Done;
+        }
+        match table.lookup_sub(idx, args[1]) {
+            Some(s) => idx = s,
+            None => {
+                let msg = format!(
+                    "ERR unknown subcommand '{}'. Try {} HELP.",
+                    sanitize(args[1], 128),
+                    top.full_name.to_ascii_uppercase()
+                );
+                reject_cmd(srv, client, out, &msg);
+                return Outcome::Done;
+            }
+        }
+    }
+    let entry = table.get(idx);
+    let spec = entry.spec;
+    if !spec.arity_ok(args.len()) {
+        entry
+            .stats
+            .rejected_calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        reject_cmd(
+            srv,
+            client,
+            out,
+            &format!(
+                "ERR wrong number of arguments for '{}' command",
+                entry.full_name
+            ),
+        );
+        return Outcome::Done;
+    }
+    if !client.authenticated && spec.flags & flag::NO_AUTH == 0 && !settings.requirepass.is_empty()
+    {
+        entry
+            .stats
+            .rejected_calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        reject_cmd(srv, client, out, "NOAUTH Authentication required.");
+        return Outcome::Done;
+    }
+    if client.protocol == resp::Protocol::Resp2
+        && spec.flags & flag::SUBSCRIBED_OK == 0
+        && client.pubsub.is_subscribed()
+    {
+        entry
+            .stats
+            .rejected_calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let msg = format!(
+            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+            entry.full_name
+        );
+        reject_cmd(srv, client, out, &msg);
+        return Outcome::Done;
+    }
+    if srv.eviction.maxmemory() > 0 && over_memory(srv, client, settings, entry, out) {
+        entry
+            .stats
+            .rejected_calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        reject_cmd(srv, client, out, crate::base::errors::OOM_ERROR);
+        return Outcome::Done;
+    }
+    if client.tx.in_multi() && spec.flags & flag::NOT_QUEUED == 0 {
+        if spec.flags & flag::NO_MULTI != 0 {
+            reject_cmd(
+                srv,
+                client,
+                out,
+                "ERR Command not allowed inside a transaction",
+            );
+            return Outcome::Done;
+        }
+        crate::services::transactions::queue_command(client, args);
+        out.simple("QUEUED");
+        return Outcome::Done;
+    }
+    let now_ms = crate::base::clock::cached_time_ms();
+    if let Some(p) = srv.active_pause(now_ms) {
+        let writes = if spec.flags & flag::RUNS_QUEUE != 0 {
+            queued_any(srv, client, flag::WRITE | flag::MAY_REPLICATE)
+        } else {
+            spec.flags & (flag::WRITE | flag::MAY_REPLICATE) != 0
+        };
+        let blocked = p.all || writes;
+        // Like Redis, PAUSE never holds up the commands needed to lift it.
+        let exempt = spec.flags & flag::PAUSE_EXEMPT != 0
+            || spec.flags & flag::NO_AUTH != 0 && spec.flags & flag::WRITE == 0;
+        if blocked && !exempt {
+            return Outcome::Paused;
+        }
+    }
+
+    call(srv, client, settings, idx, args, out, now_ms);
+    Outcome::Done
+}
+
+/// `maxmemory` gate (see `eviction`): should this command be refused with
+/// OOM? Denyoom commands are, and inside MULTI every command but EXEC,
+/// DISCARD, QUIT and RESET (queuing takes memory); EXEC is when a queued
+/// command is denyoom. Evicts first when the policy allows.
+fn over_memory(
+    srv: &Server,
+    client: &Client,
+    settings: &Settings,
+    entry: &CommandEntry,
+    out: &mut ReplyBuf,
+) -> bool {
+    let flags = entry.spec.flags;
+    let mut denyoom = flags & flag::DENYOOM != 0;
+    if client.tx.in_multi() && flags & flag::ENDS_TX == 0 {
+        denyoom = true;
+    }
+    if flags & flag::RUNS_QUEUE != 0 {
+        denyoom = queued_any(srv, client, flag::DENYOOM);
+    }
+    if !denyoom {
+        return false;
+    }
+    crate::services::eviction::perform(srv, settings.notify_keyspace_events, client.id, out)
+        == crate::services::eviction::Outcome::Fail
+}
+
+/// Does any command queued in the client's transaction have one of `flags`?
+fn queued_any(srv: &Server, client: &Client, flags: u32) -> bool {
+    client.tx.queue.as_ref().is_some_and(|q| {
+        q.iter().any(|c| {
+            let argv: Vec<&[u8]> = c.iter().map(|a| a.as_slice()).collect();
+            resolve(srv, &argv).is_ok_and(|i| srv.table.get(i).spec.flags & flags != 0)
+        })
+    })
+}
+
+/// Runs a command queued by MULTI (from EXEC): checks were done when it was queued.
+pub fn execute_queued(
+    srv: &Server,
+    client: &mut Client,
+    settings: &Settings,
+    args: &[&[u8]],
+    out: &mut ReplyBuf,
+) {
+    match resolve(srv, args) {
+        Ok(idx) => call(
+            srv,
+            client,
+            settings,
+            idx,
+            args,
+            out,
+            crate::base::clock::unix_time_ms(),
+        ),
+        Err(msg) => reject(srv, out, &msg),
+    }
+}
+
+/// Finds the command-table index for `args` (subcommand included).
+pub fn resolve(srv: &Server, args: &[&[u8]]) -> Result<usize, String> {
+    let table = &srv.table;
+    let idx = table
+        .lookup(args[0])
+        .ok_or_else(|| format!("ERR unknown command '{}'", sanitize(args[0], 128)))?;
+    let top = table.get(idx);
+    if top.spec.subcommands.is_empty() || (args.len() < 2 && top.spec.handler.is_some()) {
+        return Ok(idx);
+    }
+    if args.len() < 2 {
+        return Err(format!(
+            "ERR wrong number of arguments for '{}' command",
+            top.full_name
+        ));
+    }
+    table.lookup_sub(idx, args[1]).ok_or_else(|| {
+        format!(
+            "ERR unknown subcommand '{}'. Try {} HELP.",
+            sanitize(args[1], 128),
+            top.full_name.to_ascii_uppercase()
+        )
+    })
+}
+
+/// Runs the handler of command `idx` and records everything about the call.
+fn call(
+    srv: &Server,
+    client: &mut Client,
+    settings: &Settings,
+    idx: usize,
+    args: &[&[u8]],
+    out: &mut ReplyBuf,
+    now_ms: u64,
+) {
+    let entry = srv.table.get(idx);
+    let spec = entry.spec;
+    let Some(handler) = spec.handler else {
+        reject_cmd(
+            srv,
+            client,
+            out,
+            &format!("ERR unknown subcommand for '{}'", entry.full_name),
+        );
+        return;
+    };
+    client
+        .shared
+        .last_cmd
+        .store(idx as u32 + 1, std::sync::atomic::Ordering::Relaxed);
+    let argv_mem: usize = args.iter().map(|a| a.len()).sum();
+    client
+        .shared
+        .argv_mem
+        .store(argv_mem as u64, std::sync::atomic::Ordering::Relaxed);
+    let start = crate::base::stopwatch::Stopwatch::start();
+    let mut ctx = Ctx {
+        srv,
+        client,
+        settings,
+        out,
+        cmd_index: idx,
+        failed: false,
+        now_ms,
+    };
+    handler(&mut ctx, args);
+    let failed = ctx.failed;
+    let client = ctx.client;
+    client
+        .shared
+        .argv_mem
+        .store(0, std::sync::atomic::Ordering::Relaxed);
+    let ns = start.elapsed_ns();
+    let us = ns / 1000;
+    entry.record(ns, settings.latency_tracking);
+    if failed {
+        entry
+            .stats
+            .failed_calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    {
+        // Only this client's thread writes its counters.
+        let c = &client.shared.tot_cmds;
+        c.store(
+            c.load(std::sync::atomic::Ordering::Relaxed) + 1,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
+    if spec.flags & flag::SKIP_SLOWLOG == 0
+        && settings.slowlog_log_slower_than >= 0
+        && us >= settings.slowlog_log_slower_than as u64
+    {
+        let name = client.shared.strings.lock().name.clone();
+        let redacted = redact(spec, args);
+        srv.slowlog.push(
+            redacted.as_deref().unwrap_or(args),
+            us,
+            &client.shared.addr,
+            &name,
+            settings.slowlog_max_len as usize,
+        );
+    }
+    let ms = us / 1000;
+    if settings.latency_monitor_threshold > 0 && ms >= settings.latency_monitor_threshold {
+        let ev = if spec.flags & flag::FAST != 0 {
+            "fast-command"
+        } else {
+            "command"
+        };
+        srv.latency.add(ev, ms);
+    }
+    if !failed && spec.flags & flag::WRITE != 0 {
+        let whole_db = spec.flags & flag::WHOLE_KEYSPACE != 0;
+        // Changes since the last save (INFO persistence): one per change the
+        // command signalled; the whole-database commands count once.
+        let changes = if whole_db { 1 } else { client.changes };
+        srv.stats
+            .dirty
+            .fetch_add(changes, std::sync::atomic::Ordering::Relaxed);
+        if srv.watches.any() {
+            touch_watched(srv, client);
+        }
+        if srv.blocking.any() && !whole_db {
+            collect_ready_keys(client, spec, args);
+        }
+    }
+    client.changes = 0;
+    client.modified.clear();
+    if srv.has_monitors.load(std::sync::atomic::Ordering::Relaxed)
+        && spec.flags & (flag::SKIP_MONITOR | flag::ADMIN) == 0
+    {
+        let redacted = redact(spec, args);
+        crate::services::monitor::feed_monitors(srv, client, redacted.as_deref().unwrap_or(args));
+    }
+}
+
+/// Invalidates WATCHes on the keys the command reported changing (see
+/// `Ctx::modified`): a no-op write leaves WATCHes alone, as in Redis.
+fn touch_watched(srv: &Server, client: &Client) {
+    for (db, k) in &client.modified {
+        srv.watches.touch(Some(*db), k);
+    }
+}
+
+/// What Redis shows instead of a secret argument in MONITOR and SLOWLOG.
+const REDACTED: &[u8] = b"(redacted)";
+
+/// The arguments as MONITOR and SLOWLOG may show them: `None` when nothing
+/// is secret, else a copy with the arguments the spec's redactor names
+/// replaced by `(redacted)`.
+fn redact<'a>(spec: &CommandSpec, args: &[&'a [u8]]) -> Option<Vec<&'a [u8]>> {
+    let hide = (spec.redact?)(args);
+    if hide.is_empty() {
+        return None;
+    }
+    let mut v = args.to_vec();
+    for i in hide {
+        if let Some(a) = v.get_mut(i) {
+            *a = REDACTED;
+        }
+    }
+    Some(v)
+}
+
+/// Records the keys a successful write named, so the waiters blocked on them
+/// are served after the command (see `services::blocking`). Commands that
+/// change whole databases hand their keys over themselves.
+fn collect_ready_keys(client: &mut Client, spec: &CommandSpec, args: &[&[u8]]) {
+    for i in spec.key_indexes(args).unwrap_or_default() {
+        if let Some(k) = args.get(i) {
+            client.ready_keys.push(k.to_vec());
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! Services layer: operations that several command families and the
+//! runtime share, written once.
+//!
+//! * [`blocking`]: serving blocked clients when their keys get data, through
+//!   the [`crate::kernel::blocking::BlockedOp`] trait each family implements
+//!   for its own blocking commands (the service never names a data type).
+//! * [`eviction`]: `maxmemory` enforcement and its cron sweep.
+//! * [`expiry`]: keyspace events and statistics of keys that expired.
+//! * [`monitor`]: the MONITOR feed.
+//! * [`transactions`]: queueing under MULTI, leaving a transaction.
+//! * [`connection`]: what resetting or closing a connection undoes.
+//! * [`memory`], [`keysizes`]: the memory reports INFO and MEMORY share.
+//! * [`scan`]: the SCAN-family argument parsing (cursor, MATCH, COUNT, TYPE).
+//!
+//! Services may use `kernel` and `base`, never `runtime`, `families` or
+//! `registry`.
+
+pub mod blocking;
+pub mod connection;
+pub mod eviction;
+pub mod expiry;
+pub mod keysizes;
+pub mod memory;
+pub mod monitor;
+pub mod scan;
+pub mod transactions;

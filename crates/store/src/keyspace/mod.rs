@@ -1,0 +1,751 @@
+//! The keyspace: `P` partitions, each owning a contiguous range of the 16384
+//! hash slots and one Dashtable per database (created on first write).
+//!
+//! Locking: each partition sits behind its own mutex. A command locks the
+//! partition(s) of its keys for its whole duration; several partitions are
+//! always taken in ascending index order ([`Keyspace::lock_keys`],
+//! [`Keyspace::lock_all`]), so multi-key commands are atomic and deadlock-free.
+//!
+//! Expiry: every read or write lookup through [`Partition`] drops a key whose
+//! time has passed (lazy expiry, `now_ms` from the caller), and
+//! [`Keyspace::active_expire_cycle`] sweeps the tables in short resumable
+//! steps. Invariant: `Db::expires` equals the number of entries with a TTL;
+//! only `Partition` methods change TTLs or add/remove entries.
+//!
+//! Size tracking (`self::sizes`): each `Db` keeps [`Sizes`] equal to the
+//! sum over its entries. Every entry put into or taken out of a table goes
+//! through `Sizes::add`/`Sizes::sub` here. Values change in place through the
+//! `&mut Entry` that [`Partition::get`] (and the lookups built on it) hand
+//! out, so `get` also records that entry and its [`Size`] as the partition's
+//! *pending* lookup; the next `&mut self` method of the partition (every one
+//! starts with `settle`) re-measures it and applies the difference. The
+//! pointer stays valid until then: the table only changes through `&mut
+//! self` methods of the partition, which settle first, and readers of the
+//! statistics ([`Partition::sizes`]) settle too. Invariant: outside a
+//! partition method, `Sizes` is exact for every entry except the pending one,
+//! whose recorded `Size` is what `Sizes` counts for it.
+//!
+//! SCAN cursors are Dashtable cursors: the table cursor carries the hash
+//! position, whose top bits are the slot, whose top bits are the partition.
+//! So a cursor names its partition, and Redis's SCAN guarantee carries over
+//! from the table.
+
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use self::evict::EvictShared;
+use crate::partlock::{Hold, PartitionGuard, PartitionLock};
+use std::sync::Arc;
+
+use crate::object::{CompactValue, Entry, Key};
+use crate::slot::{SLOTS, SLOT_BITS};
+
+mod db;
+pub mod evict;
+mod partition;
+pub mod sizes;
+#[cfg(test)]
+mod sizes_tests;
+#[cfg(test)]
+mod tests;
+
+pub use db::{Db, DbInfo, Hasher, Stats, Table, TableStats};
+pub use partition::{Partition, Ttl};
+
+/// Keyspace shape.
+#[derive(Clone, Copy, Debug)]
+pub struct Config {
+    /// Number of partitions (power of two, 1..=16384).
+    pub partitions: usize,
+    /// Number of databases (SELECT 0..n-1).
+    pub databases: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            partitions: 16,
+            databases: 16,
+        }
+    }
+}
+
+/// Several partitions locked in ascending order.
+pub struct MultiGuard<'a> {
+    shift: u32,
+    guards: Vec<(usize, PartitionGuard<'a, Partition>)>,
+}
+
+impl<'a> MultiGuard<'a> {
+    /// The locked partition owning `key`.
+    pub fn part(&mut self, key: &Key) -> &mut Partition {
+        let p = (key.slot() >> self.shift) as usize;
+        let i = self
+            .guards
+            .iter()
+            .position(|(i, _)| *i == p)
+            .expect("key not locked");
+        &mut self.guards[i].1
+    }
+
+    /// Two distinct keys' partitions at once (RENAME, COPY, SMOVE...); the
+    /// second is None when both keys share a partition.
+    pub fn pair(&mut self, a: &Key, b: &Key) -> (&mut Partition, Option<&mut Partition>) {
+        let pa = (a.slot() >> self.shift) as usize;
+        let pb = (b.slot() >> self.shift) as usize;
+        if pa == pb {
+            return (self.part(a), None);
+        }
+        let ia = self
+            .guards
+            .iter()
+            .position(|(i, _)| *i == pa)
+            .expect("key not locked");
+        let ib = self
+            .guards
+            .iter()
+            .position(|(i, _)| *i == pb)
+            .expect("key not locked");
+        if ia < ib {
+            let (l, r) = self.guards.split_at_mut(ib);
+            (&mut l[ia].1, Some(&mut r[0].1))
+        } else {
+            let (l, r) = self.guards.split_at_mut(ia);
+            (&mut r[0].1, Some(&mut l[ib].1))
+        }
+    }
+
+    pub fn partitions(&mut self) -> impl Iterator<Item = &mut Partition> + use<'_, 'a> {
+        self.guards.iter_mut().map(|(_, g)| &mut **g)
+    }
+}
+
+#[repr(align(128))]
+struct Padded(PartitionLock<Partition>);
+
+/// Active-expiry resume point.
+#[derive(Default)]
+struct ExpireState {
+    part: usize,
+    db: usize,
+}
+
+/// Result of one [`Keyspace::active_expire_cycle`] call.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ExpireReport {
+    pub visited: usize,
+    pub expired: usize,
+    pub elapsed: Duration,
+    /// Stopped on the time budget with work left (call again soon).
+    pub timed_out: bool,
+}
+
+/// The whole keyspace.
+pub struct Keyspace {
+    parts: Box<[Padded]>,
+    /// slot >> shift = partition index.
+    shift: u32,
+    pbits: u32,
+    ndb: usize,
+    expire_state: Mutex<ExpireState>,
+    active_expire: std::sync::atomic::AtomicBool,
+    tracking_expired: std::sync::atomic::AtomicBool,
+    /// Eviction mode, LRU clock and published candidates (see `evict`).
+    pub(crate) evict: Arc<EvictShared>,
+    pub(crate) sweep: Mutex<self::evict::SweepState>,
+}
+
+impl Keyspace {
+    pub fn new(cfg: Config) -> Keyspace {
+        assert!(
+            cfg.partitions.is_power_of_two() && cfg.partitions <= SLOTS,
+            "partitions must be a power of two <= 16384"
+        );
+        assert!(cfg.databases >= 1);
+        let pbits = cfg.partitions.trailing_zeros();
+        let now_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let evict = Arc::new(EvictShared::new(cfg.partitions, now_ms));
+        let parts = (0..cfg.partitions)
+            .map(|index| {
+                Padded(PartitionLock::new(Partition::new(
+                    index,
+                    pbits,
+                    cfg.databases,
+                    evict.clone(),
+                )))
+            })
+            .collect();
+        Keyspace {
+            parts,
+            shift: SLOT_BITS - pbits,
+            pbits,
+            ndb: cfg.databases,
+            expire_state: Mutex::new(ExpireState::default()),
+            active_expire: std::sync::atomic::AtomicBool::new(true),
+            tracking_expired: std::sync::atomic::AtomicBool::new(false),
+            evict,
+            sweep: Mutex::new(Default::default()),
+        }
+    }
+
+    pub fn partitions(&self) -> usize {
+        self.parts.len()
+    }
+
+    pub fn databases(&self) -> usize {
+        self.ndb
+    }
+
+    #[inline]
+    pub fn partition_of_slot(&self, slot: u16) -> usize {
+        (slot >> self.shift) as usize
+    }
+
+    /// Slot range [first, last] owned by a partition.
+    pub fn slot_range(&self, part: usize) -> (u16, u16) {
+        let n = 1usize << self.shift;
+        ((part * n) as u16, (part * n + n - 1) as u16)
+    }
+
+    /// Locks the partition owning `key`.
+    #[inline]
+    pub fn lock(&self, key: &Key) -> PartitionGuard<'_, Partition> {
+        self.parts[self.partition_of_slot(key.slot())].0.lock()
+    }
+
+    pub fn lock_partition(&self, p: usize) -> PartitionGuard<'_, Partition> {
+        self.parts[p].0.lock()
+    }
+
+    /// Holds every partition, in ascending order, without borrowing them: for
+    /// EXEC, whose queued commands then lock partitions as usual (re-entering).
+    pub fn hold_all(&self) -> Vec<Hold<'_, Partition>> {
+        self.parts.iter().map(|p| p.0.hold()).collect()
+    }
+
+    /// Holds the partitions of `keys` (ascending order) without borrowing
+    /// them, so this thread can still lock them one by one (a blocking
+    /// command checks its keys and registers its waiter under this hold).
+    pub fn hold_keys(&self, keys: &[Key]) -> Vec<Hold<'_, Partition>> {
+        let mut ps: Vec<usize> = keys
+            .iter()
+            .map(|k| self.partition_of_slot(k.slot()))
+            .collect();
+        ps.sort_unstable();
+        ps.dedup();
+        ps.into_iter().map(|p| self.parts[p].0.hold()).collect()
+    }
+
+    /// Locks the partitions of all `keys`, in ascending order.
+    pub fn lock_keys(&self, keys: &[Key]) -> MultiGuard<'_> {
+        let mut ps: Vec<usize> = keys
+            .iter()
+            .map(|k| self.partition_of_slot(k.slot()))
+            .collect();
+        ps.sort_unstable();
+        ps.dedup();
+        MultiGuard {
+            shift: self.shift,
+            guards: ps
+                .into_iter()
+                .map(|p| (p, self.parts[p].0.lock()))
+                .collect(),
+        }
+    }
+
+    /// Locks every partition, in ascending order.
+    pub fn lock_all(&self) -> MultiGuard<'_> {
+        MultiGuard {
+            shift: self.shift,
+            guards: (0..self.parts.len())
+                .map(|p| (p, self.parts[p].0.lock()))
+                .collect(),
+        }
+    }
+
+    /// Keys in a database (DBSIZE); expired-but-uncollected keys included, as Redis.
+    pub fn dbsize(&self, db: usize) -> usize {
+        (0..self.parts.len())
+            .map(|p| self.lock_partition(p).len(db))
+            .sum()
+    }
+
+    /// INFO keyspace line data.
+    pub fn db_info(&self, db: usize) -> DbInfo {
+        let (mut keys, mut expires, mut ttl_w) = (0usize, 0usize, 0f64);
+        for p in 0..self.parts.len() {
+            let g = self.lock_partition(p);
+            if let Some(d) = g.db(db) {
+                keys += d.len();
+                expires += d.expires;
+                ttl_w += d.avg_ttl * d.expires as f64;
+            }
+        }
+        let avg_ttl = if expires > 0 {
+            (ttl_w / expires as f64) as u64
+        } else {
+            0
+        };
+        DbInfo {
+            keys,
+            expires,
+            avg_ttl,
+        }
+    }
+
+    /// Summed counters.
+    pub fn stats(&self) -> Stats {
+        let mut s = Stats::default();
+        for p in 0..self.parts.len() {
+            s += self.lock_partition(p).stats;
+        }
+        s
+    }
+
+    pub fn reset_stats(&self) {
+        for p in 0..self.parts.len() {
+            self.lock_partition(p).stats = Stats::default();
+        }
+    }
+
+    /// Frees every database that holds no keys, one partition lock at a
+    /// time. A partition's database (its table and size statistics, ~5.7
+    /// KB) exists from its first write; without this, a server whose keys
+    /// all expired or were deleted kept 16 of them, 91 KB above an empty
+    /// server (docs/BENCHMARKS.md). Returns how many it freed.
+    pub fn release_empty_dbs(&self) -> usize {
+        (0..self.parts.len())
+            .map(|p| self.lock_partition(p).release_empty_dbs())
+            .sum()
+    }
+
+    /// Bytes of all tables (the keyspace's fixed overhead; values excluded).
+    pub fn table_bytes(&self) -> usize {
+        let mut n = 0;
+        for p in 0..self.parts.len() {
+            let g = self.lock_partition(p);
+            n += g
+                .dbs
+                .iter()
+                .flatten()
+                .map(|d| d.table.allocated_bytes())
+                .sum::<usize>();
+        }
+        n
+    }
+
+    /// Table figures of database `db` summed over partitions (MEMORY
+    /// STATS), O(partitions).
+    pub fn table_stats(&self, db: usize) -> TableStats {
+        let mut t = TableStats::default();
+        for p in 0..self.parts.len() {
+            let g = self.lock_partition(p);
+            if let Some(d) = g.db(db) {
+                t.keys += d.len();
+                t.expires += d.expires;
+                t.bytes += d.table.allocated_bytes();
+                t.directory_bytes += d.table.directory_bytes();
+                t.slots += d.table.slot_capacity();
+                t.segments += d.table.segment_count();
+                t.max_global_depth = t.max_global_depth.max(d.table.global_depth());
+            }
+        }
+        t
+    }
+
+    /// Empties one database atomically; returns the old tables so the caller
+    /// can drop them where it likes (FLUSHDB ASYNC).
+    pub fn flush_db(&self, db: usize) -> Vec<Box<Db>> {
+        let mut all = self.lock_all();
+        all.partitions()
+            .filter_map(|p| {
+                p.settle();
+                p.dbs[db].take()
+            })
+            .collect()
+    }
+
+    /// Empties every database atomically (FLUSHALL).
+    pub fn flush_all(&self) -> Vec<Box<Db>> {
+        let mut all = self.lock_all();
+        all.partitions()
+            .flat_map(|p| {
+                p.settle();
+                p.dbs
+                    .iter_mut()
+                    .filter_map(Option::take)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// SWAPDB.
+    pub fn swap_db(&self, a: usize, b: usize) {
+        let mut all = self.lock_all();
+        for p in all.partitions() {
+            p.settle();
+            p.dbs.swap(a, b);
+        }
+    }
+
+    /// One SCAN step over `db`: calls `f` for live entries, returns the next
+    /// cursor (0 = done). `count` is a hint of entries to return.
+    pub fn scan(
+        &self,
+        db: usize,
+        cursor: u64,
+        count: usize,
+        now_ms: u64,
+        mut f: impl FnMut(&Entry),
+    ) -> u64 {
+        // Cursor layout: the partition in the top `pbits` bits, then the
+        // partition table's own cursor (bucket, position) shifted right by
+        // `pbits`. The table cursor's low bits are zero (positions are
+        // segment boundaries, multiples of 2^(64 - depth) >> 8, and depth
+        // stays far below 56 - pbits), so nothing is lost; were they not,
+        // the shift would round the position down, which can only repeat
+        // entries, never skip them.
+        let np = self.parts.len();
+        let pbits = self.pbits;
+        let split = |c: u64| -> (usize, u64) {
+            if pbits == 0 {
+                (0, c)
+            } else {
+                ((c >> (64 - pbits)) as usize, c << pbits)
+            }
+        };
+        let join = |p: usize, t: u64| -> u64 {
+            if pbits == 0 {
+                t
+            } else {
+                ((p as u64) << (64 - pbits)) | (t >> pbits)
+            }
+        };
+        let (mut p, mut t) = split(cursor);
+        let mut emitted = 0usize;
+        let mut steps = 0usize;
+        let max_steps = count.saturating_mul(10).max(100);
+        loop {
+            {
+                let g = self.lock_partition(p);
+                if let Some(d) = g.db(db) {
+                    loop {
+                        t = d.table.scan(t, |e| {
+                            if !e.is_expired(now_ms) {
+                                f(e);
+                                emitted += 1;
+                            }
+                        });
+                        steps += 1;
+                        if t == 0 {
+                            break;
+                        }
+                        if emitted >= count || steps >= max_steps {
+                            return join(p, t);
+                        }
+                    }
+                }
+            }
+            // partition done
+            if p + 1 >= np {
+                return 0;
+            }
+            p += 1;
+            t = 0;
+            if emitted >= count || steps >= max_steps {
+                return join(p, t);
+            }
+        }
+    }
+
+    /// Visits every live key of `db`, one partition at a time (KEYS).
+    pub fn for_each_key(&self, db: usize, now_ms: u64, mut f: impl FnMut(&Entry)) {
+        for p in 0..self.parts.len() {
+            let g = self.lock_partition(p);
+            if let Some(d) = g.db(db) {
+                for e in d.table.iter() {
+                    if !e.is_expired(now_ms) {
+                        f(e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// RANDOMKEY: a uniformly chosen live key.
+    pub fn random_key(&self, db: usize, now_ms: u64) -> Option<Vec<u8>> {
+        for _ in 0..1000 {
+            let sizes: Vec<usize> = (0..self.parts.len())
+                .map(|p| self.lock_partition(p).len(db))
+                .collect();
+            let total: usize = sizes.iter().sum();
+            if total == 0 {
+                return None;
+            }
+            let mut r = (rand::random::<u64>() % total as u64) as usize;
+            let p = sizes.iter().position(|&s| {
+                if r < s {
+                    true
+                } else {
+                    r -= s;
+                    false
+                }
+            })?;
+            let mut g = self.lock_partition(p);
+            let Some(d) = g.db(db) else { continue };
+            let Some(e) = d.table.random(rand::random()) else {
+                continue;
+            };
+            let k = e.key().to_vec();
+            if !e.is_expired(now_ms) {
+                return Some(k);
+            }
+            g.remove(db, &Key::new(&k), now_ms);
+        }
+        None
+    }
+
+    /// Keys of one slot in `db`.
+    pub fn keys_in_slot(&self, db: usize, slot: u16, now_ms: u64, max: usize) -> Vec<Vec<u8>> {
+        let g = self.lock_partition(self.partition_of_slot(slot));
+        let mut out = Vec::new();
+        g.for_each_in_slot(db, slot, now_ms, |e| {
+            if out.len() < max {
+                out.push(e.key().to_vec())
+            }
+        });
+        out
+    }
+
+    /// DEBUG POPULATE: adds `prefix:N` => `value:N` (zero-padded/truncated to
+    /// `size` if non-zero) for N in 0..count, skipping existing keys. Returns
+    /// the number of keys added.
+    pub fn populate(&self, db: usize, count: u64, prefix: &[u8], size: usize, now_ms: u64) -> u64 {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8) as u64;
+        if count < 100_000 || threads == 1 {
+            return self.populate_range(db, 0, count, prefix, size, now_ms);
+        }
+        let per = count.div_ceil(threads);
+        std::thread::scope(|sc| {
+            let hs: Vec<_> = (0..threads)
+                .map(|t| {
+                    let (lo, hi) = (t * per, ((t + 1) * per).min(count));
+                    sc.spawn(move || self.populate_range(db, lo, hi, prefix, size, now_ms))
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().expect("populate thread"))
+                .sum()
+        })
+    }
+
+    fn populate_range(
+        &self,
+        db: usize,
+        lo: u64,
+        count: u64,
+        prefix: &[u8],
+        size: usize,
+        now_ms: u64,
+    ) -> u64 {
+        const BATCH: u64 = 16384;
+        fn fmt_key(buf: &mut Vec<u8>, prefix: &[u8], sep: u8, n: u64) {
+            buf.clear();
+            buf.extend_from_slice(prefix);
+            buf.push(sep);
+            let mut tmp = [0u8; 20];
+            let mut i = tmp.len();
+            let mut x = n;
+            loop {
+                i -= 1;
+                tmp[i] = b'0' + (x % 10) as u8;
+                x /= 10;
+                if x == 0 {
+                    break;
+                }
+            }
+            buf.extend_from_slice(&tmp[i..]);
+        }
+        let np = self.parts.len();
+        let mut added = 0u64;
+        let mut buckets: Vec<Vec<(u64, u16)>> = (0..np).map(|_| Vec::new()).collect();
+        let mut kbuf = Vec::with_capacity(prefix.len() + 21);
+        let mut vbuf = Vec::with_capacity(size.max(26));
+        let fresh = self.evict.toucher().fresh();
+        let lfu = self.evict.is_lfu();
+        let mut j = lo;
+        while j < count {
+            let end = (j + BATCH).min(count);
+            for n in j..end {
+                fmt_key(&mut kbuf, prefix, b':', n);
+                let slot = crate::slot::key_slot(&kbuf);
+                buckets[self.partition_of_slot(slot)].push((n, slot));
+            }
+            for (p, b) in buckets.iter_mut().enumerate() {
+                if b.is_empty() {
+                    continue;
+                }
+                let mut g = self.lock_partition(p);
+                for &(n, slot) in b.iter() {
+                    fmt_key(&mut kbuf, prefix, b':', n);
+                    let key = Key::with_slot(&kbuf, slot);
+                    let d = g.db_mut(db);
+                    let expired = match d.table.entry(d.table_hash(key.hash), |e| e.matches(&key)) {
+                        dash::Entry::Occupied(o) => {
+                            if !o.get().is_expired(now_ms) {
+                                continue;
+                            }
+                            true
+                        }
+                        dash::Entry::Vacant(_) => false,
+                    };
+                    if expired {
+                        g.remove(db, &key, now_ms);
+                    }
+                    fmt_key(&mut vbuf, b"value", b':', n);
+                    if size > 0 {
+                        vbuf.resize(size, 0);
+                    }
+                    let mut e = Entry::new(&key, CompactValue::from_bytes(&vbuf));
+                    e.set_evict_byte(fresh);
+                    let d = g.db_mut(db);
+                    d.sizes.add(&e);
+                    d.table.insert_unique(d.table_hash(key.hash), e);
+                    if lfu {
+                        g.note_created(db, &kbuf, false);
+                    }
+                    added += 1;
+                }
+                drop(g);
+                b.clear();
+            }
+            j = end;
+        }
+        added
+    }
+
+    /// Turns logging of expired keys on or off (for "expired" keyspace
+    /// notifications); off drops what was logged.
+    pub fn set_track_expired(&self, on: bool) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.tracking_expired.swap(on, Relaxed) == on {
+            return;
+        }
+        for p in 0..self.parts.len() {
+            let mut g = self.lock_partition(p);
+            g.track_expired = on;
+            if !on {
+                g.expired_log = Vec::new();
+            }
+        }
+    }
+
+    /// Takes the keys removed by expiry since the last call: (db, key).
+    pub fn drain_expired(&self) -> Vec<(usize, Vec<u8>)> {
+        let mut out = Vec::new();
+        for p in 0..self.parts.len() {
+            let mut g = self.lock_partition(p);
+            if !g.expired_log.is_empty() {
+                out.append(&mut g.expired_log);
+            }
+        }
+        out
+    }
+
+    /// DEBUG SET-ACTIVE-EXPIRE.
+    pub fn set_active_expire(&self, on: bool) {
+        self.active_expire
+            .store(on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn active_expire_enabled(&self) -> bool {
+        self.active_expire
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// One active-expiry cycle, called periodically by the server (e.g. every
+    /// 100 ms with a budget of a few ms). Sweeps the tables with resumable
+    /// cursors, in chunks that hold a partition lock only briefly. Each
+    /// database gets a base effort (1/64 of its keys, at least 256) and keeps
+    /// being swept while more than 10% of the volatile keys seen in a chunk
+    /// were expired (Redis's adaptive rule), until the budget runs out.
+    /// Between chunks it offers the CPU every [`crate::pace::SLICE`], so a
+    /// worker sharing the core waits at most that long.
+    pub fn active_expire_cycle(&self, budget: Duration, now_ms: u64) -> ExpireReport {
+        let mut rep = ExpireReport::default();
+        if !self.active_expire_enabled() {
+            return rep;
+        }
+        let start = Instant::now();
+        let Some(mut st) = self.expire_state.try_lock() else {
+            return rep;
+        };
+        let pairs = self.parts.len() * self.ndb;
+        let mut pacer = crate::pace::Pacer::new();
+        const CHUNK: usize = 256;
+        'outer: for _ in 0..pairs {
+            let (p, db) = (st.part, st.db);
+            // advance the resume point for next time
+            st.db += 1;
+            if st.db == self.ndb {
+                st.db = 0;
+                st.part = (st.part + 1) % self.parts.len();
+            }
+            let quota = {
+                let g = self.lock_partition(p);
+                match g.db(db) {
+                    Some(d) if d.expires > 0 => (d.len() / 64).max(CHUNK),
+                    _ => continue,
+                }
+            };
+            let mut done = 0usize;
+            loop {
+                pacer.between_chunks();
+                let (visited, expired, _, live, complete) =
+                    self.lock_partition(p).expire_step(db, now_ms, CHUNK);
+                rep.visited += visited;
+                rep.expired += expired;
+                done += visited;
+                let volatile = expired + live;
+                let hot = volatile > 0 && expired * 10 > volatile;
+                if start.elapsed() >= budget {
+                    rep.timed_out = hot || done < quota;
+                    if rep.timed_out {
+                        // resume this same database next time
+                        st.part = p;
+                        st.db = db;
+                    }
+                    break 'outer;
+                }
+                if complete && !hot {
+                    break;
+                }
+                if done >= quota && !hot {
+                    break;
+                }
+                if complete && done >= self.lock_partition(p).len(db) {
+                    break;
+                }
+            }
+        }
+        rep.elapsed = start.elapsed();
+        drop(st);
+        let mut g = self.lock_partition(0);
+        g.stats.expire_cycle_us += rep.elapsed.as_micros() as u64;
+        if rep.timed_out {
+            g.stats.expire_time_cap_reached += 1;
+        }
+        rep
+    }
+}
+
+impl Default for Keyspace {
+    fn default() -> Self {
+        Keyspace::new(Config::default())
+    }
+}
