@@ -9,3 +9,231 @@ pub const ERR_WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the w
 pub const ERR_DB_INDEX: &str = "ERR DB index is out of range";
 /// Redis's reply when a denyoom command meets a full server.
 pub const OOM_ERROR: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+pub const ERR_AUTH_WITHOUT_PASSWORD: &str = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?";
+pub const ERR_BITFIELD_RO_ONLY_SUPPORTS_GET_SUBCOMMAND: &str =
+    "ERR BITFIELD_RO only supports the GET subcommand";
+pub const ERR_BITOP_NOT_MUST_CALLED_SINGLE_SOURCE_KEY: &str =
+    "ERR BITOP NOT must be called with a single source key.";
+pub const ERR_BIT_ARGUMENT_MUST_1_0: &str = "ERR The bit argument must be 1 or 0.";
+pub const ERR_BIT_NOT_INTEGER_OUT_OF_RANGE: &str = "ERR bit is not an integer or out of range";
+pub const ERR_BIT_OFFSET_NOT_INTEGER_OUT_OF_RANGE: &str =
+    "ERR bit offset is not an integer or out of range";
+pub const ERR_CLIENT_ID_SHOULD_GREATER_THAN_0: &str = "ERR client-id should be greater than 0";
+pub const ERR_CLIENT_NAME_CHARS: &str =
+    "ERR Client names cannot contain spaces, newlines or special characters.";
+pub const ERR_CLIENT_PAUSE_MODE_MUST_WRITE_ALL: &str = "ERR CLIENT PAUSE mode must be WRITE or ALL";
+pub const ERR_CLIENT_UNBLOCK_REASON_SHOULD_TIMEOUT_ERROR: &str =
+    "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR";
+pub const ERR_COMMAND_HAS_NO_KEY_ARGUMENTS: &str = "ERR The command has no key arguments";
+pub const ERR_COMMAND_NOT_ALLOWED_INSIDE_TRANSACTION: &str =
+    "ERR Command not allowed inside a transaction";
+pub const ERR_COUNT_CANNOT_NEGATIVE: &str = "ERR COUNT can't be negative";
+pub const ERR_COUNT_SHOULD_GREATER_THAN_0: &str = "ERR count should be greater than 0";
+pub const ERR_COUNT_SHOULD_GREATER_THAN_EQUAL_1: &str =
+    "ERR count should be greater than or equal to -1";
+pub const ERR_DEBUG_NOT_ALLOWED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
+pub const ERR_DEBUG_POPULATE_ARGS: &str =
+    "ERR unknown subcommand or wrong number of arguments for 'POPULATE'. Try DEBUG HELP.";
+pub const ERR_DECREMENT_WOULD_OVERFLOW: &str = "ERR decrement would overflow";
+pub const ERR_DISCARD_WITHOUT_MULTI: &str = "ERR DISCARD without MULTI";
+pub const ERR_ERROR_PURGING_DIRTY_PAGES: &str = "ERR Error purging dirty pages";
+pub const ERR_EXEC_WITHOUT_MULTI: &str = "ERR EXEC without MULTI";
+pub const ERR_GT_AND_LT: &str = "ERR GT and LT options at the same time are not compatible";
+pub const ERR_GT_LT_NX: &str = "ERR GT, LT, and/or NX options at the same time are not compatible";
+pub const ERR_HASH_VALUE_NOT_FLOAT: &str = "ERR hash value is not a float";
+pub const ERR_HASH_VALUE_NOT_INTEGER: &str = "ERR hash value is not an integer";
+pub const ERR_HLL_ENCODING_NOT_SPARSE: &str = "ERR HLL encoding is not sparse";
+pub const ERR_INCREMENT_DECREMENT_WOULD_OVERFLOW: &str =
+    "ERR increment or decrement would overflow";
+pub const ERR_INCREMENT_WOULD_PRODUCE_NAN_INFINITY: &str =
+    "ERR increment would produce NaN or Infinity";
+pub const ERR_INCR_OPTION_SUPPORTS_SINGLE_INCREMENT_ELEMENT_PAIR: &str =
+    "ERR INCR option supports a single increment-element pair";
+pub const ERR_INDEX_OUT_OF_RANGE: &str = "ERR index out of range";
+pub const ERR_INVALID_ARGUMENTS_SPECIFIED_COMMAND: &str =
+    "ERR Invalid arguments specified for command";
+pub const ERR_INVALID_BITFIELD_TYPE: &str = "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
+pub const ERR_INVALID_CLIENT_ID: &str = "ERR Invalid client ID";
+pub const ERR_INVALID_COMMAND_SPECIFIED: &str = "ERR Invalid command specified";
+pub const ERR_INVALID_CURSOR: &str = "ERR invalid cursor";
+pub const ERR_INVALID_FIRST_DB_INDEX: &str = "ERR invalid first DB index";
+pub const ERR_INVALID_NUMBER_OF_ARGUMENTS_SPECIFIED_COMMAND: &str =
+    "ERR Invalid number of arguments specified for command";
+pub const ERR_INVALID_OVERFLOW_TYPE_SPECIFIED: &str = "ERR Invalid OVERFLOW type specified";
+pub const ERR_INVALID_SECOND_DB_INDEX: &str = "ERR invalid second DB index";
+pub const ERR_KEYS_MUST_BE_STRINGS: &str = "ERR The specified keys must contain string values";
+pub const ERR_KEY_DOES_NOT_EXIST: &str = "ERR The specified key does not exist";
+pub const ERR_LCS_LEN_AND_IDX: &str =
+    "ERR If you want both the length and indexes, please just use IDX.";
+pub const ERR_LCS_MEMORY: &str =
+    "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len";
+pub const ERR_LFU_NO_IDLETIME: &str = "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+pub const ERR_LIMIT_CANNOT_NEGATIVE: &str = "ERR LIMIT can't be negative";
+pub const ERR_MAXLEN_CANNOT_NEGATIVE: &str = "ERR MAXLEN can't be negative";
+pub const ERR_MIN_MAX_NOT_FLOAT: &str = "ERR min or max is not a float";
+pub const ERR_MIN_MAX_NOT_VALID_STRING_RANGE_ITEM: &str =
+    "ERR min or max not valid string range item";
+pub const ERR_MULTI_CALLS_CAN_NOT_NESTED: &str = "ERR MULTI calls can not be nested";
+pub const ERR_NOT_LFU_NO_FREQ: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+pub const ERR_NO_RUNTIME: &str = "ERR no command runtime in this server";
+pub const ERR_NO_SHUTDOWN_PROGRESS: &str = "ERR No shutdown in progress.";
+pub const ERR_NO_SUCH_CLIENT: &str = "ERR No such client";
+pub const ERR_NO_SUCH_KEY: &str = "ERR no such key";
+pub const ERR_NUMKEYS_OVER_ARGS: &str = "ERR Number of keys can't be greater than number of args";
+pub const ERR_NUMKEYS_SHOULD_GREATER_THAN_0: &str = "ERR numkeys should be greater than 0";
+pub const ERR_NX_AND_XX_GT_LT: &str =
+    "ERR NX and XX, GT or LT options at the same time are not compatible";
+pub const ERR_OFFSET_OUT_OF_RANGE: &str = "ERR offset is out of range";
+pub const ERR_ONE_MORE_SCORES_CANNOT_CONVERTED_INTO_DOUBLE: &str =
+    "ERR One or more scores can't be converted into double";
+pub const ERR_OUT_OF_RANGE_I32: &str =
+    "ERR value is out of range, value must between -2147483648 and 2147483647";
+pub const ERR_OUT_OF_RANGE_I64: &str =
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
+pub const ERR_PROTOCOL_VERSION_NOT_INTEGER_OUT_OF_RANGE: &str =
+    "ERR Protocol version is not an integer or out of range";
+pub const ERR_RANK_ZERO: &str = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list";
+pub const ERR_RESULTING_SCORE_NOT_NUMBER_NAN: &str = "ERR resulting score is not a number (NaN)";
+pub const ERR_SERVER_RUNNING_WITHOUT_CONFIG_FILE: &str =
+    "ERR The server is running without a config file";
+pub const ERR_SHUTDOWN_FAILED: &str = "ERR Errors trying to SHUTDOWN. Check logs.";
+pub const ERR_SOURCE_DESTINATION_OBJECTS_SAME: &str =
+    "ERR source and destination objects are the same";
+pub const ERR_STRING_TOO_LONG: &str =
+    "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+pub const ERR_SYNTAX_LIMIT_NEEDS_BYSCORE_OR_BYLEX: &str =
+    "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX";
+pub const ERR_SYNTAX_WITHSCORES_WITH_BYLEX: &str =
+    "ERR syntax error, WITHSCORES not supported in combination with BYLEX";
+pub const ERR_TIMEOUT_NEGATIVE: &str = "ERR timeout is negative";
+pub const ERR_TIMEOUT_NOT_FLOAT_OUT_OF_RANGE: &str = "ERR timeout is not a float or out of range";
+pub const ERR_TIMEOUT_NOT_INTEGER_OUT_OF_RANGE: &str =
+    "ERR timeout is not an integer or out of range";
+pub const ERR_VALUE_NAN_INFINITY: &str = "ERR value is NaN or Infinity";
+pub const ERR_VALUE_OUT_OF_RANGE: &str = "ERR value is out of range";
+pub const ERR_VALUE_OUT_OF_RANGE_MUST_POSITIVE: &str =
+    "ERR value is out of range, must be positive";
+pub const ERR_WATCH_INSIDE_MULTI_NOT_ALLOWED: &str = "ERR WATCH inside MULTI is not allowed";
+pub const ERR_WEIGHT_VALUE_NOT_FLOAT: &str = "ERR weight value is not a float";
+pub const ERR_XX_AND_NX: &str = "ERR XX and NX options at the same time are not compatible";
+pub const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
+pub const NOAUTH: &str = "NOAUTH Authentication required.";
+pub const NOAUTH_HELLO: &str = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time";
+pub const NOPROTO: &str = "NOPROTO unsupported protocol version";
+pub const UNBLOCKED_BY_CLIENT_UNBLOCK: &str = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+pub const WRONGPASS: &str = "WRONGPASS invalid username-password pair or user is disabled.";
+pub const WRONGTYPE_HLL: &str = "WRONGTYPE Key is not a valid HyperLogLog string value.";
+
+// Texts with a part that varies. Arguments are shown as the caller passes
+// them; user input is shortened and made one line by the caller
+// (`base::text::sanitize`) where Redis does so.
+
+/// `ERR wrong number of arguments for '<name>' command`.
+pub fn wrong_arity(name: &str) -> String {
+    format!("ERR wrong number of arguments for '{name}' command")
+}
+
+/// The start of `ERR unknown command '<name>', with args beginning with: `
+/// (the caller appends `'<arg>' ` for the first arguments).
+pub fn unknown_command_with_args(name: &str) -> String {
+    format!("ERR unknown command '{name}', with args beginning with: ")
+}
+
+/// `ERR unknown command '<name>'` (a queued command that cannot be resolved).
+pub fn unknown_command(name: &str) -> String {
+    format!("ERR unknown command '{name}'")
+}
+
+/// `ERR unknown subcommand '<sub>'. Try <CONTAINER> HELP.`
+pub fn unknown_subcommand(sub: &str, container: &str) -> String {
+    format!(
+        "ERR unknown subcommand '{sub}'. Try {} HELP.",
+        container.to_ascii_uppercase()
+    )
+}
+
+/// `ERR unknown subcommand for '<container>'` (a container without handler).
+pub fn unknown_subcommand_for(container: &str) -> String {
+    format!("ERR unknown subcommand for '{container}'")
+}
+
+/// `ERR unknown subcommand or wrong number of arguments for '<sub>'. Try
+/// <COMMAND> HELP.` (DEBUG, SLOWLOG: subcommands dispatched by the command).
+pub fn unknown_subcommand_or_arity(sub: &str, command: &str) -> String {
+    format!("ERR unknown subcommand or wrong number of arguments for '{sub}'. Try {command} HELP.")
+}
+
+/// RESP2 subscribed mode refuses everything but the Pub/Sub commands.
+pub fn not_in_subscribed_context(name: &str) -> String {
+    format!("ERR Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+}
+
+/// `ERR invalid expire time in '<command>' command`.
+pub fn invalid_expire_time(command: &str) -> String {
+    format!("ERR invalid expire time in '{command}' command")
+}
+
+/// `ERR at least 1 input key is needed for '<command>' command`.
+pub fn need_one_input_key(command: &str) -> String {
+    format!("ERR at least 1 input key is needed for '{command}' command")
+}
+
+/// `ERR Unknown option or number of arguments for CONFIG SET - '<name>'`.
+pub fn config_set_unknown(name: &str) -> String {
+    format!("ERR Unknown option or number of arguments for CONFIG SET - '{name}'")
+}
+
+/// `ERR CONFIG SET failed (possibly related to argument '<name>') - <why>`.
+pub fn config_set_failed(name: &str, why: &str) -> String {
+    format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {why}")
+}
+
+/// `ERR Rewriting config file: <why>`.
+pub fn config_rewrite_failed(why: &str) -> String {
+    format!("ERR Rewriting config file: {why}")
+}
+
+/// `ERR Unknown PFDEBUG subcommand '<sub>'`.
+pub fn unknown_pfdebug(sub: &str) -> String {
+    format!("ERR Unknown PFDEBUG subcommand '{sub}'")
+}
+
+/// `ERR unknown type name '<name>'`.
+pub fn unknown_type_name(name: &str) -> String {
+    format!("ERR unknown type name '{name}'")
+}
+
+/// `ERR No samples available for event '<event>'`.
+pub fn no_latency_samples(event: &str) -> String {
+    format!("ERR No samples available for event '{event}'")
+}
+
+/// `ERR Unrecognized option '<option>'`.
+pub fn unrecognized_option(option: &str) -> String {
+    format!("ERR Unrecognized option '{option}'")
+}
+
+/// `ERR Unsupported option <option>`.
+pub fn unsupported_option(option: &str) -> String {
+    format!("ERR Unsupported option {option}")
+}
+
+/// `ERR <what> cannot contain spaces, newlines or special characters.`
+pub fn no_special_characters(what: &str) -> String {
+    format!("ERR {what} cannot contain spaces, newlines or special characters.")
+}
+
+/// `ERR Unknown client type '<name>'`.
+pub fn unknown_client_type(name: &str) -> String {
+    format!("ERR Unknown client type '{name}'")
+}
+
+/// `ERR No such user '<name>'`.
+pub fn no_such_user(name: &str) -> String {
+    format!("ERR No such user '{name}'")
+}
+
+/// `ERR Syntax error in HELLO option '<option>'`.
+pub fn hello_syntax(option: &str) -> String {
+    format!("ERR Syntax error in HELLO option '{option}'")
+}

@@ -16,16 +16,12 @@ use store::bitops::{self, BitOp, Overflow};
 use store::heap::HeapStr;
 use store::{CompactValue, Key};
 
+use crate::base::errors;
 use crate::base::errors::{ERR_NOT_INT, ERR_WRONGTYPE};
 use crate::base::parse::{eq_ic, parse_i64};
 use crate::kernel::ctx::Ctx;
 use crate::kernel::notify;
 use crate::kernel::spec::{flag, CommandSpec, Docs, KeyPos};
-
-const ERR_BIT_OFFSET: &str = "ERR bit offset is not an integer or out of range";
-const ERR_BIT_VALUE: &str = "ERR bit is not an integer or out of range";
-const ERR_BF_TYPE: &str =
-    "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.";
 
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
@@ -92,14 +88,14 @@ fn bit_offset(ctx: &mut Ctx, arg: &[u8], bits: Option<u32>) -> Option<u64> {
         _ => (false, arg),
     };
     let Some(mut off) = parse_i64(digits) else {
-        ctx.error(ERR_BIT_OFFSET);
+        ctx.error(errors::ERR_BIT_OFFSET_NOT_INTEGER_OUT_OF_RANGE);
         return None;
     };
     if hash {
         off = off.wrapping_mul(bits.unwrap() as i64);
     }
     if off < 0 || (off as u64 >> 3) >= ctx.settings.proto_max_bulk_len {
-        ctx.error(ERR_BIT_OFFSET);
+        ctx.error(errors::ERR_BIT_OFFSET_NOT_INTEGER_OUT_OF_RANGE);
         return None;
     }
     Some(off as u64)
@@ -112,7 +108,7 @@ fn setbit(ctx: &mut Ctx, args: &[&[u8]]) {
     let on = match parse_i64(args[3]) {
         Some(0) => false,
         Some(1) => true,
-        _ => return ctx.error(ERR_BIT_VALUE),
+        _ => return ctx.error(errors::ERR_BIT_NOT_INTEGER_OUT_OF_RANGE),
     };
     let need = (off >> 3) as usize + 1;
     let k = Key::new(args[1]);
@@ -256,7 +252,7 @@ fn bitpos(ctx: &mut Ctx, args: &[&[u8]]) {
     let bit = match parse_i64(args[2]) {
         None => return ctx.error(ERR_NOT_INT),
         Some(b @ (0 | 1)) => b == 1,
-        Some(_) => return ctx.error("ERR The bit argument must be 1 or 0."),
+        Some(_) => return ctx.error(errors::ERR_BIT_ARGUMENT_MUST_1_0),
     };
     let k = Key::new(args[1]);
     let (db, now, srv) = (ctx.client.db, ctx.now_ms, ctx.srv);
@@ -331,7 +327,7 @@ fn bitop(ctx: &mut Ctx, args: &[&[u8]]) {
         return ctx.syntax_error();
     };
     if op == BitOp::Not && args.len() != 4 {
-        return ctx.error("ERR BITOP NOT must be called with a single source key.");
+        return ctx.error(errors::ERR_BITOP_NOT_MUST_CALLED_SINGLE_SOURCE_KEY);
     }
     let dest = Key::new(args[2]);
     let keys: Vec<Key> = args[2..].iter().map(|a| Key::new(a)).collect();
@@ -438,7 +434,7 @@ fn parse_fields(ctx: &mut Ctx, args: &[&[u8]]) -> Option<Vec<Field>> {
             } else if eq_ic(t, "fail") {
                 Overflow::Fail
             } else {
-                ctx.error("ERR Invalid OVERFLOW type specified");
+                ctx.error(errors::ERR_INVALID_OVERFLOW_TYPE_SPECIFIED);
                 return None;
             };
             j += 2;
@@ -448,7 +444,7 @@ fn parse_fields(ctx: &mut Ctx, args: &[&[u8]]) -> Option<Vec<Field>> {
             return None;
         };
         let Some((signed, bits)) = bitfield_type(args[j + 1]) else {
-            ctx.error(ERR_BF_TYPE);
+            ctx.error(errors::ERR_INVALID_BITFIELD_TYPE);
             return None;
         };
         let offset = bit_offset(ctx, args[j + 2], Some(bits))?;
@@ -564,7 +560,7 @@ fn bitfield_generic(ctx: &mut Ctx, args: &[&[u8]], ro: bool) {
         return reply_fields(ctx, &res);
     }
     if ro {
-        return ctx.error("ERR BITFIELD_RO only supports the GET subcommand");
+        return ctx.error(errors::ERR_BITFIELD_RO_ONLY_SUPPORTS_GET_SUBCOMMAND);
     }
     let highest = ops
         .iter()

@@ -7,6 +7,7 @@
 
 use resp::Protocol;
 
+use crate::base::errors;
 use crate::base::parse::eq_ic;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::spec::{flag, CommandSpec, Docs};
@@ -176,7 +177,7 @@ fn check_password(ctx: &mut Ctx, user: Option<&[u8]>, pass: &[u8]) -> bool {
     let user_ok = user.is_none_or(|u| u == b"default");
     if required.is_empty() {
         if user.is_none() {
-            ctx.error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
+            ctx.error(errors::ERR_AUTH_WITHOUT_PASSWORD);
             return false;
         }
         // With no password the default user accepts anything ("nopass").
@@ -188,7 +189,7 @@ fn check_password(ctx: &mut Ctx, user: Option<&[u8]>, pass: &[u8]) -> bool {
         ctx.client.authenticated = true;
         return true;
     }
-    ctx.error("WRONGPASS invalid username-password pair or user is disabled.");
+    ctx.error(errors::WRONGPASS);
     false
 }
 
@@ -216,8 +217,8 @@ fn hello(ctx: &mut Ctx, args: &[&[u8]]) {
         match v {
             Some(2) => proto = Some(Protocol::Resp2),
             Some(3) => proto = Some(Protocol::Resp3),
-            Some(_) => return ctx.error("NOPROTO unsupported protocol version"),
-            None => return ctx.error("ERR Protocol version is not an integer or out of range"),
+            Some(_) => return ctx.error(errors::NOPROTO),
+            None => return ctx.error(errors::ERR_PROTOCOL_VERSION_NOT_INTEGER_OUT_OF_RANGE),
         }
         i = 2;
     }
@@ -232,9 +233,8 @@ fn hello(ctx: &mut Ctx, args: &[&[u8]]) {
             setname = Some(args[i + 1]);
             i += 2;
         } else {
-            return ctx.error(&format!(
-                "ERR Syntax error in HELLO option '{}'",
-                String::from_utf8_lossy(args[i])
+            return ctx.error(&crate::base::errors::hello_syntax(
+                &String::from_utf8_lossy(args[i]),
             ));
         }
     }
@@ -244,7 +244,7 @@ fn hello(ctx: &mut Ctx, args: &[&[u8]]) {
         }
     }
     if !ctx.client.authenticated && !ctx.settings.requirepass.is_empty() {
-        return ctx.error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
+        return ctx.error(errors::NOAUTH_HELLO);
     }
     if let Some(n) = setname {
         if let Err(e) = crate::services::connection::validate_client_name(n) {

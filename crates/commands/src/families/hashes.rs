@@ -15,6 +15,7 @@ use resp::LongDouble;
 use store::keyspace::Partition;
 use store::{CompactValue, Key};
 
+use crate::base::errors;
 use crate::base::errors::{ERR_SYNTAX, ERR_WRONGTYPE};
 use crate::base::parse::eq_ic;
 use crate::kernel::coll::{self, WrongType};
@@ -220,8 +221,8 @@ fn hincrby(ctx: &mut Ctx, args: &[&[u8]]) {
     drop(p);
     match r {
         Err(WrongType) => ctx.error(ERR_WRONGTYPE),
-        Ok(Err(IncrError::NotInt)) => ctx.error("ERR hash value is not an integer"),
-        Ok(Err(IncrError::Overflow)) => ctx.error("ERR increment or decrement would overflow"),
+        Ok(Err(IncrError::NotInt)) => ctx.error(errors::ERR_HASH_VALUE_NOT_INTEGER),
+        Ok(Err(IncrError::Overflow)) => ctx.error(errors::ERR_INCREMENT_DECREMENT_WOULD_OVERFLOW),
         Ok(Ok(v)) => {
             ctx.notify(notify::HASH, "hincrby", args[1]);
             ctx.out.int(v);
@@ -234,7 +235,7 @@ fn hincrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) {
         return ctx.error(crate::base::errors::ERR_NOT_FLOAT);
     };
     if incr.is_nan_or_inf() {
-        return ctx.error("ERR value is NaN or Infinity");
+        return ctx.error(errors::ERR_VALUE_NAN_INFINITY);
     }
     let k = Key::new(args[1]);
     let (db, now, srv, lim) = (ctx.client.db, ctx.now_ms, ctx.srv, ctx.settings.limits);
@@ -246,7 +247,7 @@ fn hincrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) {
                 let mut buf = [0u8; 20];
                 Some(
                     LongDouble::parse(lp_bytes(v, &mut buf))
-                        .ok_or("ERR hash value is not a float")?,
+                        .ok_or(errors::ERR_HASH_VALUE_NOT_FLOAT)?,
                 )
             }
         };
@@ -254,7 +255,7 @@ fn hincrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) {
             Some(c) => c + incr,
             None => incr,
         };
-        const NAN_INF: &str = "ERR increment would produce NaN or Infinity";
+        const NAN_INF: &str = errors::ERR_INCREMENT_WOULD_PRODUCE_NAN_INFINITY;
         if v.is_nan_or_inf() {
             return Err(NAN_INF);
         }
@@ -361,16 +362,14 @@ fn hrandfield(ctx: &mut Ctx, args: &[&[u8]]) {
         return;
     };
     if count == i64::MIN {
-        return ctx.error(
-            "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
-        );
+        return ctx.error(errors::ERR_OUT_OF_RANGE_I64);
     }
     if args.len() > 4 || (args.len() == 4 && !eq_ic(args[3], "withvalues")) {
         return ctx.error(ERR_SYNTAX);
     }
     let withvalues = args.len() == 4;
     if withvalues && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&count) {
-        return ctx.error("ERR value is out of range");
+        return ctx.error(errors::ERR_VALUE_OUT_OF_RANGE);
     }
     with_read(ctx, args[1], |ctx, h| {
         let Some(h) = h.filter(|_| count != 0) else {

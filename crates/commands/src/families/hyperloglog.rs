@@ -18,13 +18,13 @@ use store::hll::{self, REGISTERS};
 use store::hll_exact as hx;
 use store::{CompactValue, Key};
 
+use crate::base::errors;
 use crate::base::errors::ERR_WRONGTYPE;
 use crate::base::parse::eq_ic;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::notify;
 use crate::kernel::spec::{flag, CommandSpec, Docs, KeyPos};
 
-const ERR_NOT_HLL: &str = "WRONGTYPE Key is not a valid HyperLogLog string value.";
 const ERR_CORRUPT: &str = "INVALIDOBJ Corrupted HLL object detected";
 
 pub const COMMANDS: &[CommandSpec] = &[
@@ -102,7 +102,7 @@ fn check_hll(ctx: &mut Ctx, v: &CompactValue) -> bool {
         return false;
     }
     if v.is_int() || hll::validate(&v.string().unwrap()).is_err() {
-        ctx.error(ERR_NOT_HLL);
+        ctx.error(errors::WRONGTYPE_HLL);
         return false;
     }
     true
@@ -313,7 +313,7 @@ fn pfdebug(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut p = srv.keyspace.lock(&k);
     let Some(e) = p.get(db, &k, now) else {
         drop(p);
-        return ctx.error("ERR The specified key does not exist");
+        return ctx.error(errors::ERR_KEY_DOES_NOT_EXIST);
     };
     if !check_hll(ctx, e.value()) {
         return;
@@ -350,13 +350,12 @@ fn pfdebug(ctx: &mut Ctx, args: &[&[u8]]) {
             }
             if eq_ic(sub, "decode") {
                 if dense {
-                    return Out::Err("ERR HLL encoding is not sparse".into());
+                    return Out::Err(errors::ERR_HLL_ENCODING_NOT_SPARSE.into());
                 }
                 return Out::Text(decode_sparse(&v));
             }
-            Out::Err(format!(
-                "ERR Unknown PFDEBUG subcommand '{}'",
-                String::from_utf8_lossy(sub)
+            Out::Err(crate::base::errors::unknown_pfdebug(
+                &String::from_utf8_lossy(sub),
             ))
         })
         .unwrap();

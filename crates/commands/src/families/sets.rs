@@ -19,6 +19,7 @@ use collections::SetValue;
 use resp::ReplyBuf;
 use store::{Key, MultiGuard};
 
+use crate::base::errors;
 use crate::base::errors::{ERR_NOT_INT, ERR_SYNTAX, ERR_WRONGTYPE};
 use crate::base::parse::{eq_ic, parse_i64};
 use crate::kernel::coll::{self, WrongType};
@@ -402,10 +403,10 @@ fn sdiffstore(ctx: &mut Ctx, args: &[&[u8]]) {
 fn sintercard(ctx: &mut Ctx, args: &[&[u8]]) {
     let numkeys = match parse_i64(args[1]) {
         Some(n) if n > 0 => n as u64,
-        _ => return ctx.error("ERR numkeys should be greater than 0"),
+        _ => return ctx.error(errors::ERR_NUMKEYS_SHOULD_GREATER_THAN_0),
     };
     if numkeys > (args.len() - 2) as u64 {
-        return ctx.error("ERR Number of keys can't be greater than number of args");
+        return ctx.error(errors::ERR_NUMKEYS_OVER_ARGS);
     }
     let end = 2 + numkeys as usize;
     let mut limit = 0usize;
@@ -414,7 +415,7 @@ fn sintercard(ctx: &mut Ctx, args: &[&[u8]]) {
         if eq_ic(args[j], "limit") && j + 1 < args.len() {
             match parse_i64(args[j + 1]) {
                 Some(l) if l >= 0 => limit = l as usize,
-                _ => return ctx.error("ERR LIMIT can't be negative"),
+                _ => return ctx.error(errors::ERR_LIMIT_CANNOT_NEGATIVE),
             }
             j += 2;
         } else {
@@ -506,7 +507,7 @@ fn spop(ctx: &mut Ctx, args: &[&[u8]]) {
     let count = if args.len() == 3 {
         match parse_i64(args[2]) {
             Some(c) if c >= 0 => Some(c as u64),
-            _ => return ctx.error("ERR value is out of range, must be positive"),
+            _ => return ctx.error(errors::ERR_VALUE_OUT_OF_RANGE_MUST_POSITIVE),
         }
     } else {
         None
@@ -577,11 +578,7 @@ fn srandmember(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let count = match parse_i64(args[2]) {
         None => return ctx.error(ERR_NOT_INT),
-        Some(i64::MIN) => {
-            return ctx.error(
-                "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
-            )
-        }
+        Some(i64::MIN) => return ctx.error(errors::ERR_OUT_OF_RANGE_I64),
         Some(c) => c,
     };
     let mut rng = thread_rng();

@@ -8,6 +8,7 @@ use resp::LongDouble;
 use store::keyspace::Ttl;
 use store::{CompactValue, Key};
 
+use crate::base::errors;
 use crate::base::errors::{ERR_NOT_INT, ERR_SYNTAX, ERR_WRONGTYPE};
 use crate::base::parse::eq_ic;
 use crate::kernel::ctx::Ctx;
@@ -15,7 +16,6 @@ use crate::kernel::notify;
 use crate::kernel::spec::{flag, CommandSpec, Docs, KeyPos};
 
 const W: u32 = flag::WRITE | flag::DENYOOM;
-const ERR_TOO_BIG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 
 macro_rules! cmd {
     ($name:expr, $arity:expr, $flags:expr, $acl:expr, $keys:expr, $cx:expr, $sum:expr, $h:expr) => {
@@ -117,7 +117,7 @@ pub(crate) fn expire_ms(
         ctx.error(ERR_NOT_INT);
         return None;
     };
-    let bad = |ctx: &mut Ctx| ctx.error(&format!("ERR invalid expire time in '{cmd}' command"));
+    let bad = |ctx: &mut Ctx| ctx.error(&crate::base::errors::invalid_expire_time(cmd));
     if v <= 0 || (secs && v > i64::MAX / 1000) {
         bad(ctx);
         return None;
@@ -382,7 +382,7 @@ fn append(ctx: &mut Ctx, args: &[&[u8]]) {
             }
             let total = e.value().str_len() as u64 + args[2].len() as u64;
             if total > limit {
-                return ctx.error(ERR_TOO_BIG);
+                return ctx.error(errors::ERR_STRING_TOO_LONG);
             }
             e.modify_string(|h| {
                 h.extend_from_slice(args[2]);
@@ -449,7 +449,7 @@ fn setrange(ctx: &mut Ctx, args: &[&[u8]]) {
         return;
     };
     if off < 0 {
-        return ctx.error("ERR offset is out of range");
+        return ctx.error(errors::ERR_OFFSET_OUT_OF_RANGE);
     }
     let val = args[3];
     let limit = max_len(ctx);
@@ -463,7 +463,7 @@ fn setrange(ctx: &mut Ctx, args: &[&[u8]]) {
                 return ctx.out.int(0);
             }
             if too_big(val.len()) {
-                return ctx.error(ERR_TOO_BIG);
+                return ctx.error(errors::ERR_STRING_TOO_LONG);
             }
             let mut h = store::heap::HeapStr::zeroed(off as usize + val.len());
             h.as_mut_slice()[off as usize..].copy_from_slice(val);
@@ -480,7 +480,7 @@ fn setrange(ctx: &mut Ctx, args: &[&[u8]]) {
                 return ctx.out.int(olen as i64);
             }
             if too_big(val.len()) {
-                return ctx.error(ERR_TOO_BIG);
+                return ctx.error(errors::ERR_STRING_TOO_LONG);
             }
             e.modify_string(|h| {
                 let end = off as usize + val.len();
@@ -515,7 +515,7 @@ fn incr_generic(ctx: &mut Ctx, key: &[u8], delta: i64) {
                 return ctx.error(ERR_NOT_INT);
             };
             let Some(n) = cur.checked_add(delta) else {
-                return ctx.error("ERR increment or decrement would overflow");
+                return ctx.error(errors::ERR_INCREMENT_DECREMENT_WOULD_OVERFLOW);
             };
             e.set_value(CompactValue::from_int(n));
             n
@@ -546,7 +546,7 @@ fn decrby(ctx: &mut Ctx, args: &[&[u8]]) {
         return;
     };
     if d == i64::MIN {
-        return ctx.error("ERR decrement would overflow");
+        return ctx.error(errors::ERR_DECREMENT_WOULD_OVERFLOW);
     }
     incr_generic(ctx, args[1], -d)
 }
@@ -575,10 +575,10 @@ fn incrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) {
         None => incr,
     };
     if v.is_nan_or_inf() {
-        return ctx.error("ERR increment would produce NaN or Infinity");
+        return ctx.error(errors::ERR_INCREMENT_WOULD_PRODUCE_NAN_INFINITY);
     }
     let Some(text) = v.format_human() else {
-        return ctx.error("ERR increment would produce NaN or Infinity");
+        return ctx.error(errors::ERR_INCREMENT_WOULD_PRODUCE_NAN_INFINITY);
     };
     let nv = CompactValue::from_bytes_no_int(&text);
     match p.get(db, &k, now) {
@@ -629,21 +629,20 @@ fn lcs(ctx: &mut Ctx, args: &[&[u8]]) {
                     Some(s) => vals.push(s.to_vec()),
                     None => {
                         drop(g);
-                        return ctx.error("ERR The specified keys must contain string values");
+                        return ctx.error(errors::ERR_KEYS_MUST_BE_STRINGS);
                     }
                 },
             }
         }
     }
     if getidx && getlen {
-        return ctx.error("ERR If you want both the length and indexes, please just use IDX.");
+        return ctx.error(errors::ERR_LCS_LEN_AND_IDX);
     }
     let (a, b) = (&vals[0], &vals[1]);
     let (alen, blen) = (a.len(), b.len());
     let cells = (alen as u128 + 1) * (blen as u128 + 1);
     if cells * 4 > ctx.settings.proto_max_bulk_len as u128 {
-        return ctx
-            .error("ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
+        return ctx.error(errors::ERR_LCS_MEMORY);
     }
     let w = blen + 1;
     let mut t = vec![0u32; (alen + 1) * w];

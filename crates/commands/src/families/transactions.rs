@@ -9,6 +9,7 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
+use crate::base::errors;
 use crate::kernel::client::cflag;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::spec::{flag, CommandSpec, Docs, KeyPos};
@@ -16,7 +17,7 @@ use crate::services::transactions::{discard_transaction, unwatch_all};
 
 fn multi(ctx: &mut Ctx, _args: &[&[u8]]) {
     if ctx.client.tx.in_multi() {
-        return ctx.error("ERR MULTI calls can not be nested");
+        return ctx.error(errors::ERR_MULTI_CALLS_CAN_NOT_NESTED);
     }
     ctx.client.tx.queue = Some(Vec::new());
     ctx.client.tx.dirty_exec = false;
@@ -27,7 +28,7 @@ fn multi(ctx: &mut Ctx, _args: &[&[u8]]) {
 
 fn discard(ctx: &mut Ctx, _args: &[&[u8]]) {
     if !ctx.client.tx.in_multi() {
-        return ctx.error("ERR DISCARD without MULTI");
+        return ctx.error(errors::ERR_DISCARD_WITHOUT_MULTI);
     }
     discard_transaction(ctx.srv, ctx.client);
     ctx.ok();
@@ -35,7 +36,7 @@ fn discard(ctx: &mut Ctx, _args: &[&[u8]]) {
 
 fn exec(ctx: &mut Ctx, _args: &[&[u8]]) {
     if !ctx.client.tx.in_multi() {
-        return ctx.error("ERR EXEC without MULTI");
+        return ctx.error(errors::ERR_EXEC_WITHOUT_MULTI);
     }
     let queue = ctx.client.tx.queue.take().unwrap_or_default();
     let dirty_exec = ctx.client.tx.dirty_exec;
@@ -49,7 +50,7 @@ fn exec(ctx: &mut Ctx, _args: &[&[u8]]) {
     let dirty_cas = ctx.client.shared.has_flag(cflag::DIRTY_CAS) || watched_expired;
     discard_transaction(ctx.srv, ctx.client);
     if dirty_exec {
-        return ctx.error("EXECABORT Transaction discarded because of previous errors.");
+        return ctx.error(errors::EXECABORT);
     }
     if dirty_cas {
         ctx.out.null_array();
@@ -79,7 +80,7 @@ fn exec(ctx: &mut Ctx, _args: &[&[u8]]) {
 
 fn watch(ctx: &mut Ctx, args: &[&[u8]]) {
     if ctx.client.tx.in_multi() {
-        return ctx.error("ERR WATCH inside MULTI is not allowed");
+        return ctx.error(errors::ERR_WATCH_INSIDE_MULTI_NOT_ALLOWED);
     }
     let db = ctx.client.db;
     for key in &args[1..] {

@@ -14,6 +14,7 @@
 //! * `format(parse(x)) == format(parse(format(parse(x))))`: what CONFIG GET
 //!   prints can be fed back to CONFIG SET and to a config file.
 
+use crate::base::errors;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -965,29 +966,27 @@ impl ConfigStore {
         for (name, value) in pairs {
             let p = match find_param(name) {
                 Some(p) => p,
-                None => {
-                    return Err(format!(
-                        "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
-                    ))
-                }
+                None => return Err(crate::base::errors::config_set_unknown(name)),
             };
             if seen.contains(&p.name) {
-                return Err(format!("ERR CONFIG SET failed (possibly related to argument '{name}') - duplicate parameter"));
+                return Err(crate::base::errors::config_set_failed(
+                    name,
+                    "duplicate parameter",
+                ));
             }
             seen.push(p.name);
             if !p.mutable {
-                return Err(format!(
-                    "ERR CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config"
+                return Err(crate::base::errors::config_set_failed(
+                    name,
+                    "can't set immutable config",
                 ));
             }
-            (p.set)(&mut next, value).map_err(|e| {
-                format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {e}")
-            })?;
+            (p.set)(&mut next, value)
+                .map_err(|e| crate::base::errors::config_set_failed(name, &e))?;
         }
         if next.dir != guard.dir {
-            std::env::set_current_dir(&next.dir).map_err(|e| {
-                format!("ERR CONFIG SET failed (possibly related to argument 'dir') - {e}")
-            })?;
+            std::env::set_current_dir(&next.dir)
+                .map_err(|e| crate::base::errors::config_set_failed("dir", &e.to_string()))?;
         }
         if next.port != guard.port || next.bind != guard.bind {
             if let Some(hook) = self.listener_hook.get() {
@@ -1003,9 +1002,7 @@ impl ConfigStore {
                     } else {
                         "Failed to bind to specified addresses."
                     };
-                    return Err(format!(
-                        "ERR CONFIG SET failed (possibly related to argument '{which}') - {why}"
-                    ));
+                    return Err(crate::base::errors::config_set_failed(which, why));
                 }
             }
         }
@@ -1048,13 +1045,15 @@ impl ConfigStore {
         let path = self
             .file
             .as_ref()
-            .ok_or("ERR The server is running without a config file")?;
+            .ok_or(errors::ERR_SERVER_RUNNING_WITHOUT_CONFIG_FILE)?;
         let old = std::fs::read_to_string(path).unwrap_or_default();
         let s = self.get();
         let text = rewrite_text(&old, &s);
         let tmp = path.with_extension("tmp-rewrite");
-        std::fs::write(&tmp, text).map_err(|e| format!("ERR Rewriting config file: {e}"))?;
-        std::fs::rename(&tmp, path).map_err(|e| format!("ERR Rewriting config file: {e}"))?;
+        std::fs::write(&tmp, text)
+            .map_err(|e| crate::base::errors::config_rewrite_failed(&e.to_string()))?;
+        std::fs::rename(&tmp, path)
+            .map_err(|e| crate::base::errors::config_rewrite_failed(&e.to_string()))?;
         Ok(())
     }
 }

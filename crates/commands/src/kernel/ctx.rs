@@ -43,9 +43,7 @@ impl<'a> Ctx<'a> {
     /// "ERR wrong number of arguments for 'xxx' command" for the running command.
     pub fn wrong_arity(&mut self) {
         let name = self.srv.table.get(self.cmd_index).full_name.clone();
-        self.error(&format!(
-            "ERR wrong number of arguments for '{name}' command"
-        ));
+        self.error(&crate::base::errors::wrong_arity(&name));
     }
 
     /// Fires a keyspace notification (`notify-keyspace-events`) for `key` in

@@ -22,6 +22,7 @@ use parking_lot::Mutex;
 
 use resp::ReplyBuf;
 
+use crate::base::errors;
 use crate::kernel::blocking::Blocking;
 use crate::kernel::client::{Client, ClientShared};
 use crate::kernel::config::{ConfigStore, Settings};
@@ -178,7 +179,7 @@ impl Server {
     /// command it is asked to run answers an error).
     pub fn without_commands(settings: Settings) -> Server {
         fn no_runtime(_: &Server, _: &mut Client, _: &Settings, _: &[&[u8]], out: &mut ReplyBuf) {
-            out.error("ERR no command runtime in this server");
+            out.error(errors::ERR_NO_RUNTIME);
         }
         let hooks = RuntimeHooks {
             execute_queued: no_runtime,

@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 
 use resp::ReplyBuf;
 
+use crate::base::errors;
 use crate::base::text::sanitize;
 use crate::kernel::client::{Client, ReplyMode};
 use crate::kernel::config::Settings;
@@ -102,10 +103,7 @@ fn execute_inner(
         Some(i)
     });
     let Some(mut idx) = found else {
-        let mut msg = format!(
-            "ERR unknown command '{}', with args beginning with: ",
-            sanitize(args[0], 128)
-        );
+        let mut msg = errors::unknown_command_with_args(&sanitize(args[0], 128));
         for a in args.iter().skip(1) {
             if msg.len() >= 1024 {
                 break;
@@ -122,25 +120,13 @@ fn execute_inner(
             top.stats
                 .rejected_calls
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            reject_cmd(
-                srv,
-                client,
-                out,
-                &format!(
-                    "ERR wrong number of arguments for '{}' command",
-                    top.full_name
-                ),
-            );
+            reject_cmd(srv, client, out, &errors::wrong_arity(&top.full_name));
             return Outcome::Done;
         }
         match table.lookup_sub(idx, args[1]) {
             Some(s) => idx = s,
             None => {
-                let msg = format!(
-                    "ERR unknown subcommand '{}'. Try {} HELP.",
-                    sanitize(args[1], 128),
-                    top.full_name.to_ascii_uppercase()
-                );
+                let msg = errors::unknown_subcommand(&sanitize(args[1], 128), &top.full_name);
                 reject_cmd(srv, client, out, &msg);
                 return Outcome::Done;
             }
@@ -153,15 +139,7 @@ fn execute_inner(
             .stats
             .rejected_calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        reject_cmd(
-            srv,
-            client,
-            out,
-            &format!(
-                "ERR wrong number of arguments for '{}' command",
-                entry.full_name
-            ),
-        );
+        reject_cmd(srv, client, out, &errors::wrong_arity(&entry.full_name));
         return Outcome::Done;
     }
     if !client.authenticated && spec.flags & flag::NO_AUTH == 0 && !settings.requirepass.is_empty()
@@ -170,7 +148,7 @@ fn execute_inner(
             .stats
             .rejected_calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        reject_cmd(srv, client, out, "NOAUTH Authentication required.");
+        reject_cmd(srv, client, out, errors::NOAUTH);
         return Outcome::Done;
     }
     if client.protocol == resp::Protocol::Resp2
@@ -181,10 +159,7 @@ fn execute_inner(
             .stats
             .rejected_calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let msg = format!(
-            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
-            entry.full_name
-        );
+        let msg = errors::not_in_subscribed_context(&entry.full_name);
         reject_cmd(srv, client, out, &msg);
         return Outcome::Done;
     }
@@ -202,7 +177,7 @@ fn execute_inner(
                 srv,
                 client,
                 out,
-                "ERR Command not allowed inside a transaction",
+                errors::ERR_COMMAND_NOT_ALLOWED_INSIDE_TRANSACTION,
             );
             return Outcome::Done;
         }
@@ -293,24 +268,17 @@ pub fn resolve(srv: &Server, args: &[&[u8]]) -> Result<usize, String> {
     let table = &srv.table;
     let idx = table
         .lookup(args[0])
-        .ok_or_else(|| format!("ERR unknown command '{}'", sanitize(args[0], 128)))?;
+        .ok_or_else(|| errors::unknown_command(&sanitize(args[0], 128)))?;
     let top = table.get(idx);
     if top.spec.subcommands.is_empty() || (args.len() < 2 && top.spec.handler.is_some()) {
         return Ok(idx);
     }
     if args.len() < 2 {
-        return Err(format!(
-            "ERR wrong number of arguments for '{}' command",
-            top.full_name
-        ));
+        return Err(errors::wrong_arity(&top.full_name));
     }
-    table.lookup_sub(idx, args[1]).ok_or_else(|| {
-        format!(
-            "ERR unknown subcommand '{}'. Try {} HELP.",
-            sanitize(args[1], 128),
-            top.full_name.to_ascii_uppercase()
-        )
-    })
+    table
+        .lookup_sub(idx, args[1])
+        .ok_or_else(|| errors::unknown_subcommand(&sanitize(args[1], 128), &top.full_name))
 }
 
 /// Runs the handler of command `idx` and records everything about the call.
@@ -330,7 +298,7 @@ fn call(
             srv,
             client,
             out,
-            &format!("ERR unknown subcommand for '{}'", entry.full_name),
+            &errors::unknown_subcommand_for(&entry.full_name),
         );
         return;
     };

@@ -21,6 +21,7 @@ use collections::Limits;
 use resp::{Protocol, ReplyBuf};
 use store::Key;
 
+use crate::base::errors;
 use crate::base::errors::ERR_WRONGTYPE;
 use crate::kernel::blocking::{BlockedOp, Served, Waiter};
 use crate::kernel::coll::WrongType;
@@ -286,7 +287,7 @@ pub fn unblock_with(srv: &Server, w: &Arc<Waiter>, error: bool) -> Option<Vec<u8
     srv.blocking.unregister(w);
     let mut out = ReplyBuf::new(w.protocol);
     if error {
-        out.error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+        out.error(errors::UNBLOCKED_BY_CLIENT_UNBLOCK);
         srv.stats.count_error(b"UNBLOCKED");
     } else {
         w.op.timeout_reply(&mut out);
@@ -298,7 +299,7 @@ pub fn unblock_with(srv: &Server, w: &Arc<Waiter>, error: bool) -> Option<Vec<u8
 /// 1000, rounded up; returns the absolute deadline (None = forever).
 pub fn parse_timeout(arg: &[u8], now_ms: u64) -> Result<Option<u64>, &'static str> {
     let v = resp::LongDouble::parse(arg)
-        .ok_or("ERR timeout is not a float or out of range")?
+        .ok_or(errors::ERR_TIMEOUT_NOT_FLOAT_OUT_OF_RANGE)?
         .to_f64();
     let ms = (v * 1000.0).ceil();
     // C's (long long) cast of an out-of-range value gives LLONG_MIN on x86.
@@ -308,7 +309,7 @@ pub fn parse_timeout(arg: &[u8], now_ms: u64) -> Result<Option<u64>, &'static st
         i64::MIN
     };
     if tval < 0 {
-        return Err("ERR timeout is negative");
+        return Err(errors::ERR_TIMEOUT_NEGATIVE);
     }
     if tval == 0 {
         return Ok(None);
@@ -327,7 +328,7 @@ pub fn parse_mpop(
     use crate::base::parse::{eq_ic, parse_i64};
     let numkeys = match parse_i64(args[2]) {
         Some(n) if n > 0 => n as u64,
-        _ => return Err("ERR numkeys should be greater than 0"),
+        _ => return Err(errors::ERR_NUMKEYS_SHOULD_GREATER_THAN_0),
     };
     if numkeys >= (args.len() - 3) as u64 {
         return Err(crate::base::errors::ERR_SYNTAX);
@@ -346,7 +347,7 @@ pub fn parse_mpop(
         if eq_ic(args[j], "count") && j + 1 < args.len() && count.is_none() {
             match parse_i64(args[j + 1]) {
                 Some(c) if c > 0 => count = Some(c as usize),
-                _ => return Err("ERR count should be greater than 0"),
+                _ => return Err(errors::ERR_COUNT_SHOULD_GREATER_THAN_0),
             }
             j += 2;
         } else {

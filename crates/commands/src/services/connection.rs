@@ -4,6 +4,7 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
+use crate::base::errors;
 use crate::kernel::client::Client;
 use crate::kernel::server::Server;
 use crate::services::monitor::stop_monitor;
@@ -49,7 +50,7 @@ pub fn close(srv: &Server, c: &mut Client) -> bool {
 /// CLIENT SETNAME / HELLO SETNAME validation.
 pub fn validate_client_name(n: &[u8]) -> Result<(), &'static str> {
     if n.iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
-        return Err("ERR Client names cannot contain spaces, newlines or special characters.");
+        return Err(errors::ERR_CLIENT_NAME_CHARS);
     }
     Ok(())
 }

@@ -8,6 +8,7 @@
 
 use resp::ReplyBuf;
 
+use crate::base::errors;
 use crate::base::errors::{ERR_NOT_INT, ERR_SYNTAX};
 use crate::base::glob::glob_match;
 use crate::base::parse::{eq_ic, parse_i64};
@@ -32,7 +33,7 @@ pub fn parse_cursor(arg: &[u8]) -> Result<u64, &'static str> {
         }
     }
     if !ok {
-        return Err("ERR invalid cursor");
+        return Err(errors::ERR_INVALID_CURSOR);
     }
     Ok(if neg { v.wrapping_neg() } else { v })
 }

@@ -6,6 +6,7 @@
 
 use store::Key;
 
+use crate::base::errors;
 use crate::base::parse::eq_ic;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::notify;
@@ -119,19 +120,18 @@ fn parse_flags(ctx: &mut Ctx, args: &[&[u8]]) -> Option<u8> {
         } else if eq_ic(a, "lt") {
             f |= LT;
         } else {
-            ctx.error(&format!(
-                "ERR Unsupported option {}",
-                String::from_utf8_lossy(a)
+            ctx.error(&crate::base::errors::unsupported_option(
+                &String::from_utf8_lossy(a),
             ));
             return None;
         }
     }
     if f & NX != 0 && f & (XX | GT | LT) != 0 {
-        ctx.error("ERR NX and XX, GT or LT options at the same time are not compatible");
+        ctx.error(errors::ERR_NX_AND_XX_GT_LT);
         return None;
     }
     if f & GT != 0 && f & LT != 0 {
-        ctx.error("ERR GT and LT options at the same time are not compatible");
+        ctx.error(errors::ERR_GT_AND_LT);
         return None;
     }
     Some(f)
@@ -146,7 +146,7 @@ fn expire_generic(ctx: &mut Ctx, args: &[&[u8]], relative: bool, secs: bool) {
         return;
     };
     let name = ctx.srv.table.get(ctx.cmd_index).full_name.clone();
-    let bad = |ctx: &mut Ctx| ctx.error(&format!("ERR invalid expire time in '{name}' command"));
+    let bad = |ctx: &mut Ctx| ctx.error(&crate::base::errors::invalid_expire_time(&name));
     if secs {
         if !(i64::MIN / 1000..=i64::MAX / 1000).contains(&when) {
             return bad(ctx);

@@ -12,16 +12,13 @@ pub mod sort;
 
 use store::Key;
 
+use crate::base::errors;
 use crate::base::errors::{ERR_NOT_INT, ERR_SYNTAX};
 use crate::base::parse::eq_ic;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::notify;
 use crate::kernel::spec::{flag, CommandSpec, DebugSub, Docs, KeyPos};
 use crate::services::scan::{self, ScanArgs};
-
-const ERR_SAME: &str = "ERR source and destination objects are the same";
-const ERR_NOKEY: &str = "ERR no such key";
-const ERR_DB_RANGE: &str = "ERR DB index is out of range";
 
 macro_rules! cmd {
     ($name:expr, $arity:expr, $flags:expr, $acl:expr, $keys:expr, $cx:expr, $sum:expr, $h:expr) => {
@@ -247,7 +244,7 @@ fn rename_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool) {
     let (src, dst) = (&keys[0], &keys[1]);
     if !g.part(src).exists(db, src, now) {
         drop(g);
-        return ctx.error(ERR_NOKEY);
+        return ctx.error(errors::ERR_NO_SUCH_KEY);
     }
     if args[1] == args[2] {
         drop(g);
@@ -293,7 +290,7 @@ fn copy(ctx: &mut Ctx, args: &[&[u8]]) {
                 return;
             };
             if v < 0 || v >= ctx.srv.keyspace.databases() as i64 {
-                return ctx.error(ERR_DB_RANGE);
+                return ctx.error(errors::ERR_DB_INDEX);
             }
             dstdb = v as usize;
             j += 1;
@@ -303,7 +300,7 @@ fn copy(ctx: &mut Ctx, args: &[&[u8]]) {
         j += 1;
     }
     if srcdb == dstdb && args[1] == args[2] {
-        return ctx.error(ERR_SAME);
+        return ctx.error(errors::ERR_SOURCE_DESTINATION_OBJECTS_SAME);
     }
     let keys = [Key::new(args[1]), Key::new(args[2])];
     let (now, srv) = (ctx.now_ms, ctx.srv);
@@ -331,15 +328,14 @@ fn move_cmd(ctx: &mut Ctx, args: &[&[u8]]) {
         return;
     };
     if v < i32::MIN as i64 || v > i32::MAX as i64 {
-        return ctx
-            .error("ERR value is out of range, value must between -2147483648 and 2147483647");
+        return ctx.error(errors::ERR_OUT_OF_RANGE_I32);
     }
     if v < 0 || v >= ctx.srv.keyspace.databases() as i64 {
-        return ctx.error(ERR_DB_RANGE);
+        return ctx.error(errors::ERR_DB_INDEX);
     }
     let (src, dst) = (ctx.client.db, v as usize);
     if src == dst {
-        return ctx.error(ERR_SAME);
+        return ctx.error(errors::ERR_SOURCE_DESTINATION_OBJECTS_SAME);
     }
     let k = Key::new(args[1]);
     let (now, srv) = (ctx.now_ms, ctx.srv);
@@ -415,14 +411,14 @@ fn swapdb(ctx: &mut Ctx, args: &[&[u8]]) {
         crate::base::parse::parse_i64(a).filter(|v| *v >= i32::MIN as i64 && *v <= i32::MAX as i64)
     };
     let Some(a) = parse(args[1]) else {
-        return ctx.error("ERR invalid first DB index");
+        return ctx.error(errors::ERR_INVALID_FIRST_DB_INDEX);
     };
     let Some(b) = parse(args[2]) else {
-        return ctx.error("ERR invalid second DB index");
+        return ctx.error(errors::ERR_INVALID_SECOND_DB_INDEX);
     };
     let n = ctx.srv.keyspace.databases() as i64;
     if a < 0 || a >= n || b < 0 || b >= n {
-        return ctx.error(ERR_DB_RANGE);
+        return ctx.error(errors::ERR_DB_INDEX);
     }
     let (a, b) = (a as usize, b as usize);
     // Like Redis, a watched key is touched when it exists in either database.
@@ -537,7 +533,7 @@ fn object_freq(ctx: &mut Ctx, args: &[&[u8]]) {
         return ctx.out.null_bulk();
     };
     if !lfu_policy(ctx) {
-        return ctx.error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
+        return ctx.error(errors::ERR_NOT_LFU_NO_FREQ);
     }
     ctx.out.int(b as i64);
 }
@@ -554,7 +550,7 @@ fn object_idletime(ctx: &mut Ctx, args: &[&[u8]]) {
         return ctx.out.null_bulk();
     };
     if lfu_policy(ctx) {
-        return ctx.error("ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.");
+        return ctx.error(errors::ERR_LFU_NO_IDLETIME);
     }
     ctx.out.int((srv.keyspace.idle_ms(b, now) / 1000) as i64);
 }
@@ -605,7 +601,7 @@ fn positive(ctx: &mut Ctx, arg: &[u8]) -> Option<u64> {
     match crate::base::parse::parse_i64(arg) {
         Some(v) if v >= 0 => Some(v as u64),
         Some(_) => {
-            ctx.error("ERR value is out of range, must be positive");
+            ctx.error(errors::ERR_VALUE_OUT_OF_RANGE_MUST_POSITIVE);
             None
         }
         None => {
@@ -617,9 +613,7 @@ fn positive(ctx: &mut Ctx, arg: &[u8]) -> Option<u64> {
 
 fn debug_populate(ctx: &mut Ctx, args: &[&[u8]]) {
     if args.len() > 5 {
-        return ctx.error(
-            "ERR unknown subcommand or wrong number of arguments for 'POPULATE'. Try DEBUG HELP.",
-        );
+        return ctx.error(errors::ERR_DEBUG_POPULATE_ARGS);
     }
     let Some(count) = positive(ctx, args[2]) else {
         return;
@@ -644,7 +638,7 @@ fn debug_object(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut p = srv.keyspace.lock(&k);
     let Some(e) = p.get_read_notouch(db, &k, now) else {
         drop(p);
-        return ctx.error(ERR_NOKEY);
+        return ctx.error(errors::ERR_NO_SUCH_KEY);
     };
     let v = e.value();
     let len = v.str_len();

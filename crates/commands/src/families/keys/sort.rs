@@ -28,6 +28,7 @@
 use collections::{ListValue, LpValue, SetValue, ZsetValue};
 use store::{Key, Kind};
 
+use crate::base::errors;
 use crate::base::errors::{ERR_NOT_INT, ERR_SYNTAX, ERR_WRONGTYPE};
 use crate::base::parse::{eq_ic, parse_i64};
 use crate::kernel::coll;
@@ -562,7 +563,7 @@ fn sort_generic(ctx: &mut Ctx, args: &[&[u8]], readonly: bool) {
         sort_items(&mut items, o.order);
     }
     if conversion_error {
-        return ctx.error("ERR One or more scores can't be converted into double");
+        return ctx.error(errors::ERR_ONE_MORE_SCORES_CANNOT_CONVERTED_INTO_DOUBLE);
     }
     let picked = &items[range];
     let Some(dst) = dst else {

@@ -22,17 +22,13 @@ use collections::{ListValue, LpValue};
 use store::keyspace::{MultiGuard, Partition};
 use store::{CompactValue, Key};
 
+use crate::base::errors;
 use crate::base::errors::{ERR_NOT_INT, ERR_SYNTAX, ERR_WRONGTYPE};
 use crate::base::parse::{eq_ic, parse_i64};
 use crate::kernel::coll::{self, WrongType};
 use crate::kernel::ctx::Ctx;
 use crate::kernel::notify;
 use crate::kernel::spec::{flag, BeginSearch, CommandSpec, Docs, FindKeys, KeyPos, KeySpec};
-
-const ERR_NOKEY: &str = "ERR no such key";
-const ERR_INDEX: &str = "ERR index out of range";
-const ERR_POSITIVE: &str = "ERR value is out of range, must be positive";
-const ERR_RANK_ZERO: &str = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list";
 
 pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
@@ -232,7 +228,7 @@ pub(crate) fn parse_mpop(ctx: &mut Ctx, args: &[&[u8]], numkeys_idx: usize) -> O
     let numkeys = match parse_i64(args[numkeys_idx]) {
         Some(n) if n >= 1 => n as u64,
         _ => {
-            ctx.error("ERR numkeys should be greater than 0");
+            ctx.error(errors::ERR_NUMKEYS_SHOULD_GREATER_THAN_0);
             return None;
         }
     };
@@ -254,7 +250,7 @@ pub(crate) fn parse_mpop(ctx: &mut Ctx, args: &[&[u8]], numkeys_idx: usize) -> O
             match parse_i64(args[j]) {
                 Some(n) if n >= 1 => count = Some(n as usize),
                 _ => {
-                    ctx.error("ERR count should be greater than 0");
+                    ctx.error(errors::ERR_COUNT_SHOULD_GREATER_THAN_0);
                     return None;
                 }
             }
@@ -426,7 +422,7 @@ fn pop_generic(ctx: &mut Ctx, args: &[&[u8]], end: End) {
     let count = if args.len() == 3 {
         match parse_i64(args[2]) {
             Some(n) if n >= 0 => Some(n as usize),
-            _ => return ctx.error(ERR_POSITIVE),
+            _ => return ctx.error(errors::ERR_VALUE_OUT_OF_RANGE_MUST_POSITIVE),
         }
     } else {
         None
@@ -564,10 +560,10 @@ fn lset(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut p = srv.keyspace.lock(&k);
     let err = match coll::write::<ListValue>(&mut p, db, &k, now) {
         Err(WrongType) => Some(ERR_WRONGTYPE),
-        Ok(None) => Some(ERR_NOKEY),
+        Ok(None) => Some(errors::ERR_NO_SUCH_KEY),
         Ok(Some(l)) => match parse_i64(args[2]) {
             None => Some(ERR_NOT_INT),
-            Some(i) if !l.set(i, args[3]) => Some(ERR_INDEX),
+            Some(i) if !l.set(i, args[3]) => Some(errors::ERR_INDEX_OUT_OF_RANGE),
             Some(_) => None,
         },
     };
@@ -701,20 +697,20 @@ fn lpos(ctx: &mut Ctx, args: &[&[u8]]) {
                 return;
             };
             if r == 0 {
-                return ctx.error(ERR_RANK_ZERO);
+                return ctx.error(errors::ERR_RANK_ZERO);
             }
             rank = r;
         } else if eq_ic(args[j], "count") && more {
             j += 1;
             match parse_i64(args[j]) {
                 Some(n) if n >= 0 => count = Some(n as usize),
-                _ => return ctx.error("ERR COUNT can't be negative"),
+                _ => return ctx.error(errors::ERR_COUNT_CANNOT_NEGATIVE),
             }
         } else if eq_ic(args[j], "maxlen") && more {
             j += 1;
             match parse_i64(args[j]) {
                 Some(n) if n >= 0 => maxlen = n as usize,
-                _ => return ctx.error("ERR MAXLEN can't be negative"),
+                _ => return ctx.error(errors::ERR_MAXLEN_CANNOT_NEGATIVE),
             }
         } else {
             return ctx.syntax_error();

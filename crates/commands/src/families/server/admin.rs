@@ -4,6 +4,7 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
+use crate::base::errors;
 use crate::base::parse::eq_ic;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::spec::{flag, CommandSpec, Docs};
@@ -187,7 +188,7 @@ fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
                 return ctx.syntax_error();
             }
             if eq_ic(a, "ABORT") {
-                return ctx.error("ERR No shutdown in progress.");
+                return ctx.error(errors::ERR_NO_SHUTDOWN_PROGRESS);
             }
         } else {
             return ctx.syntax_error();
@@ -195,7 +196,7 @@ fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     if save == Some(true) {
         // Persistence is not implemented: Redis fails SHUTDOWN SAVE when it cannot save.
-        return ctx.error("ERR Errors trying to SHUTDOWN. Check logs.");
+        return ctx.error(errors::ERR_SHUTDOWN_FAILED);
     }
     ctx.srv.shutdown_requested.store(true, Relaxed);
     ctx.client.shutdown_requested = true;

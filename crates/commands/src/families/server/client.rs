@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
+use crate::base::errors;
 use crate::base::parse::eq_ic;
 use crate::kernel::client::{cflag, ClientShared, ReplyMode};
 use crate::kernel::ctx::Ctx;
@@ -230,15 +231,13 @@ fn client_setname(ctx: &mut Ctx, args: &[&[u8]]) {
 fn client_setinfo(ctx: &mut Ctx, args: &[&[u8]]) {
     let is_name = eq_ic(args[2], "LIB-NAME");
     if !is_name && !eq_ic(args[2], "LIB-VER") {
-        return ctx.error(&format!(
-            "ERR Unrecognized option '{}'",
-            String::from_utf8_lossy(args[2])
+        return ctx.error(&crate::base::errors::unrecognized_option(
+            &String::from_utf8_lossy(args[2]),
         ));
     }
     if args[3].iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
-        return ctx.error(&format!(
-            "ERR {} cannot contain spaces, newlines or special characters.",
-            String::from_utf8_lossy(args[2])
+        return ctx.error(&crate::base::errors::no_special_characters(
+            &String::from_utf8_lossy(args[2]),
         ));
     }
     {
@@ -273,7 +272,7 @@ fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) {
         None => false,
         Some(a) if a.eq_ignore_ascii_case(b"timeout") => false,
         Some(a) if a.eq_ignore_ascii_case(b"error") => true,
-        Some(_) => return ctx.error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"),
+        Some(_) => return ctx.error(errors::ERR_CLIENT_UNBLOCK_REASON_SHOULD_TIMEOUT_ERROR),
     };
     if args.len() > 4 {
         return ctx.syntax_error();
@@ -329,16 +328,16 @@ fn client_reply(ctx: &mut Ctx, args: &[&[u8]]) {
 
 fn client_pause(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(ms) = crate::base::parse::parse_i64(args[2]) else {
-        return ctx.error("ERR timeout is not an integer or out of range");
+        return ctx.error(errors::ERR_TIMEOUT_NOT_INTEGER_OUT_OF_RANGE);
     };
     if ms < 0 {
-        return ctx.error("ERR timeout is negative");
+        return ctx.error(errors::ERR_TIMEOUT_NEGATIVE);
     }
     let all = match args.len() {
         3 => true,
         4 if eq_ic(args[3], "ALL") => true,
         4 if eq_ic(args[3], "WRITE") => false,
-        4 => return ctx.error("ERR CLIENT PAUSE mode must be WRITE or ALL"),
+        4 => return ctx.error(errors::ERR_CLIENT_PAUSE_MODE_MUST_WRITE_ALL),
         _ => return ctx.syntax_error(),
     };
     let until = ctx.now_ms.saturating_add(ms as u64);
@@ -405,9 +404,8 @@ impl ClientType {
 }
 
 fn unknown_type(ctx: &mut Ctx, name: &[u8]) {
-    ctx.error(&format!(
-        "ERR Unknown client type '{}'",
-        String::from_utf8_lossy(name)
+    ctx.error(&crate::base::errors::unknown_client_type(
+        &String::from_utf8_lossy(name),
     ));
 }
 
@@ -494,7 +492,7 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) {
         for a in &args[3..] {
             match crate::base::parse::parse_i64(a) {
                 Some(n) if n > 0 => v.push(n as u64),
-                _ => return ctx.error("ERR Invalid client ID"),
+                _ => return ctx.error(errors::ERR_INVALID_CLIENT_ID),
             }
         }
         ids = Some(v);
@@ -598,7 +596,7 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) {
                 kill_client(ctx, &c);
                 ctx.ok();
             }
-            None => ctx.error("ERR No such client"),
+            None => ctx.error(errors::ERR_NO_SUCH_CLIENT),
         };
     }
     let mut f = KillFilter {
@@ -614,7 +612,7 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) {
         if eq_ic(opt, "ID") {
             match crate::base::parse::parse_i64(val) {
                 Some(n) if n > 0 => f.id = Some(n as u64),
-                _ => return ctx.error("ERR client-id should be greater than 0"),
+                _ => return ctx.error(errors::ERR_CLIENT_ID_SHOULD_GREATER_THAN_0),
             }
         } else if eq_ic(opt, "TYPE") {
             match ClientType::parse(val) {
@@ -627,9 +625,8 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) {
             f.laddr = Some(val.to_vec());
         } else if eq_ic(opt, "USER") {
             if val != b"default" {
-                return ctx.error(&format!(
-                    "ERR No such user '{}'",
-                    String::from_utf8_lossy(val)
+                return ctx.error(&crate::base::errors::no_such_user(
+                    &String::from_utf8_lossy(val),
                 ));
             }
             f.user = Some(val.to_vec());

@@ -10,6 +10,7 @@
 //! `[name, arity, flags, first, last, step, acl-categories, tips, key-specs,
 //! subcommands]`; `COMMAND DOCS` a map of name to doc map.
 
+use crate::base::errors;
 use crate::base::parse::eq_ic;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::spec::{flag, BeginSearch, CommandSpec, Docs, FindKeys, KeySpec};
@@ -502,27 +503,27 @@ pub fn keys_and_flags(
     cmd: &[&[u8]],
 ) -> Result<Vec<(usize, &'static [&'static str])>, &'static str> {
     let Some(mut idx) = table.lookup(cmd[0]) else {
-        return Err("ERR Invalid command specified");
+        return Err(errors::ERR_INVALID_COMMAND_SPECIFIED);
     };
     if !table.get(idx).spec.subcommands.is_empty() && cmd.len() >= 2 {
         idx = table
             .lookup_sub(idx, cmd[1])
-            .ok_or("ERR Invalid command specified")?;
+            .ok_or(errors::ERR_INVALID_COMMAND_SPECIFIED)?;
     }
     let spec = table.get(idx).spec;
     let specs = key_specs(spec);
     // Channels of SSUBSCRIBE & co. are key-like ("not_key" specs) but not keys.
     let has_keys = specs.iter().any(|k| !k.flags.contains(&"not_key"));
     if !has_keys && spec.getkeys.is_none() {
-        return Err("ERR The command has no key arguments");
+        return Err(errors::ERR_COMMAND_HAS_NO_KEY_ARGUMENTS);
     }
     if !spec.arity_ok(cmd.len()) {
-        return Err("ERR Invalid number of arguments specified for command");
+        return Err(errors::ERR_INVALID_NUMBER_OF_ARGUMENTS_SPECIFIED_COMMAND);
     }
     let invalid = if spec.flags & flag::NO_MANDATORY_KEYS != 0 {
         Ok(Vec::new())
     } else {
-        Err("ERR Invalid arguments specified for command")
+        Err(errors::ERR_INVALID_ARGUMENTS_SPECIFIED_COMMAND)
     };
     if let Some(f) = spec.getkeys {
         let fl: &'static [&'static str] = match specs.first() {

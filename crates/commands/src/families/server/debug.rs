@@ -5,6 +5,7 @@
 //! SET-ACTIVE-EXPIRE...) by exposing a `pub const DEBUG: &[DebugSub]`
 //! listed in `crate::registry::DEBUG_SUBCOMMANDS`.
 
+use crate::base::errors;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::spec::{flag, CommandSpec, DebugSub, Docs};
 
@@ -45,15 +46,13 @@ pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
     )
 }];
 
-pub const ERR_NOT_ALLOWED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
-
 fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
     if !ctx
         .settings
         .enable_debug_command
         .allows(ctx.client.is_local)
     {
-        return ctx.error(ERR_NOT_ALLOWED);
+        return ctx.error(errors::ERR_DEBUG_NOT_ALLOWED);
     }
     if crate::base::parse::eq_ic(args[1], "HELP") {
         return debug_help(ctx);
@@ -66,9 +65,9 @@ fn debug(ctx: &mut Ctx, args: &[&[u8]]) {
         .find(|s| crate::base::parse::eq_ic(args[1], s.name));
     match found {
         Some(sub) if arity_ok(sub.arity, args.len()) => (sub.handler)(ctx, args),
-        _ => ctx.error(&format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try DEBUG HELP.",
-            String::from_utf8_lossy(args[1])
+        _ => ctx.error(&crate::base::errors::unknown_subcommand_or_arity(
+            &String::from_utf8_lossy(args[1]),
+            "DEBUG",
         )),
     }
 }

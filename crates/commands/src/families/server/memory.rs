@@ -10,6 +10,7 @@
 
 use store::Key;
 
+use crate::base::errors;
 use crate::base::errors::ERR_SYNTAX;
 use crate::base::parse::eq_ic;
 use crate::kernel::ctx::Ctx;
@@ -140,7 +141,7 @@ fn purge(ctx: &mut Ctx, _args: &[&[u8]]) {
     if (crate::kernel::memprobe::probe().purge)() {
         ctx.out.simple("OK");
     } else {
-        ctx.error("ERR Error purging dirty pages");
+        ctx.error(errors::ERR_ERROR_PURGING_DIRTY_PAGES);
     }
 }
 

@@ -2,6 +2,7 @@
 //! which the dispatcher feeds with commands slower than
 //! `slowlog-log-slower-than` microseconds.
 
+use crate::base::errors;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::spec::{flag, CommandSpec, Docs};
 
@@ -63,9 +64,9 @@ fn slowlog_help(ctx: &mut Ctx, _args: &[&[u8]]) {
 
 fn slowlog_get(ctx: &mut Ctx, args: &[&[u8]]) {
     if args.len() > 3 {
-        return ctx.error(&format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try SLOWLOG HELP.",
-            String::from_utf8_lossy(args[1])
+        return ctx.error(&crate::base::errors::unknown_subcommand_or_arity(
+            &String::from_utf8_lossy(args[1]),
+            "SLOWLOG",
         ));
     }
     let count = match args.get(2) {
@@ -73,7 +74,7 @@ fn slowlog_get(ctx: &mut Ctx, args: &[&[u8]]) {
         Some(a) => match crate::base::parse::parse_i64(a) {
             Some(-1) => usize::MAX,
             Some(n) if n >= 0 => n as usize,
-            _ => return ctx.error("ERR count should be greater than or equal to -1"),
+            _ => return ctx.error(errors::ERR_COUNT_SHOULD_GREATER_THAN_EQUAL_1),
         },
     };
     let entries = ctx.srv.slowlog.get(count);

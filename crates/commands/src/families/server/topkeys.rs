@@ -20,11 +20,10 @@
 use store::keyspace::sizes::{KINDS, TOPKEYS_MIN_BYTES};
 use store::Kind;
 
+use crate::base::errors;
 use crate::base::errors::ERR_SYNTAX;
 use crate::base::parse::eq_ic;
 use crate::kernel::ctx::Ctx;
-
-const ERR_NOT_POSITIVE: &str = "ERR value is out of range, must be positive";
 
 pub fn topkeys(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut count = 10usize;
@@ -35,7 +34,7 @@ pub fn topkeys(ctx: &mut Ctx, args: &[&[u8]]) {
             return;
         };
         if n < 1 {
-            return ctx.error(ERR_NOT_POSITIVE);
+            return ctx.error(errors::ERR_VALUE_OUT_OF_RANGE_MUST_POSITIVE);
         }
         count = n as usize;
         j += 1;
@@ -47,7 +46,7 @@ pub fn topkeys(ctx: &mut Ctx, args: &[&[u8]]) {
                 .iter()
                 .find(|k| name.eq_ignore_ascii_case(k.name().as_bytes()))
             else {
-                let msg = format!("ERR unknown type name '{}'", String::from_utf8_lossy(name));
+                let msg = crate::base::errors::unknown_type_name(&String::from_utf8_lossy(name));
                 return ctx.error(&msg);
             };
             kind = Some(*k);

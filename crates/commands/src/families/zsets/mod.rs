@@ -169,9 +169,6 @@ pub(crate) fn parse_lex_range(min: &[u8], max: &[u8]) -> Option<LexRange> {
     })
 }
 
-pub(crate) const ERR_MINMAX_FLOAT: &str = "ERR min or max is not a float";
-pub(crate) const ERR_MINMAX_LEX: &str = "ERR min or max not valid string range item";
-
 /// Redis's rank normalisation (ZRANGE, ZREMRANGEBYRANK): the inclusive
 /// `start..=end` (negative from the end) as an ascending `start..end`.
 pub(crate) fn rank_span(start: i64, end: i64, len: usize) -> (usize, usize) {

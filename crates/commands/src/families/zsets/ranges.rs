@@ -7,10 +7,8 @@ use collections::value::zset::{LexRange, ScoreRange};
 use collections::ZsetValue;
 use store::Key;
 
-use super::{
-    int_arg, parse_lex_range, parse_score_range, rank_span, reply_pairs, ERR_MINMAX_FLOAT,
-    ERR_MINMAX_LEX,
-};
+use super::{int_arg, parse_lex_range, parse_score_range, rank_span, reply_pairs};
+use crate::base::errors;
 use crate::base::errors::{ERR_NOT_INT, ERR_SYNTAX, ERR_WRONGTYPE};
 use crate::base::parse::eq_ic;
 use crate::kernel::coll;
@@ -115,12 +113,10 @@ fn zrange_generic(
     let rev = rev.unwrap_or(false);
     let kind = kind.unwrap_or(Kind::Rank);
     if limit != -1 && kind == Kind::Rank {
-        return ctx.error(
-            "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX",
-        );
+        return ctx.error(errors::ERR_SYNTAX_LIMIT_NEEDS_BYSCORE_OR_BYLEX);
     }
     if withscores && kind == Kind::Lex {
-        return ctx.error("ERR syntax error, WITHSCORES not supported in combination with BYLEX");
+        return ctx.error(errors::ERR_SYNTAX_WITHSCORES_WITH_BYLEX);
     }
     let (mut lo, mut hi) = (args[key_idx + 1], args[key_idx + 2]);
     if rev && kind != Kind::Rank {
@@ -134,11 +130,11 @@ fn zrange_generic(
         }
         Kind::Score => match parse_score_range(lo, hi) {
             Some(r) => Range::Score(r),
-            None => return ctx.error(ERR_MINMAX_FLOAT),
+            None => return ctx.error(errors::ERR_MIN_MAX_NOT_FLOAT),
         },
         Kind::Lex => match parse_lex_range(lo, hi) {
             Some(r) => Range::Lex(r),
-            None => return ctx.error(ERR_MINMAX_LEX),
+            None => return ctx.error(errors::ERR_MIN_MAX_NOT_VALID_STRING_RANGE_ITEM),
         },
     };
     let src = Key::new(args[key_idx]);
@@ -214,12 +210,12 @@ fn count_generic(ctx: &mut Ctx, args: &[&[u8]], lex: bool) {
     let range = if lex {
         match parse_lex_range(args[2], args[3]) {
             Some(r) => Range::Lex(r),
-            None => return ctx.error(ERR_MINMAX_LEX),
+            None => return ctx.error(errors::ERR_MIN_MAX_NOT_VALID_STRING_RANGE_ITEM),
         }
     } else {
         match parse_score_range(args[2], args[3]) {
             Some(r) => Range::Score(r),
-            None => return ctx.error(ERR_MINMAX_FLOAT),
+            None => return ctx.error(errors::ERR_MIN_MAX_NOT_FLOAT),
         }
     };
     let k = Key::new(args[1]);
@@ -264,11 +260,7 @@ pub(super) fn zrandmember(ctx: &mut Ctx, args: &[&[u8]]) {
         };
     }
     let l = match crate::base::parse::parse_i64(args[2]) {
-        Some(i64::MIN) => {
-            return ctx.error(
-                "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
-            )
-        }
+        Some(i64::MIN) => return ctx.error(errors::ERR_OUT_OF_RANGE_I64),
         Some(l) => l,
         None => return ctx.error(ERR_NOT_INT),
     };
@@ -277,7 +269,7 @@ pub(super) fn zrandmember(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let withscores = args.len() == 4;
     if withscores && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&l) {
-        return ctx.error("ERR value is out of range");
+        return ctx.error(errors::ERR_VALUE_OUT_OF_RANGE);
     }
     let mut p = srv.keyspace.lock(&k);
     let z = match coll::read::<ZsetValue>(&mut p, db, &k, now) {

@@ -12,6 +12,7 @@ use store::keyspace::Partition;
 use store::Key;
 
 use super::reply_pairs;
+use crate::base::errors;
 use crate::base::errors::{ERR_NOT_INT, ERR_SYNTAX, ERR_WRONGTYPE};
 use crate::base::parse::eq_ic;
 use crate::kernel::coll;
@@ -103,9 +104,7 @@ fn generic(
     };
     if numkeys < 1 {
         let name = ctx.srv.table.get(ctx.cmd_index).full_name.clone();
-        return ctx.error(&format!(
-            "ERR at least 1 input key is needed for '{name}' command"
-        ));
+        return ctx.error(&crate::base::errors::need_one_input_key(&name));
     }
     let first = numkeys_idx + 1;
     if numkeys as u64 > (args.len() - first) as u64 {
@@ -140,7 +139,7 @@ fn generic(
             for (i, w) in weights.iter_mut().enumerate() {
                 match super::parse_score(args[j + 1 + i]) {
                     Some(x) => *w = x,
-                    None => return ctx.error("ERR weight value is not a float"),
+                    None => return ctx.error(errors::ERR_WEIGHT_VALUE_NOT_FLOAT),
                 }
             }
             j += 1 + n;
@@ -162,7 +161,7 @@ fn generic(
         } else if card && remaining >= 2 && eq_ic(a, "limit") {
             match crate::base::parse::parse_i64(args[j + 1]) {
                 Some(l) if l >= 0 => limit = l as usize,
-                _ => return ctx.error("ERR LIMIT can't be negative"),
+                _ => return ctx.error(errors::ERR_LIMIT_CANNOT_NEGATIVE),
             }
             j += 2;
         } else {

@@ -5,16 +5,13 @@ use collections::ZsetValue;
 use store::keyspace::Partition;
 use store::Key;
 
-use super::{
-    int_arg, parse_lex_range, parse_score_range, rank_span, ERR_MINMAX_FLOAT, ERR_MINMAX_LEX,
-};
+use super::{int_arg, parse_lex_range, parse_score_range, rank_span};
+use crate::base::errors;
 use crate::base::errors::{ERR_NOT_FLOAT, ERR_WRONGTYPE};
 use crate::base::parse::eq_ic;
 use crate::kernel::coll::{self, WrongType};
 use crate::kernel::ctx::Ctx;
 use crate::kernel::notify;
-
-const ERR_NAN: &str = "ERR resulting score is not a number (NaN)";
 
 #[derive(Default, Clone, Copy)]
 struct AddFlags {
@@ -53,13 +50,13 @@ pub(super) fn zadd(ctx: &mut Ctx, args: &[&[u8]]) {
         return ctx.syntax_error();
     }
     if f.nx && f.xx {
-        return ctx.error("ERR XX and NX options at the same time are not compatible");
+        return ctx.error(errors::ERR_XX_AND_NX);
     }
     if ((f.gt || f.lt) && f.nx) || (f.gt && f.lt) {
-        return ctx.error("ERR GT, LT, and/or NX options at the same time are not compatible");
+        return ctx.error(errors::ERR_GT_LT_NX);
     }
     if f.incr && elements > 2 {
-        return ctx.error("ERR INCR option supports a single increment-element pair");
+        return ctx.error(errors::ERR_INCR_OPTION_SUPPORTS_SINGLE_INCREMENT_ELEMENT_PAIR);
     }
     let mut pairs = Vec::with_capacity(elements / 2);
     for c in args[i..].chunks_exact(2) {
@@ -119,7 +116,7 @@ fn zadd_apply(ctx: &mut Ctx, key: &[u8], f: AddFlags, pairs: &[(f64, &[u8])]) {
                 let new = if f.incr { cur + score } else { score };
                 if new.is_nan() {
                     drop(p);
-                    return ctx.error(ERR_NAN);
+                    return ctx.error(errors::ERR_RESULTING_SCORE_NOT_NUMBER_NAN);
                 }
                 if (f.lt && new >= cur) || (f.gt && new <= cur) {
                     continue;
@@ -215,11 +212,11 @@ fn zremrange_generic(ctx: &mut Ctx, args: &[&[u8]], kind: RemKind) {
         }
         RemKind::Score => match parse_score_range(args[2], args[3]) {
             Some(r) => score = Some(r),
-            None => return ctx.error(ERR_MINMAX_FLOAT),
+            None => return ctx.error(errors::ERR_MIN_MAX_NOT_FLOAT),
         },
         RemKind::Lex => match parse_lex_range(args[2], args[3]) {
             Some(r) => lex = Some(r),
-            None => return ctx.error(ERR_MINMAX_LEX),
+            None => return ctx.error(errors::ERR_MIN_MAX_NOT_VALID_STRING_RANGE_ITEM),
         },
     }
     let k = Key::new(args[1]);
@@ -327,7 +324,7 @@ fn zpop_generic(ctx: &mut Ctx, args: &[&[u8]], max: bool) {
     let count = if count_given {
         match crate::base::parse::parse_i64(args[2]) {
             Some(c) if c >= 0 => c as usize,
-            _ => return ctx.error("ERR value is out of range, must be positive"),
+            _ => return ctx.error(errors::ERR_VALUE_OUT_OF_RANGE_MUST_POSITIVE),
         }
     } else {
         1
@@ -376,7 +373,7 @@ pub(crate) fn parse_mpop<'a>(
     let numkeys = match crate::base::parse::parse_i64(args[numkeys_idx]) {
         Some(n) if n >= 1 => n as usize,
         _ => {
-            ctx.error("ERR numkeys should be greater than 0");
+            ctx.error(errors::ERR_NUMKEYS_SHOULD_GREATER_THAN_0);
             return None;
         }
     };
@@ -401,7 +398,7 @@ pub(crate) fn parse_mpop<'a>(
             match crate::base::parse::parse_i64(args[j + 1]) {
                 Some(c) if c >= 1 => count = Some(c as usize),
                 _ => {
-                    ctx.error("ERR count should be greater than 0");
+                    ctx.error(errors::ERR_COUNT_SHOULD_GREATER_THAN_0);
                     return None;
                 }
             }
