@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 
 use crate::families;
-use crate::kernel::config::Settings;
+use crate::kernel::config::{self, params, ConfigError, Param, Params, Settings};
 use crate::kernel::redis_meta::META;
 use crate::kernel::server::{RuntimeHooks, Server};
 use crate::kernel::spec::{CommandSpec, DebugSub};
@@ -48,6 +48,37 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
 pub const DEBUG_SUBCOMMANDS: &[&[DebugSub]] =
     &[families::server::debug::CORE, families::keys::DEBUG];
 
+/// Every configuration parameter group, in the order CONFIG GET and CONFIG
+/// REWRITE walk them.
+pub const CONFIG_GROUPS: &[&[Param]] = &[
+    params::network::NETWORK,
+    params::server::SERVER,
+    params::persistence::PERSISTENCE,
+    params::client_limits::CLIENT_LIMITS,
+    params::diagnostics::DIAGNOSTICS,
+    params::keyspace::KEYSPACE,
+    params::memory::MEMORY,
+    params::encodings::ENCODINGS,
+];
+
+/// The parameters of [`CONFIG_GROUPS`].
+pub fn config_params() -> Params {
+    Params {
+        groups: CONFIG_GROUPS,
+    }
+}
+
+/// Settings from `petrel [file] [--name value ...]` arguments (without
+/// argv[0]), and the config file's path.
+pub fn load_config(args: &[String]) -> Result<(Settings, Option<PathBuf>), ConfigError> {
+    config::load_from_args(args, config_params())
+}
+
+/// Every setting at its default.
+pub fn default_settings() -> Settings {
+    Settings::defaults(config_params())
+}
+
 /// The command table, with one statistics shard per worker thread.
 pub fn command_table(workers: usize) -> CommandTable {
     CommandTable::build(FAMILIES, META, DEBUG_SUBCOMMANDS, workers)
@@ -63,13 +94,34 @@ pub fn runtime_hooks() -> RuntimeHooks {
 /// The server for `settings` (read from `config_file`, if any).
 pub fn build_server(settings: Settings, config_file: Option<PathBuf>) -> Server {
     let table = command_table(settings.threads);
-    Server::new(settings, config_file, table, runtime_hooks())
+    Server::new(
+        settings,
+        config_file,
+        config_params(),
+        table,
+        runtime_hooks(),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::kernel::spec::Arg;
+
+    #[test]
+    fn config_groups_include_every_kernel_group() {
+        for g in params::KERNEL {
+            assert!(
+                CONFIG_GROUPS.iter().any(|c| std::ptr::eq(*c, *g)),
+                "a kernel parameter group is missing from CONFIG_GROUPS: {}",
+                g[0].name
+            );
+        }
+        let mut seen = std::collections::HashSet::new();
+        for p in config_params().iter() {
+            assert!(seen.insert(p.name), "parameter {} listed twice", p.name);
+        }
+    }
 
     #[test]
     fn debug_names_are_unique_and_upper_case() {

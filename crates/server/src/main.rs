@@ -19,7 +19,7 @@ fn main() {
         println!("Usage: petrel [/path/to/petrel.conf] [--name value ...]\n       petrel --port 7777 --threads 2\n       petrel -v | --version");
         return;
     }
-    let (settings, file) = match commands::kernel::config::load_from_args(&args) {
+    let (settings, file) = match commands::registry::load_config(&args) {
         Ok(x) => x,
         Err(e) => {
             eprintln!("\n{e}");

@@ -25,7 +25,7 @@ use resp::ReplyBuf;
 use crate::base::errors;
 use crate::kernel::blocking::Blocking;
 use crate::kernel::client::{Client, ClientShared};
-use crate::kernel::config::{ConfigStore, Settings};
+use crate::kernel::config::{ConfigStore, Params, Settings};
 use crate::kernel::eviction::Eviction;
 use crate::kernel::hub::Hub;
 use crate::kernel::lazyfree::LazyFree;
@@ -133,6 +133,7 @@ impl Server {
     pub fn new(
         settings: Settings,
         config_file: Option<std::path::PathBuf>,
+        params: Params,
         table: CommandTable,
         hooks: RuntimeHooks,
     ) -> Server {
@@ -146,7 +147,7 @@ impl Server {
         lazyfree.install_store_hook(&keyspace);
         Server {
             keyspace,
-            config: ConfigStore::new(settings, config_file),
+            config: ConfigStore::new(settings, config_file, params),
             table,
             stats: Stats::default(),
             clients: ClientRegistry::default(),
@@ -184,7 +185,16 @@ impl Server {
         let hooks = RuntimeHooks {
             execute_queued: no_runtime,
         };
-        Server::new(settings, None, CommandTable::build(&[], &[], &[], 0), hooks)
+        let params = Params {
+            groups: crate::kernel::config::params::KERNEL,
+        };
+        Server::new(
+            settings,
+            None,
+            params,
+            CommandTable::build(&[], &[], &[], 0),
+            hooks,
+        )
     }
 
     pub fn settings(&self) -> Arc<Settings> {

@@ -1,0 +1,26 @@
+//! The parameter groups of the kernel's settings. Each group is a slice of
+//! [`Param`](super::Param) rows; `crate::registry::CONFIG_GROUPS` lists
+//! every group (these and any a family brings) in the order CONFIG GET and
+//! CONFIG REWRITE walk them. [`KERNEL`] lists these for
+//! `Settings::default` (a registry test checks it names each of them).
+
+pub mod client_limits;
+pub mod diagnostics;
+pub mod encodings;
+pub mod keyspace;
+pub mod memory;
+pub mod network;
+pub mod persistence;
+pub mod server;
+
+/// The kernel's groups, in registry order.
+pub const KERNEL: &[&[super::Param]] = &[
+    network::NETWORK,
+    server::SERVER,
+    persistence::PERSISTENCE,
+    client_limits::CLIENT_LIMITS,
+    diagnostics::DIAGNOSTICS,
+    keyspace::KEYSPACE,
+    memory::MEMORY,
+    encodings::ENCODINGS,
+];

@@ -1,0 +1,218 @@
+//! [`Settings`]: every setting as a typed field, with Redis's defaults, and
+//! the small types some settings use. A `Settings` value is immutable once
+//! published (see `ConfigStore`).
+//!
+//! Defaults are stated once, in the parameter rows: [`Settings::default`]
+//! applies the kernel's own groups (`params::KERNEL`), and
+//! [`Settings::defaults`] every group the registry composes.
+
+/// One class of `client-output-buffer-limit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutputLimit {
+    pub hard: u64,
+    pub soft: u64,
+    pub soft_seconds: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    Debug,
+    Verbose,
+    Notice,
+    Warning,
+}
+
+impl LogLevel {
+    /// Redis 7.0's levels ("nothing" only arrived in 7.2).
+    pub const NAMES: &'static [&'static str] = &["debug", "verbose", "notice", "warning"];
+    pub fn from_index(i: usize) -> LogLevel {
+        [
+            LogLevel::Debug,
+            LogLevel::Verbose,
+            LogLevel::Notice,
+            LogLevel::Warning,
+        ][i]
+    }
+}
+
+/// `enable-debug-command` and friends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Enablement {
+    No,
+    Yes,
+    Local,
+}
+
+impl Enablement {
+    pub fn allows(self, is_local: bool) -> bool {
+        match self {
+            Enablement::No => false,
+            Enablement::Yes => true,
+            Enablement::Local => is_local,
+        }
+    }
+}
+
+/// All live settings.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub port: u16,
+    pub bind: Vec<String>,
+    pub unixsocket: String,
+    pub unixsocketperm: u32,
+    pub protected_mode: bool,
+    pub requirepass: String,
+    pub maxclients: u64,
+    pub timeout: u64,
+    pub tcp_keepalive: u64,
+    pub tcp_backlog: u64,
+    pub databases: usize,
+    pub threads: usize,
+    /// `busy-poll` (Petrel's own): microseconds a worker that just served
+    /// events keeps polling before it sleeps in `epoll_wait` (0 = never).
+    pub busy_poll_us: u64,
+    pub loglevel: LogLevel,
+    pub logfile: String,
+    pub daemonize: bool,
+    pub pidfile: String,
+    pub dir: String,
+    pub save: String,
+    pub appendonly: bool,
+    pub proto_max_bulk_len: u64,
+    pub client_query_buffer_limit: u64,
+    pub output_normal: OutputLimit,
+    pub output_replica: OutputLimit,
+    pub output_pubsub: OutputLimit,
+    pub slowlog_log_slower_than: i64,
+    pub slowlog_max_len: u64,
+    pub latency_monitor_threshold: u64,
+    pub latency_tracking: bool,
+    pub latency_tracking_info_percentiles: Vec<f64>,
+    pub enable_debug_command: Enablement,
+    pub hz: u64,
+    /// Extension values registered by other modules (collections thresholds etc.)
+    /// are plain fields added here as features land.
+    pub active_expire_enabled: bool,
+    /// `notify-keyspace-events` as flag bits (see `notify`).
+    pub notify_keyspace_events: u32,
+    /// `hll-sparse-max-bytes`: a sparse HyperLogLog growing past this many
+    /// bytes (header included) is converted to the dense representation.
+    pub hll_sparse_max_bytes: u64,
+    /// `lazyfree-lazy-user-del`: DEL behaves like UNLINK.
+    pub lazyfree_lazy_user_del: bool,
+    /// `lazyfree-lazy-user-flush`: FLUSHDB/FLUSHALL without SYNC free in the background.
+    pub lazyfree_lazy_user_flush: bool,
+    /// Eviction: `maxmemory` and friends (see `eviction`).
+    pub maxmemory: u64,
+    /// Index into [`POLICY_NAMES`].
+    pub maxmemory_policy: usize,
+    pub maxmemory_samples: u32,
+    pub maxmemory_eviction_tenacity: u32,
+    pub lfu_log_factor: u32,
+    pub lfu_decay_time: u64,
+    pub lazyfree_lazy_eviction: bool,
+    pub lazyfree_lazy_expire: bool,
+    pub lazyfree_lazy_server_del: bool,
+    /// Collection encoding thresholds (`hash-max-listpack-entries` ...).
+    pub limits: collections::Limits,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        let mut s = Settings {
+            port: 0,
+            bind: Vec::new(),
+            unixsocket: String::new(),
+            unixsocketperm: 0,
+            protected_mode: true,
+            requirepass: String::new(),
+            maxclients: 0,
+            timeout: 0,
+            tcp_keepalive: 0,
+            tcp_backlog: 0,
+            databases: 0,
+            threads: 0,
+            busy_poll_us: 0,
+            loglevel: LogLevel::Notice,
+            logfile: String::new(),
+            daemonize: false,
+            pidfile: String::new(),
+            dir: String::new(),
+            save: String::new(),
+            appendonly: false,
+            proto_max_bulk_len: 0,
+            client_query_buffer_limit: 0,
+            output_normal: OutputLimit {
+                hard: 0,
+                soft: 0,
+                soft_seconds: 0,
+            },
+            output_replica: OutputLimit {
+                hard: 0,
+                soft: 0,
+                soft_seconds: 0,
+            },
+            output_pubsub: OutputLimit {
+                hard: 0,
+                soft: 0,
+                soft_seconds: 0,
+            },
+            slowlog_log_slower_than: 0,
+            slowlog_max_len: 0,
+            latency_monitor_threshold: 0,
+            latency_tracking: true,
+            latency_tracking_info_percentiles: Vec::new(),
+            enable_debug_command: Enablement::No,
+            hz: 10,
+            active_expire_enabled: true,
+            notify_keyspace_events: 0,
+            hll_sparse_max_bytes: 0,
+            lazyfree_lazy_user_del: false,
+            lazyfree_lazy_user_flush: false,
+            maxmemory: 0,
+            maxmemory_policy: 0,
+            maxmemory_samples: 0,
+            maxmemory_eviction_tenacity: 0,
+            lfu_log_factor: 0,
+            lfu_decay_time: 0,
+            lazyfree_lazy_eviction: false,
+            lazyfree_lazy_expire: false,
+            lazyfree_lazy_server_del: false,
+            limits: collections::Limits::default(),
+        };
+        s.apply_defaults(super::Params {
+            groups: super::params::KERNEL,
+        });
+        s
+    }
+}
+
+impl Settings {
+    /// Settings with every parameter of `params` at its default (the
+    /// kernel's own groups included, as in [`Settings::default`]).
+    pub fn defaults(params: super::Params) -> Settings {
+        let mut s = Settings::default();
+        s.apply_defaults(params);
+        s
+    }
+
+    /// Sets every parameter of `params` to the default its row states.
+    fn apply_defaults(&mut self, params: super::Params) {
+        for p in params.iter() {
+            let d = (p.default)();
+            (p.set)(self, &d).unwrap_or_else(|e| panic!("bad default for {}: {e}", p.name));
+        }
+    }
+}
+
+/// `maxmemory-policy` values, in the order Redis lists them in its error.
+pub const POLICY_NAMES: &[&str] = &[
+    "volatile-lru",
+    "volatile-lfu",
+    "volatile-random",
+    "volatile-ttl",
+    "allkeys-lru",
+    "allkeys-lfu",
+    "allkeys-random",
+    "noeviction",
+];

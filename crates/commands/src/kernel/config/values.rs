@@ -1,0 +1,164 @@
+//! Parsing and formatting of setting values with Redis's rules and error
+//! texts: booleans, memory units, bounded integers, enumerations, and the
+//! composite values (`client-output-buffer-limit`, the latency percentiles).
+
+use super::settings::{OutputLimit, Settings};
+
+pub fn parse_bool(v: &str) -> Result<bool, String> {
+    match v.to_ascii_lowercase().as_str() {
+        "yes" => Ok(true),
+        "no" => Ok(false),
+        _ => Err("argument must be 'yes' or 'no'".into()),
+    }
+}
+
+pub fn fmt_bool(b: bool) -> String {
+    if b { "yes" } else { "no" }.into()
+}
+
+/// Parses Redis memory units: `1k` = 1000, `1kb` = 1024, `1m`, `1mb`, `1g`, `1gb` (case-insensitive).
+pub fn parse_memory(v: &str) -> Option<u64> {
+    let l = v.to_ascii_lowercase();
+    let (num, mul): (&str, u64) = if let Some(n) = l.strip_suffix("gb") {
+        (n, 1 << 30)
+    } else if let Some(n) = l.strip_suffix("mb") {
+        (n, 1 << 20)
+    } else if let Some(n) = l.strip_suffix("kb") {
+        (n, 1 << 10)
+    } else if let Some(n) = l.strip_suffix('g') {
+        (n, 1_000_000_000)
+    } else if let Some(n) = l.strip_suffix('m') {
+        (n, 1_000_000)
+    } else if let Some(n) = l.strip_suffix('k') {
+        (n, 1000)
+    } else if let Some(n) = l.strip_suffix('b') {
+        (n, 1)
+    } else {
+        (l.as_str(), 1)
+    };
+    if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    num.parse::<u64>().ok()?.checked_mul(mul)
+}
+
+/// Formats memory as Redis's CONFIG GET does (plain bytes).
+pub fn fmt_memory(v: u64) -> String {
+    v.to_string()
+}
+
+pub fn int_in(v: &str, min: i64, max: i64) -> Result<i64, String> {
+    let n: i64 = v
+        .parse()
+        .map_err(|_| "argument couldn't be parsed into an integer".to_string())?;
+    if n < min || n > max {
+        return Err(format!(
+            "argument must be between {min} and {max} inclusive"
+        ));
+    }
+    Ok(n)
+}
+
+pub fn memory_in(v: &str, min: u64, max: u64) -> Result<u64, String> {
+    let n = parse_memory(v).ok_or_else(|| "argument must be a memory value".to_string())?;
+    if n < min || n > max {
+        return Err(format!(
+            "argument must be between {min} and {max} inclusive"
+        ));
+    }
+    Ok(n)
+}
+
+pub fn enum_of(v: &str, names: &[&str]) -> Result<usize, String> {
+    names
+        .iter()
+        .position(|n| n.eq_ignore_ascii_case(v))
+        .ok_or_else(|| {
+            format!(
+                "argument(s) must be one of the following: {}",
+                names.join(", ")
+            )
+        })
+}
+
+pub const ENABLEMENT: &[&str] = &["no", "yes", "local"];
+
+pub fn fmt_output_limits(s: &Settings) -> String {
+    let f = |n: &str, l: &OutputLimit| format!("{n} {} {} {}", l.hard, l.soft, l.soft_seconds);
+    format!(
+        "{} {} {}",
+        f("normal", &s.output_normal),
+        f("slave", &s.output_replica),
+        f("pubsub", &s.output_pubsub)
+    )
+}
+
+pub fn set_output_limits(s: &mut Settings, v: &str) -> Result<(), String> {
+    let parts: Vec<&str> = v.split_whitespace().collect();
+    if parts.is_empty() || !parts.len().is_multiple_of(4) {
+        return Err("Wrong number of arguments in buffer limit configuration.".into());
+    }
+    let mut staged = (s.output_normal, s.output_replica, s.output_pubsub);
+    for c in parts.chunks(4) {
+        let hard = parse_memory(c[1])
+            .ok_or("Error in hard, soft or soft_seconds setting in buffer limit configuration.")?;
+        let soft = parse_memory(c[2])
+            .ok_or("Error in hard, soft or soft_seconds setting in buffer limit configuration.")?;
+        let secs: u64 = c[3].parse().map_err(|_| {
+            "Error in hard, soft or soft_seconds setting in buffer limit configuration."
+        })?;
+        let l = OutputLimit {
+            hard,
+            soft,
+            soft_seconds: secs,
+        };
+        match c[0].to_ascii_lowercase().as_str() {
+            "normal" => staged.0 = l,
+            "slave" | "replica" => staged.1 = l,
+            "pubsub" => staged.2 = l,
+            _ => {
+                return Err("Invalid client class specified in buffer limit configuration.".into())
+            }
+        }
+    }
+    (s.output_normal, s.output_replica, s.output_pubsub) = staged;
+    Ok(())
+}
+
+pub fn fmt_percentiles(v: &[f64]) -> String {
+    v.iter()
+        .map(|p| crate::base::parse::fmt_g(*p))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+pub const PERCENTILES_ERR: &str =
+    "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]";
+
+pub fn set_percentiles(s: &mut Settings, v: &str) -> Result<(), String> {
+    let mut out = Vec::new();
+    for t in v.split_whitespace() {
+        let p: f64 = t.parse().map_err(|_| PERCENTILES_ERR.to_string())?;
+        if !(0.0..=100.0).contains(&p) {
+            return Err(PERCENTILES_ERR.into());
+        }
+        out.push(p);
+    }
+    s.latency_tracking_info_percentiles = out;
+    Ok(())
+}
+
+pub fn default_threads() -> String {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .to_string()
+}
+
+pub fn count_limit(v: &str) -> Result<usize, String> {
+    Ok(int_in(v, 0, i64::MAX)? as usize)
+}
+
+pub fn bytes_limit(v: &str) -> Result<usize, String> {
+    Ok(memory_in(v, 0, i64::MAX as u64)? as usize)
+}
