@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use mlua::Function;
+use mlua::{Function, RegistryKey};
 use resp::{Protocol, ReplyBuf};
 
 use crate::api::{redis_table, RedisApi, VersionInfo};
@@ -33,7 +33,9 @@ pub const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
 pub struct Script {
     body: Vec<u8>,
     flags: ScriptFlags,
-    func: Function,
+    /// In the Lua registry: a `Function` held in Rust would take one of
+    /// mlua's ~8000 auxiliary stack slots, capping the cache.
+    func: RegistryKey,
 }
 
 impl Script {
@@ -124,6 +126,11 @@ impl ScriptEngine {
                     crate::error::plain_text(&e)
                 )
             })?;
+        let func = self
+            .vm
+            .lua
+            .create_registry_value(func)
+            .map_err(|e| format!("ERR {}", crate::error::plain_text(&e)))?;
         let script = Script {
             body: body.to_vec(),
             flags: shebang.flags,
@@ -156,6 +163,7 @@ impl ScriptEngine {
     pub fn flush(&mut self) {
         self.scripts.clear();
         self.scripts_bytes = 0;
+        self.vm.lua.expire_registry_values();
         self.vm = new_vm(VmKind::Eval, &self.config.version);
     }
 
@@ -185,11 +193,18 @@ impl ScriptEngine {
             out.error(&format!("ERR {}", crate::error::plain_text(&e)));
             return;
         }
+        let func: Function = match lua.registry_value(&script.func) {
+            Ok(f) => f,
+            Err(e) => {
+                out.error(&format!("ERR {}", crate::error::plain_text(&e)));
+                return;
+            }
+        };
         let guard = enter(lua, Some(host), Phase::Run);
         let res = self
             .vm
             .xpcall
-            .call::<mlua::MultiValue>((script.func.clone(), self.vm.handler.clone()));
+            .call::<mlua::MultiValue>((func, self.vm.handler.clone()));
         let resp = with_state(lua, |st| st.resp).unwrap_or(Protocol::Resp2);
         let name = std::str::from_utf8(sha).unwrap_or("?");
         write_outcome(res, name, resp, out);
