@@ -1,0 +1,271 @@
+//! The EVAL engine: the script cache (SCRIPT LOAD / EXISTS / FLUSH) and
+//! running cached scripts (EVAL / EVALSHA and their `_RO` forms).
+//!
+//! A script is named by the SHA-1 of its whole body (shebang included),
+//! compiled once from the body after its shebang line with the chunk name
+//! `@user_script` (so errors read `user_script:<line>:`), and kept as Redis
+//! keeps `f_<sha>`: one compiled function per body, until SCRIPT FLUSH,
+//! which — as in Redis — throws the whole VM away and builds a new one.
+//!
+//! Invariants: every cached SHA maps to a compiled function of the current
+//! VM; `scripts_bytes` is the sum of [`Script::memory`] over the cache.
+
+use std::collections::HashMap;
+
+use mlua::{Function, RegistryKey};
+use resp::{Protocol, ReplyBuf};
+
+use crate::api::{redis_table, RedisApi, VersionInfo};
+use crate::host::Host;
+use crate::reply::{gc_tick, string_array, write_outcome};
+use crate::run::{enter, with_state, Phase, RunState};
+use crate::sandbox::{Vm, VmKind};
+use crate::sha1::sha1_hex;
+use crate::shebang::{parse_eval, ScriptFlags};
+
+/// A script's name: 40 lowercase hex digits.
+pub type Sha = [u8; 40];
+
+/// The error for an unknown SHA (EVALSHA).
+pub const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
+
+/// One cached script.
+pub struct Script {
+    body: Vec<u8>,
+    flags: ScriptFlags,
+    /// In the Lua registry: a `Function` held in Rust would take one of
+    /// mlua's ~8000 auxiliary stack slots, capping the cache.
+    func: RegistryKey,
+}
+
+impl Script {
+    /// The body as loaded.
+    pub fn body(&self) -> &[u8] {
+        &self.body
+    }
+
+    /// Flags from the shebang ([`ScriptFlags::EVAL_COMPAT_MODE`] without one).
+    pub fn flags(&self) -> ScriptFlags {
+        self.flags
+    }
+
+    /// Bytes Redis would count for it in `used_memory_scripts_eval`: the
+    /// body and the SHA (allocator overhead not included).
+    pub fn memory(&self) -> usize {
+        self.body.len() + 40
+    }
+}
+
+/// Settings of an engine.
+#[derive(Clone, Debug, Default)]
+pub struct EngineConfig {
+    /// What `redis.REDIS_VERSION` / `REDIS_VERSION_NUM` say.
+    pub version: VersionInfo,
+}
+
+pub(crate) fn new_vm(kind: VmKind, version: &VersionInfo) -> Vm {
+    let vm = Vm::new(kind, |lua| {
+        let api = if kind == VmKind::Eval {
+            RedisApi::Eval
+        } else {
+            RedisApi::Function
+        };
+        let redis = redis_table(lua, api, version)?;
+        let load = if kind == VmKind::Functions {
+            Some(crate::functions::load_api(lua, version)?)
+        } else {
+            None
+        };
+        Ok((redis, load))
+    })
+    .expect("building the sandboxed Lua VM does not fail");
+    vm.lua.set_app_data(RunState::new());
+    crate::hook::install(&vm.lua);
+    vm
+}
+
+/// The EVAL scripting engine: one Lua VM and its script cache.
+pub struct ScriptEngine {
+    vm: Vm,
+    scripts: HashMap<Sha, Script>,
+    scripts_bytes: usize,
+    config: EngineConfig,
+    gc_count: u32,
+}
+
+impl ScriptEngine {
+    /// A new engine with an empty cache.
+    pub fn new(config: EngineConfig) -> Self {
+        ScriptEngine {
+            vm: new_vm(VmKind::Eval, &config.version),
+            scripts: HashMap::new(),
+            scripts_bytes: 0,
+            config,
+            gc_count: 0,
+        }
+    }
+
+    /// Compiles and caches `body` if it is not cached yet (SCRIPT LOAD, and
+    /// the first step of EVAL). Returns its SHA, or the error reply text
+    /// (shebang errors, `ERR Error compiling script (new function): ...`).
+    pub fn load(&mut self, body: &[u8]) -> Result<Sha, String> {
+        let sha = sha1_hex(body);
+        if self.scripts.contains_key(&sha) {
+            return Ok(sha);
+        }
+        let shebang = parse_eval(body)?;
+        let func = self
+            .vm
+            .lua
+            .load(&body[shebang.len..])
+            .set_name("@user_script")
+            .into_function()
+            .map_err(|e| {
+                format!(
+                    "ERR Error compiling script (new function): {}",
+                    crate::error::plain_text(&e)
+                )
+            })?;
+        let func = self
+            .vm
+            .lua
+            .create_registry_value(func)
+            .map_err(|e| format!("ERR {}", crate::error::plain_text(&e)))?;
+        let script = Script {
+            body: body.to_vec(),
+            flags: shebang.flags,
+            func,
+        };
+        self.scripts_bytes += script.memory();
+        self.scripts.insert(sha, script);
+        Ok(sha)
+    }
+
+    /// The cached script named `sha` (exact, lowercase; SCRIPT EXISTS).
+    pub fn get(&self, sha: &[u8]) -> Option<&Script> {
+        let key: &Sha = sha.try_into().ok()?;
+        self.scripts.get(key)
+    }
+
+    /// SCRIPT EXISTS for one SHA.
+    pub fn exists(&self, sha: &[u8]) -> bool {
+        self.get(sha).is_some()
+    }
+
+    /// EVALSHA's lookup: case-insensitive, as Redis lowercases the SHA.
+    pub fn find(&self, sha: &[u8]) -> Option<Sha> {
+        let key: Sha = sha.to_ascii_lowercase().try_into().ok()?;
+        self.scripts.contains_key(&key).then_some(key)
+    }
+
+    /// SCRIPT FLUSH: forgets every script and replaces the VM (its memory
+    /// goes back to the allocator when the old VM drops).
+    pub fn flush(&mut self) {
+        self.scripts.clear();
+        self.scripts_bytes = 0;
+        self.vm.lua.expire_registry_values();
+        self.vm = new_vm(VmKind::Eval, &self.config.version);
+    }
+
+    /// Runs the cached script `sha` with `KEYS`/`ARGV`, writing its reply
+    /// (or error) to `out`, which is encoded for the calling client.
+    /// Writes `-NOSCRIPT ...` for an unknown SHA. The caller has checked
+    /// the script's flags and taken whatever locks the run needs.
+    pub fn run(
+        &mut self,
+        host: &mut dyn Host,
+        sha: &Sha,
+        keys: &[&[u8]],
+        args: &[&[u8]],
+        out: &mut ReplyBuf,
+    ) {
+        let Some(script) = self.scripts.get(sha) else {
+            out.error(NOSCRIPT);
+            return;
+        };
+        let lua = &self.vm.lua;
+        let setup = (|| -> mlua::Result<()> {
+            self.vm.real.raw_set("KEYS", string_array(lua, keys)?)?;
+            self.vm.real.raw_set("ARGV", string_array(lua, args)?)?;
+            Ok(())
+        })();
+        if let Err(e) = setup {
+            out.error(&format!("ERR {}", crate::error::plain_text(&e)));
+            return;
+        }
+        let func: Function = match lua.registry_value(&script.func) {
+            Ok(f) => f,
+            Err(e) => {
+                out.error(&format!("ERR {}", crate::error::plain_text(&e)));
+                return;
+            }
+        };
+        let guard = enter(lua, Some(host), Phase::Run);
+        let res = self
+            .vm
+            .xpcall
+            .call::<mlua::MultiValue>((func, self.vm.handler.clone()));
+        let resp = with_state(lua, |st| st.resp).unwrap_or(Protocol::Resp2);
+        let name = std::str::from_utf8(sha).unwrap_or("?");
+        write_outcome(res, name, resp, out);
+        drop(guard);
+        gc_tick(lua, &mut self.gc_count);
+    }
+
+    /// EVAL: [`ScriptEngine::load`] then [`ScriptEngine::run`]; a load
+    /// error becomes the reply.
+    pub fn eval(
+        &mut self,
+        host: &mut dyn Host,
+        body: &[u8],
+        keys: &[&[u8]],
+        args: &[&[u8]],
+        out: &mut ReplyBuf,
+    ) {
+        match self.load(body) {
+            Ok(sha) => self.run(host, &sha, keys, args, out),
+            Err(e) => out.error(&e),
+        }
+    }
+
+    /// EVALSHA: runs the script if cached, else `-NOSCRIPT`.
+    pub fn evalsha(
+        &mut self,
+        host: &mut dyn Host,
+        sha: &[u8],
+        keys: &[&[u8]],
+        args: &[&[u8]],
+        out: &mut ReplyBuf,
+    ) {
+        match self.find(sha) {
+            Some(sha) => self.run(host, &sha, keys, args, out),
+            None => out.error(NOSCRIPT),
+        }
+    }
+
+    /// Number of cached scripts (`number_of_cached_scripts`).
+    pub fn len(&self) -> usize {
+        self.scripts.len()
+    }
+
+    /// True when no script is cached.
+    pub fn is_empty(&self) -> bool {
+        self.scripts.is_empty()
+    }
+
+    /// Bytes held for the cached scripts' bodies and names
+    /// (`used_memory_scripts_eval`).
+    pub fn scripts_memory(&self) -> usize {
+        self.scripts_bytes
+    }
+
+    /// Bytes used by the Lua VM (`used_memory_lua`, `used_memory_vm_eval`).
+    pub fn vm_memory(&self) -> usize {
+        self.vm.lua.used_memory()
+    }
+
+    /// Whether the last (or current) run was killed by the host.
+    pub fn was_killed(&self) -> bool {
+        with_state(&self.vm.lua, |st| st.killed).unwrap_or(false)
+    }
+}
