@@ -493,8 +493,11 @@ impl Stream {
     }
 
     /// XREADGROUP with `>`: deliver up to `count` (0 = no limit) entries
-    /// after the group's last-delivered ID to `consumer` (looked up or
-    /// created, seen-time refreshed), calling `emit` for each. Advances the
+    /// after the group's last-delivered ID to `consumer`, calling `emit`
+    /// for each. As in Redis, nothing happens (the consumer is not even
+    /// looked up) unless the last live entry is past the group's
+    /// last-delivered ID; otherwise the consumer is looked up (seen-time
+    /// refreshed) or created first. Advances the
     /// last-delivered ID and entries-read as Redis 7.0; creates PEL
     /// entries unless `noack` (an entry already pending moves to this
     /// consumer with a fresh delivery time and count 1). Returns the number
@@ -509,6 +512,11 @@ impl Stream {
         mut emit: impl FnMut(EntryRef<'_>),
     ) -> Option<usize> {
         self.with_group(group, |g, v| {
+            // Redis serves (and only then looks up or creates the consumer)
+            // when the last live entry is past the group's position.
+            if v.s.last_valid_id() <= g.last_id || v.s.length == 0 {
+                return 0;
+            }
             let slot = g.lookup_or_create(consumer, now);
             let Some(start) = g.last_id.next() else {
                 return 0;
@@ -551,8 +559,9 @@ impl Stream {
         })
     }
 
-    /// XREADGROUP with an ID: the consumer's own pending entries from
-    /// `start` (inclusive), up to `count` (0 = no limit). For each, `emit`
+    /// XREADGROUP with an ID: the consumer's own pending entries with IDs
+    /// above `after` (the argument; as in Redis the maximum ID wraps to
+    /// 0-0, i.e. everything), up to `count` (0 = no limit). For each, `emit`
     /// gets the ID and the entry, or `None` when the entry was deleted
     /// (Redis replies with the ID and a nil). Delivered (existing) entries
     /// get delivery time = now and their count incremented. The consumer is
@@ -561,11 +570,12 @@ impl Stream {
         &mut self,
         group: &[u8],
         consumer: &[u8],
-        start: StreamId,
+        after: StreamId,
         count: usize,
         now: i64,
         mut emit: impl FnMut(StreamId, Option<EntryRef<'_>>),
     ) -> Option<usize> {
+        let start = after.next().unwrap_or(StreamId::MIN);
         self.with_group(group, |g, v| {
             let slot = g.lookup_or_create(consumer, now);
             let ids: Vec<StreamId> = {
