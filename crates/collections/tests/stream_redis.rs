@@ -733,16 +733,25 @@ fn run(seed: u64, steps: usize, limits: NodeLimits) {
     p.compare_state();
 }
 
+/// Extra seeds per test from `PETREL_STREAM_SEEDS` (default 0) for long
+/// runs.
+fn extra_seeds() -> u64 {
+    std::env::var("PETREL_STREAM_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 #[test]
 fn random_ops_default_limits() {
-    for seed in 0..4 {
+    for seed in (0..4).chain(1000..1000 + extra_seeds()) {
         run(seed, 1500, NodeLimits::default());
     }
 }
 
 #[test]
 fn random_ops_small_nodes() {
-    for seed in 10..16 {
+    for seed in (10..16).chain(2000..2000 + extra_seeds()) {
         run(
             seed,
             1500,
@@ -756,7 +765,7 @@ fn random_ops_small_nodes() {
 
 #[test]
 fn random_ops_byte_limited_nodes() {
-    for seed in 20..23 {
+    for seed in (20..23).chain(3000..3000 + extra_seeds()) {
         run(
             seed,
             1200,
@@ -905,4 +914,59 @@ fn memory_vs_redis() {
     );
     assert!(same && theirs.len() == s.node_count());
     assert!((s.heap_bytes() as i64) <= mu);
+}
+
+/// Exact MINID trimming can leave a node with no live entry when its last
+/// entry is a tombstone at or above the MINID; Redis keeps that node and
+/// appends to it.
+#[test]
+fn minid_trim_leaves_empty_node_as_redis() {
+    let Some(r) = Redis::start() else {
+        return;
+    };
+    let mut p = Pair {
+        r,
+        s: Stream::new(),
+        limits: NodeLimits::default(),
+        now: 0,
+        log: Vec::new(),
+        rng: StdRng::seed_from_u64(0),
+        last_ms: 1,
+    };
+    let steps: Vec<Vec<&str>> = vec![
+        vec!["XADD", "s", "1-0", "a", "1"],
+        vec!["XADD", "s", "2-0", "a", "2"],
+        vec!["XDEL", "s", "2-0"],
+        vec!["XTRIM", "s", "MINID", "2-0"],
+        vec!["XADD", "s", "3-0", "a", "3"],
+        vec!["XTRIM", "s", "MAXLEN", "0"],
+        vec!["XADD", "s", "4-0", "a", "4"],
+    ];
+    for st in steps {
+        let args: Vec<Vec<u8>> = st.iter().map(|s| s.as_bytes().to_vec()).collect();
+        let mine = match st[0] {
+            "XADD" => {
+                let id = parse_strict_id(st[2].as_bytes(), 0).unwrap();
+                id_v(
+                    p.s.add(AddId::Explicit(id), &args[3..], 0, p.limits)
+                        .unwrap(),
+                )
+            }
+            "XDEL" => V::Int(p.s.delete(&[parse_strict_id(st[2].as_bytes(), 0).unwrap()]) as i64),
+            _ => {
+                let to = if st[2] == "MINID" {
+                    TrimTo::MinId(parse_strict_id(st[3].as_bytes(), 0).unwrap())
+                } else {
+                    TrimTo::MaxLen(st[3].parse().unwrap())
+                };
+                V::Int(p.s.trim(Trim {
+                    to,
+                    approx: false,
+                    limit: 0,
+                }) as i64)
+            }
+        };
+        p.check(&args, mine);
+        p.compare_state();
+    }
 }

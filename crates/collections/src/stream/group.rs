@@ -237,6 +237,12 @@ impl Group {
             .map(move |(id, n)| (*id, n, self.consumer_at(n.consumer).name()))
     }
 
+    /// The pending entry `id` (delivery time and count; its consumer via
+    /// [`Group::pending`] or the consumer's own list).
+    pub fn nack(&self, id: StreamId) -> Option<&Nack> {
+        self.pel.get(&id)
+    }
+
     /// Consumers in name order.
     pub fn consumers(&self) -> impl Iterator<Item = &Consumer> + '_ {
         self.order.iter().map(move |&i| self.consumer_at(i))
