@@ -834,6 +834,15 @@ impl Listpack {
         }
     }
 
+    /// Append `n` entries already encoded back to back (one `memcpy`
+    /// instead of one splice per element; used by stream nodes).
+    pub(crate) fn append_raw(&mut self, entries: &[u8], n: usize) {
+        let end = self.end_offset();
+        self.splice(end, 0, &[entries]);
+        self.count += n;
+        self.set_header();
+    }
+
     /// Append every entry of `other` (byte copy).
     pub(crate) fn append_listpack(&mut self, other: &Listpack) {
         let end = self.end_offset();

@@ -21,11 +21,12 @@ fn b(s: impl ToString) -> Vec<u8> {
 /// Members sorted as a sorted set orders them: score, then member bytes.
 struct Zset {
     items: Vec<(f64, Vec<u8>)>,
+    by_member: std::collections::HashMap<Vec<u8>, f64>,
 }
 
 impl Zset {
     fn score(&self, m: &[u8]) -> Option<f64> {
-        self.items.iter().find(|e| e.1 == m).map(|e| e.0)
+        self.by_member.get(m).copied()
     }
 }
 
@@ -208,14 +209,15 @@ fn diff(points: usize, searches: usize, seed: u64) {
         .map(|c| (c[1].text().parse::<f64>().unwrap(), c[0].bytes().to_vec()))
         .collect();
     assert_eq!(items.len(), points);
+    let by_member: std::collections::HashMap<Vec<u8>, f64> =
+        items.iter().map(|(s, m)| (m.clone(), *s)).collect();
     for (m, lon, lat) in &pts {
         // The text we sent parses back to the same double.
         let want = score_of(*lon, *lat).unwrap();
-        let got = items.iter().find(|e| &e.1 == m).unwrap().0;
-        assert_eq!(got, want, "score of {lon} {lat}");
+        assert_eq!(by_member[m], want, "score of {lon} {lat}");
     }
     items.sort_by(|x, y| x.0.partial_cmp(&y.0).unwrap().then(x.1.cmp(&y.1)));
-    let z = Zset { items };
+    let z = Zset { items, by_member };
 
     // GEOPOS and GEOHASH, in batches.
     for chunk in pts.chunks(500) {
@@ -404,4 +406,12 @@ fn geo_errors_match_redis() {
             "score {s}"
         );
     }
+}
+
+/// The size: `cargo test --release -p collections --test geo_redis
+/// -- --ignored geo_100k`.
+#[test]
+#[ignore]
+fn geo_100k_matches_redis() {
+    diff(100_000, 4000, 3);
 }

@@ -870,6 +870,28 @@ fn memory_vs_redis() {
             .unwrap()
     };
     let before = used(&mut r);
+    // Time of the data structure alone (no assertion on it).
+    let t0 = std::time::Instant::now();
+    let mut alone = Stream::new();
+    for i in 0..n {
+        let id = StreamId::new(1_700_000_000_000 + i / 700, i % 700);
+        let v = i.to_string();
+        let u = format!("u{}", i % 1000);
+        let f: [&[u8]; 6] = [b"user", u.as_bytes(), b"kind", b"click", b"n", v.as_bytes()];
+        alone
+            .add(AddId::Explicit(id), &f, 0, NodeLimits::default())
+            .unwrap();
+    }
+    let add_ns = t0.elapsed().as_nanos() as f64 / n as f64;
+    let t0 = std::time::Instant::now();
+    let read = alone
+        .range(StreamId::MIN, StreamId::MAX, false)
+        .map(|e| e.fields().count())
+        .sum::<usize>();
+    let range_ns = t0.elapsed().as_nanos() as f64 / n as f64;
+    assert_eq!(read, 3 * n as usize);
+    println!("Stream::add {add_ns:.0} ns/entry, full range read {range_ns:.0} ns/entry");
+    drop(alone);
     let mut batch = Vec::new();
     for i in 0..n {
         let id = StreamId::new(1_700_000_000_000 + i / 700, i % 700);

@@ -24,7 +24,7 @@
 //! panics in `expect`).
 
 use super::StreamId;
-use crate::listpack::{Enc, Listpack, LpValue};
+use crate::listpack::{encode, Enc, Listpack, LpValue};
 
 pub(crate) const FLAG_DELETED: i64 = 1;
 pub(crate) const FLAG_SAMEFIELDS: i64 = 2;
@@ -223,21 +223,51 @@ pub(crate) fn new_node<F: AsRef<[u8]>>(fields: &[F]) -> Listpack {
 
 fn push_entry<F: AsRef<[u8]>>(lp: &mut Listpack, flags: i64, msd: i64, seqd: i64, fields: &[F]) {
     let n = fields.len() / 2;
-    lp.push_back_int(flags);
-    lp.push_back_int(msd);
-    lp.push_back_int(seqd);
     let same = flags & FLAG_SAMEFIELDS != 0;
+    let lp_count = if same { 3 + n } else { 3 + 2 * n + 1 };
+    // Encode the whole entry first, then append it in one copy.
+    let mut stack = [0u8; 512];
+    let mut heap = Vec::new();
+    let mut len = 0usize;
+    let mut items = 0usize;
+    let mut put = |e: Enc<'_>| {
+        let enc = encode(e);
+        let t = enc.total();
+        if heap.is_empty() && len + t <= stack.len() {
+            for part in enc.parts() {
+                stack[len..len + part.len()].copy_from_slice(part);
+                len += part.len();
+            }
+        } else {
+            if heap.is_empty() {
+                heap.extend_from_slice(&stack[..len]);
+            }
+            for part in enc.parts() {
+                heap.extend_from_slice(part);
+            }
+            len += t;
+        }
+        items += 1;
+    };
+    put(Enc::Int(flags));
+    put(Enc::Int(msd));
+    put(Enc::Int(seqd));
     if !same {
-        lp.push_back_int(n as i64);
+        put(Enc::Int(n as i64));
     }
     for i in 0..n {
         if !same {
-            lp.push_back(fields[2 * i].as_ref());
+            put(Enc::of(fields[2 * i].as_ref()));
         }
-        lp.push_back(fields[2 * i + 1].as_ref());
+        put(Enc::of(fields[2 * i + 1].as_ref()));
     }
-    let lp_count = if same { 3 + n } else { 3 + 2 * n + 1 };
-    lp.push_back_int(lp_count as i64);
+    put(Enc::Int(lp_count as i64));
+    let bytes = if heap.is_empty() {
+        &stack[..len]
+    } else {
+        &heap[..]
+    };
+    lp.append_raw(bytes, items);
 }
 
 /// Append an entry to an existing node whose master ID is `master_id`.
