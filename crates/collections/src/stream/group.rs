@@ -661,13 +661,13 @@ impl Stream {
             if id > end {
                 return false;
             }
-            if min_idle != 0 && now - n.delivery_time < min_idle {
+            if min_idle != 0 && now.saturating_sub(n.delivery_time) < min_idle {
                 return true;
             }
             out.push(PendingEntry {
                 id,
                 consumer: g.consumer_at(n.consumer).name.to_vec(),
-                idle: (now - n.delivery_time).max(0),
+                idle: now.saturating_sub(n.delivery_time).max(0),
                 delivery_count: n.delivery_count,
             });
             out.len() < count
@@ -715,7 +715,7 @@ impl Stream {
                 }
             }
             let mut delivery = match (opts.idle, opts.time) {
-                (Some(idle), _) => Some(now - idle),
+                (Some(idle), _) => Some(now.saturating_sub(idle)),
                 (None, Some(t)) => Some(t),
                 (None, None) => None,
             }
@@ -805,7 +805,7 @@ impl Stream {
                     g.drop_nack(id);
                     out.deleted.push(id);
                     count -= 1;
-                } else if min_idle == 0 || now - n.delivery_time >= min_idle {
+                } else if min_idle == 0 || now.saturating_sub(n.delivery_time) >= min_idle {
                     let s = *slot.get_or_insert_with(|| g.lookup_or_create(consumer, now));
                     g.reassign(id, s);
                     let n = g.pel.get_mut(&id).unwrap();
@@ -869,7 +869,7 @@ impl Stream {
                 .map(|c| ConsumerInfo {
                     name: c.name.to_vec(),
                     pending: c.pending() as u64,
-                    idle: now - c.seen_time,
+                    idle: now.saturating_sub(c.seen_time),
                 })
                 .collect(),
         )

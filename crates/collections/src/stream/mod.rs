@@ -236,10 +236,15 @@ impl Stream {
         max_deleted: StreamId,
         entries_added: u64,
     ) -> Result<Stream, InvalidNode> {
+        if entries_added < length {
+            return Err(InvalidNode("entries added below length"));
+        }
         let mut s = Stream::new();
         let mut prev: Option<StreamId> = None;
         let mut total = 0u64;
         for (master_id, bytes) in nodes {
+            // A node's master ID must be above every entry of the previous
+            // node, or seeks by master ID would skip entries.
             if let Some(p) = prev {
                 if master_id <= p {
                     return Err(InvalidNode("node keys not ascending"));
