@@ -9,7 +9,7 @@
 //! * nodes are indexed by their master ID (the first entry's ID when the
 //!   node was created) in a [`ChunkMap`] instead of Redis's radix tree;
 //! * consumer groups, their pending entries lists and consumers are in
-//!   [`group`].
+//!   [`group`]; deliveries, acknowledgements and claims in `delivery`.
 //!
 //! Invariants (checked by `check()` in tests):
 //! * every node holds at least one entry; its live count may be 0 (as in
@@ -30,6 +30,7 @@
 //! stream-node-max-entries` (0 = no limit).
 
 pub mod chunkmap;
+mod delivery;
 pub mod group;
 pub mod id;
 pub mod node;
