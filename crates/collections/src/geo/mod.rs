@@ -25,3 +25,14 @@ pub use hash::{
     HashBits, LAT_MAX, LAT_MIN, LONG_MAX, LONG_MIN,
 };
 pub use search::{estimate_steps, Hit, Shape, ShapeKind};
+
+/// Argument error texts of the geo commands (seen on redis-server 7.0.15),
+/// for the command layer. The invalid-pair text is
+/// [`invalid_pair_error`], the unit text [`UNIT_ERROR`].
+pub mod texts {
+    pub const RADIUS_NEGATIVE: &str = "ERR radius cannot be negative";
+    pub const BOX_NEGATIVE: &str = "ERR height or width cannot be negative";
+    pub const MEMBER_NOT_FOUND: &str = "ERR could not decode requested zset member";
+    pub const COUNT_NOT_POSITIVE: &str = "ERR COUNT must be > 0";
+    pub const ANY_WITHOUT_COUNT: &str = "ERR the ANY argument requires COUNT argument";
+}
