@@ -19,7 +19,7 @@
 //! * `length` is the sum of the nodes' live counts; `last_id` is at least
 //!   every entry's ID; `first_id` is the first live entry's ID (0-0 when
 //!   empty), as Redis's `first_id` is maintained;
-//! * `lp_heap` is the sum of the nodes' `heap_bytes()`, `groups_heap` the
+//! * `lp_heap` is the sum of the nodes' block sizes, `groups_heap` the
 //!   sum of the groups' accounted bytes; [`Stream::heap_bytes`] adds the
 //!   index and is O(1). Sealed nodes (a new node was started after them)
 //!   are shrunk to their size class, as Redis's `lpShrinkToFit`.
@@ -48,7 +48,7 @@ pub use id::{
 pub use node::{Fields, InvalidNode};
 
 use crate::listpack::Listpack;
-use node::{Loc, Master};
+use node::{Loc, Lp, Master, NodeBuf};
 
 /// `STREAM_LISTPACK_MAX_SIZE`: no node grows past 1 GiB, and no single
 /// entry may carry more than that.
@@ -103,7 +103,7 @@ impl Trim {
 /// A stream.
 #[derive(Debug, Default)]
 pub struct Stream {
-    nodes: ChunkMap<StreamId, Listpack>,
+    nodes: ChunkMap<StreamId, NodeBuf>,
     length: u64,
     last_id: StreamId,
     first_id: StreamId,
@@ -119,7 +119,7 @@ pub struct Stream {
 impl Clone for Stream {
     fn clone(&self) -> Self {
         let nodes = self.nodes.clone();
-        let lp_heap = nodes.iter().map(|(_, lp)| lp_bytes(lp)).sum();
+        let lp_heap = nodes.iter().map(|(_, nb)| nb.heap()).sum();
         let groups = self.groups.clone();
         let mut s = Stream {
             nodes,
@@ -138,16 +138,11 @@ impl Clone for Stream {
     }
 }
 
-/// Bytes a node's listpack occupies (its buffer's size class).
-fn lp_bytes(lp: &Listpack) -> usize {
-    crate::mem::block_bytes(lp.heap_bytes())
-}
-
 /// One entry, borrowed from its node.
 #[derive(Clone, Copy, Debug)]
 pub struct EntryRef<'a> {
     pub id: StreamId,
-    lp: &'a Listpack,
+    lp: Lp<'a>,
     master: Master,
     loc: Loc,
 }
@@ -222,7 +217,7 @@ impl Stream {
 
     /// The nodes in ID order: (master ID, listpack bytes), for RDB.
     pub fn nodes(&self) -> impl Iterator<Item = (StreamId, &[u8])> + '_ {
-        self.nodes.iter().map(|(k, lp)| (*k, lp.as_bytes()))
+        self.nodes.iter().map(|(k, nb)| (*k, nb.lp().as_bytes()))
     }
 
     /// Rebuild a stream from RDB parts, checking every node deeply (see
@@ -252,11 +247,12 @@ impl Stream {
                 }
             }
             let lp = Listpack::from_bytes(bytes).map_err(|e| InvalidNode(e.0))?;
-            let (live, last) = node::validate(&lp, master_id, prev)?;
+            let (live, last) = node::validate(Lp::of(&lp), master_id, prev)?;
             total += live;
             prev = Some(last);
-            s.lp_heap += lp_bytes(&lp);
-            s.nodes.insert(master_id, lp);
+            let nb = NodeBuf::from_lp(lp);
+            s.lp_heap += nb.heap();
+            s.nodes.insert(master_id, nb);
         }
         if total != length {
             return Err(InvalidNode("stream length mismatch"));
@@ -328,24 +324,25 @@ impl Stream {
         };
         let mut appended = false;
         if let Some(p) = self.nodes.last_pos() {
-            let (&master_id, lp) = self.nodes.at_mut(p);
-            let full = lp.bytes_len() + total >= max_bytes
+            let (&master_id, nb) = self.nodes.at_mut(p);
+            let lp = nb.lp();
+            let full = lp.as_bytes().len() + total >= max_bytes
                 || (limits.max_entries != 0
                     && (node::live_count(lp) + node::deleted_count(lp)) as u64
                         >= limits.max_entries as u64);
-            let before = lp_bytes(lp);
+            let before = nb.heap();
             if full {
-                lp.shrink_to_fit();
+                nb.with_lp(|lp| lp.shrink_to_fit());
             } else {
-                node::append(lp, master_id, id, fields);
+                nb.with_lp(|lp| node::append(lp, master_id, id, fields));
                 appended = true;
             }
-            self.lp_heap = self.lp_heap + lp_bytes(lp) - before;
+            self.lp_heap = self.lp_heap + nb.heap() - before;
         }
         if !appended {
-            let lp = node::new_node(fields);
-            self.lp_heap += lp_bytes(&lp);
-            self.nodes.insert(id, lp);
+            let nb = NodeBuf::from_lp(node::new_node(fields));
+            self.lp_heap += nb.heap();
+            self.nodes.insert(id, nb);
         }
         self.length += 1;
         self.entries_added += 1;
@@ -368,7 +365,8 @@ impl Stream {
             let Some(p) = self.nodes.first_pos() else {
                 break;
             };
-            let (&master_id, lp) = self.nodes.at(p);
+            let (&master_id, nb) = self.nodes.at(p);
+            let lp = nb.lp();
             let entries = node::live_count(lp) as u64;
             if t.limit != 0 && deleted + entries > t.limit {
                 break;
@@ -382,8 +380,8 @@ impl Stream {
                 }
             };
             if remove {
-                let (_, lp) = self.nodes.remove_at(p);
-                self.lp_heap -= lp_bytes(&lp);
+                let (_, nb) = self.nodes.remove_at(p);
+                self.lp_heap -= nb.heap();
                 self.length -= entries;
                 deleted += entries;
                 continue;
@@ -392,35 +390,39 @@ impl Stream {
                 break;
             }
             // Mark entries inside the first node deleted.
-            let (_, lp) = self.nodes.at_mut(p);
-            let before = lp_bytes(lp);
-            let m = node::master(lp);
-            let mut off = m.first_entry;
-            let mut from_lp = 0i64;
-            while off < lp.end_offset() {
-                let loc = node::entry_at(lp, &m, master_id, off);
-                let stop = match t.to {
-                    TrimTo::MaxLen(n) => self.length <= n,
-                    TrimTo::MinId(min) => loc.id >= min,
-                };
-                if stop {
-                    break;
+            let length = &mut self.length;
+            let (_, nb) = self.nodes.at_mut(p);
+            let before = nb.heap();
+            let from_lp = nb.with_lp(|lp| {
+                let m = node::master(Lp::of(lp));
+                let mut off = m.first_entry;
+                let mut from_lp = 0i64;
+                while off < lp.end_offset() {
+                    let loc = node::entry_at(Lp::of(lp), &m, master_id, off);
+                    let stop = match t.to {
+                        TrimTo::MaxLen(n) => *length <= n,
+                        TrimTo::MinId(min) => loc.id >= min,
+                    };
+                    if stop {
+                        break;
+                    }
+                    if !loc.deleted() {
+                        // Same-size rewrite: flags 0..=3 are one byte.
+                        lp.replace_enc_at_offset(
+                            loc.flags_off,
+                            crate::listpack::Enc::Int(loc.flags | node::FLAG_DELETED),
+                        );
+                        from_lp += 1;
+                        *length -= 1;
+                    }
+                    off = loc.end;
                 }
-                if !loc.deleted() {
-                    // Same-size rewrite: flags 0..=3 are one byte.
-                    lp.replace_enc_at_offset(
-                        loc.flags_off,
-                        crate::listpack::Enc::Int(loc.flags | node::FLAG_DELETED),
-                    );
-                    from_lp += 1;
-                    self.length -= 1;
-                }
-                off = loc.end;
-            }
-            let count = node::live_count(lp);
-            let dels = node::deleted_count(lp);
-            node::set_counters(lp, count - from_lp, dels + from_lp);
-            self.lp_heap = self.lp_heap + lp_bytes(lp) - before;
+                let count = node::live_count(Lp::of(lp));
+                let dels = node::deleted_count(Lp::of(lp));
+                node::set_counters(lp, count - from_lp, dels + from_lp);
+                from_lp
+            });
+            self.lp_heap = self.lp_heap + nb.heap() - before;
             deleted += from_lp as u64;
             break;
         }
@@ -463,7 +465,8 @@ impl Stream {
     /// Locate a live entry: (node position, its master layout, entry).
     fn find_live(&self, id: StreamId) -> Option<(chunkmap::Pos, Master, Loc)> {
         let p = self.nodes.pos_le(&id)?;
-        let (&master_id, lp) = self.nodes.at(p);
+        let (&master_id, nb) = self.nodes.at(p);
+        let lp = nb.lp();
         let m = node::master(lp);
         let mut off = m.first_entry;
         while off < lp.end_offset() {
@@ -491,13 +494,13 @@ impl Stream {
         let Some((p, _m, loc)) = self.find_live(id) else {
             return false;
         };
-        let (_, lp) = self.nodes.at_mut(p);
-        let before = lp_bytes(lp);
-        if node::mark_deleted(lp, &loc) {
-            self.lp_heap = self.lp_heap + lp_bytes(lp) - before;
+        let (_, nb) = self.nodes.at_mut(p);
+        let before = nb.heap();
+        if nb.with_lp(|lp| node::mark_deleted(lp, &loc)) {
+            self.lp_heap = self.lp_heap + nb.heap() - before;
         } else {
-            let (_, lp) = self.nodes.remove_at(p);
-            self.lp_heap -= lp_bytes(&lp);
+            let (_, nb) = self.nodes.remove_at(p);
+            self.lp_heap -= nb.heap();
         }
         self.length -= 1;
         true
@@ -609,12 +612,12 @@ impl Stream {
         let mut total = 0u64;
         let mut heap = 0;
         let mut prev: Option<StreamId> = None;
-        for (k, lp) in self.nodes.iter() {
-            lp.validate().unwrap();
-            let (live, last) = node::validate(lp, *k, prev).unwrap();
+        for (k, nb) in self.nodes.iter() {
+            Listpack::validate_bytes(nb.lp().as_bytes()).unwrap();
+            let (live, last) = node::validate(nb.lp(), *k, prev).unwrap();
             total += live;
             prev = Some(last);
-            heap += lp_bytes(lp);
+            heap += nb.heap();
         }
         assert_eq!(total, self.length);
         assert_eq!(heap, self.lp_heap);
@@ -654,7 +657,7 @@ impl<'a> Range<'a> {
             s.nodes.pos_le(&end).or_else(|| s.nodes.last_pos())
         };
         let cur = pos.map(|p| {
-            let lp = s.nodes.at(p).1;
+            let lp = s.nodes.at(p).1.lp();
             let m = node::master(lp);
             let off = if rev { lp.end_offset() } else { m.first_entry };
             (p, m, off)
@@ -679,7 +682,8 @@ impl<'a> Iterator for Range<'a> {
         }
         loop {
             let (p, m, off) = self.cur?;
-            let (&master_id, lp) = self.s.nodes.at(p);
+            let (&master_id, nb) = self.s.nodes.at(p);
+            let lp = nb.lp();
             let loc = if !self.rev {
                 (off < lp.end_offset()).then(|| node::entry_at(lp, &m, master_id, off))
             } else {
@@ -692,7 +696,7 @@ impl<'a> Iterator for Range<'a> {
                     self.s.nodes.next_pos(p)
                 };
                 self.cur = np.map(|q| {
-                    let lp = self.s.nodes.at(q).1;
+                    let lp = self.s.nodes.at(q).1.lp();
                     let m = node::master(lp);
                     let off = if self.rev {
                         lp.end_offset()

@@ -24,19 +24,100 @@
 //! panics in `expect`).
 
 use super::StreamId;
-use crate::listpack::{encode, Enc, Listpack, LpValue};
+use crate::listpack::{encode, Enc, Listpack, LpValue, HEADER_SIZE};
+use crate::mem::block_bytes;
+
+/// A read-only view of a node's listpack bytes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Lp<'a>(&'a [u8]);
+
+impl<'a> Lp<'a> {
+    pub(crate) fn of(lp: &'a Listpack) -> Lp<'a> {
+        Lp(lp.as_bytes())
+    }
+    #[inline]
+    pub(crate) fn entry_at(self, off: usize) -> (LpValue<'a>, usize) {
+        crate::listpack::entry_at(self.0, off)
+    }
+    #[inline]
+    pub(crate) fn prev_offset(self, off: usize) -> Option<usize> {
+        crate::listpack::prev_offset_in(self.0, off)
+    }
+    pub(crate) fn first_offset(self) -> usize {
+        HEADER_SIZE
+    }
+    pub(crate) fn end_offset(self) -> usize {
+        self.0.len() - 1
+    }
+    pub(crate) fn as_bytes(self) -> &'a [u8] {
+        self.0
+    }
+}
+
+/// A node's storage: one heap block of exactly the allocator size class
+/// the listpack's buffer had, holding the listpack in its prefix (its
+/// header says how long). 16 bytes in the index instead of a `Listpack`'s
+/// 32; mutations borrow it back as a [`Listpack`] without copying.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct NodeBuf(Box<[u8]>);
+
+impl NodeBuf {
+    pub(crate) fn from_lp(lp: Listpack) -> NodeBuf {
+        let mut v = lp.into_bytes();
+        let cap = v.capacity();
+        v.resize(cap, 0);
+        NodeBuf(v.into_boxed_slice())
+    }
+
+    fn total(&self) -> usize {
+        u32::from_le_bytes(self.0[0..4].try_into().unwrap()) as usize
+    }
+
+    pub(crate) fn lp(&self) -> Lp<'_> {
+        Lp(&self.0[..self.total()])
+    }
+
+    /// Bytes the block occupies (its size class).
+    pub(crate) fn heap(&self) -> usize {
+        block_bytes(self.0.len())
+    }
+
+    /// Run `f` on the node as a [`Listpack`].
+    pub(crate) fn with_lp<R>(&mut self, f: impl FnOnce(&mut Listpack) -> R) -> R {
+        let total = self.total();
+        let hdr = u16::from_le_bytes(self.0[4..6].try_into().unwrap());
+        let mut v = std::mem::take(&mut self.0).into_vec();
+        v.truncate(total);
+        let count = if hdr == u16::MAX {
+            let view = Lp(&v);
+            let mut n = 0;
+            let mut o = HEADER_SIZE;
+            while o < view.end_offset() {
+                o = view.entry_at(o).1;
+                n += 1;
+            }
+            n
+        } else {
+            hdr as usize
+        };
+        let mut lp = Listpack::from_trusted(v, count);
+        let r = f(&mut lp);
+        *self = NodeBuf::from_lp(lp);
+        r
+    }
+}
 
 pub(crate) const FLAG_DELETED: i64 = 1;
 pub(crate) const FLAG_SAMEFIELDS: i64 = 2;
 
 #[inline]
-fn int_at(lp: &Listpack, off: usize) -> (i64, usize) {
+fn int_at(lp: Lp<'_>, off: usize) -> (i64, usize) {
     let (v, n) = lp.entry_at(off);
     (v.as_i64().expect("stream node: integer expected"), n)
 }
 
 #[inline]
-fn skip(lp: &Listpack, mut off: usize, n: usize) -> usize {
+fn skip(lp: Lp<'_>, mut off: usize, n: usize) -> usize {
     for _ in 0..n {
         off = lp.entry_at(off).1;
     }
@@ -44,12 +125,12 @@ fn skip(lp: &Listpack, mut off: usize, n: usize) -> usize {
 }
 
 /// Live entries in the node (master `count`).
-pub(crate) fn live_count(lp: &Listpack) -> i64 {
+pub(crate) fn live_count(lp: Lp<'_>) -> i64 {
     int_at(lp, lp.first_offset()).0
 }
 
 /// Tombstones in the node (master `deleted`).
-pub(crate) fn deleted_count(lp: &Listpack) -> i64 {
+pub(crate) fn deleted_count(lp: Lp<'_>) -> i64 {
     let o = lp.entry_at(lp.first_offset()).1;
     int_at(lp, o).0
 }
@@ -65,7 +146,7 @@ pub(crate) struct Master {
     pub(crate) first_entry: usize,
 }
 
-pub(crate) fn master(lp: &Listpack) -> Master {
+pub(crate) fn master(lp: Lp<'_>) -> Master {
     let o = skip(lp, lp.first_offset(), 2);
     let (n, fields_off) = int_at(lp, o);
     let n = n as usize;
@@ -101,7 +182,7 @@ impl Loc {
 }
 
 /// Read the entry whose flags are at `off`.
-pub(crate) fn entry_at(lp: &Listpack, m: &Master, master_id: StreamId, off: usize) -> Loc {
+pub(crate) fn entry_at(lp: Lp<'_>, m: &Master, master_id: StreamId, off: usize) -> Loc {
     let (flags, o) = int_at(lp, off);
     let (msd, o) = int_at(lp, o);
     let (seqd, o) = int_at(lp, o);
@@ -130,7 +211,7 @@ pub(crate) fn entry_at(lp: &Listpack, m: &Master, master_id: StreamId, off: usiz
 
 /// The entry before the one starting at `flags_off` (`None` at the first).
 pub(crate) fn prev_entry(
-    lp: &Listpack,
+    lp: Lp<'_>,
     m: &Master,
     master_id: StreamId,
     flags_off: usize,
@@ -149,21 +230,21 @@ pub(crate) fn prev_entry(
 }
 
 /// The last entry of the node (tombstones included).
-pub(crate) fn last_entry(lp: &Listpack, m: &Master, master_id: StreamId) -> Option<Loc> {
+pub(crate) fn last_entry(lp: Lp<'_>, m: &Master, master_id: StreamId) -> Option<Loc> {
     prev_entry(lp, m, master_id, lp.end_offset())
 }
 
 /// Field/value pairs of an entry, borrowed from its node.
 #[derive(Clone)]
 pub struct Fields<'a> {
-    lp: &'a Listpack,
+    lp: Lp<'a>,
     master_off: Option<usize>,
     off: usize,
     left: usize,
 }
 
 impl<'a> Fields<'a> {
-    pub(crate) fn new(lp: &'a Listpack, m: &Master, loc: &Loc) -> Fields<'a> {
+    pub(crate) fn new(lp: Lp<'a>, m: &Master, loc: &Loc) -> Fields<'a> {
         Fields {
             lp,
             master_off: loc.same_fields().then_some(m.fields_off),
@@ -277,9 +358,9 @@ pub(crate) fn append<F: AsRef<[u8]>>(
     id: StreamId,
     fields: &[F],
 ) {
-    let count = live_count(lp);
+    let count = live_count(Lp::of(lp));
     lp.replace_enc_at_offset(lp.first_offset(), Enc::Int(count + 1));
-    let m = master(lp);
+    let m = master(Lp::of(lp));
     let n = fields.len() / 2;
     let mut same = n == m.nfields;
     if same {
@@ -313,12 +394,13 @@ fn lp_eq(v: LpValue<'_>, s: &[u8]) -> bool {
 /// Returns false when it was the node's last live entry (the caller then
 /// drops the whole node, as Redis does, without touching it).
 pub(crate) fn mark_deleted(lp: &mut Listpack, loc: &Loc) -> bool {
-    let count = live_count(lp);
+    let count = live_count(Lp::of(lp));
     if count == 1 {
         return false;
     }
     lp.replace_enc_at_offset(loc.flags_off, Enc::Int(loc.flags | FLAG_DELETED));
-    set_counters(lp, count - 1, deleted_count(lp) + 1);
+    let dels = deleted_count(Lp::of(lp));
+    set_counters(lp, count - 1, dels + 1);
     true
 }
 
@@ -330,18 +412,19 @@ pub(crate) fn set_counters(lp: &mut Listpack, count: i64, deleted: i64) {
     lp.replace_enc_at_offset(o, Enc::Int(deleted));
 }
 
-/// Why [`validate`] refused a node.
+/// Why a node read from outside (RDB, RESTORE) was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InvalidNode(pub &'static str);
 
 /// Deep check of a node read from outside (RDB, RESTORE): a valid listpack
 /// with Redis's stream layout (the rules of Redis's
 /// `streamValidateListpackIntegrity`, deep mode), plus: the node holds at
-/// least one entry (live or tombstone), entry IDs strictly
-/// ascend from `master_id` and stay below `max_before`, flags use only the
-/// two known bits. Returns (live entries, last entry ID).
-pub fn validate(
-    lp: &Listpack,
+/// least one entry (live or tombstone), entry IDs strictly ascend from
+/// `master_id` and are above `after` (the previous node's last entry),
+/// flags use only the two known bits. Returns (live entries, last entry
+/// ID).
+pub(crate) fn validate(
+    lp: Lp<'_>,
     master_id: StreamId,
     after: Option<StreamId>,
 ) -> Result<(u64, StreamId), InvalidNode> {
@@ -362,7 +445,12 @@ pub fn validate(
     let count = next_int(&mut o, "master count")?;
     let deleted = next_int(&mut o, "master deleted")?;
     let nf = next_int(&mut o, "master fields")?;
-    if count < 0 || deleted < 0 || count + deleted == 0 || nf < 0 || nf as usize > lp.len() {
+    if count < 0
+        || deleted < 0
+        || count + deleted == 0
+        || nf < 0
+        || nf as usize > lp.as_bytes().len()
+    {
         return Err(bad("master counters"));
     }
     for _ in 0..nf {
@@ -403,7 +491,7 @@ pub fn validate(
             (nf, 3)
         } else {
             let n = next_int(&mut o, "num fields")?;
-            if n < 0 || n as usize > lp.len() {
+            if n < 0 || n as usize > lp.as_bytes().len() {
                 return Err(bad("num fields"));
             }
             for _ in 0..n {
