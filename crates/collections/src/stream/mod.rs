@@ -4,10 +4,15 @@
 //!
 //! Layout:
 //! * entries live in nodes: listpacks in Redis 7.0's stream node format,
-//!   byte for byte ([`node`] documents it), so RDB `STREAM_LISTPACKS_2/3`
-//!   can copy nodes as they are ([`Stream::nodes`], [`Stream::from_nodes`]);
-//! * nodes are indexed by their master ID (the first entry's ID when the
-//!   node was created) in a [`ChunkMap`] instead of Redis's radix tree;
+//!   byte for byte ([`node`] documents it), so RDB `STREAM_LISTPACKS_2`
+//!   (what 7.0 writes) can copy nodes as they are ([`Stream::nodes`],
+//!   [`Stream::from_nodes`]);
+//! * each node is one heap block of its allocator size class with the
+//!   listpack in its prefix (`node::NodeBuf`, 16 bytes), indexed by its
+//!   master ID (the first entry's ID when the node was created) in a
+//!   [`ChunkMap`] instead of Redis's radix tree: 32 bytes per node in the
+//!   index, against ~44 for Redis's rax (measured: used_memory minus the
+//!   listpacks' size classes, 1M entries);
 //! * consumer groups, their pending entries lists and consumers are in
 //!   [`group`]; deliveries, acknowledgements and claims in `delivery`.
 //!
@@ -221,7 +226,7 @@ impl Stream {
     }
 
     /// Rebuild a stream from RDB parts, checking every node deeply (see
-    /// [`node::validate`]) and the metadata against the nodes. Groups are
+    /// `node::validate`) and the metadata against the nodes. Groups are
     /// added afterwards with [`Stream::create_group`] and
     /// [`Stream::load_pending`].
     pub fn from_nodes(

@@ -19,7 +19,7 @@
 //! * fields and values are stored as Redis's `lpAppend` stores strings
 //!   (canonical integers as integers); counters with `lpAppendInteger`.
 //!
-//! Nodes are only built by this module or checked by [`validate`] first, so
+//! Nodes are only built by this module or checked by `validate` first, so
 //! the readers below may assume the layout (a malformed node is a bug, and
 //! panics in `expect`).
 
