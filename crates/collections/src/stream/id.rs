@@ -188,6 +188,46 @@ pub mod texts {
     pub const ENTRIESREAD_RANGE: &str = "ERR value for ENTRIESREAD must be positive or -1";
     pub const ENTRIES_ADDED_NEGATIVE: &str = "ERR entries_added must be positive";
     pub const NO_SUCH_KEY: &str = "ERR no such key";
+    pub const XGROUP_NEEDS_KEY: &str = "ERR The XGROUP subcommand requires the key to exist. \
+Note that for CREATE you may want to use the MKSTREAM option to create an empty stream \
+automatically.";
+
+    /// A name as Redis's `%s` in `addReplyErrorFormat` shows it: up to the
+    /// first NUL, CR and LF turned into spaces.
+    fn c_name(out: &mut Vec<u8>, name: &[u8]) {
+        for &b in name {
+            match b {
+                0 => break,
+                b'\r' | b'\n' => out.push(b' '),
+                _ => out.push(b),
+            }
+        }
+    }
+
+    /// XPENDING, XCLAIM, XAUTOCLAIM (and, with `in_xreadgroup`,
+    /// XREADGROUP) on a missing key or group.
+    pub fn nogroup_key_or_group(key: &[u8], group: &[u8], in_xreadgroup: bool) -> Vec<u8> {
+        let mut out = b"NOGROUP No such key '".to_vec();
+        c_name(&mut out, key);
+        out.extend_from_slice(b"' or consumer group '");
+        c_name(&mut out, group);
+        out.push(b'\'');
+        if in_xreadgroup {
+            out.extend_from_slice(b" in XREADGROUP with GROUP option");
+        }
+        out
+    }
+
+    /// XGROUP SETID / CREATECONSUMER / DELCONSUMER, XINFO CONSUMERS on a
+    /// missing group.
+    pub fn nogroup_for_key(group: &[u8], key: &[u8]) -> Vec<u8> {
+        let mut out = b"NOGROUP No such consumer group '".to_vec();
+        c_name(&mut out, group);
+        out.extend_from_slice(b"' for key name '");
+        c_name(&mut out, key);
+        out.push(b'\'');
+        out
+    }
 }
 
 /// How an ID argument is read.
@@ -474,6 +514,27 @@ mod tests {
             Err(StreamError::InvalidEndInterval)
         );
         assert_eq!(parse_interval(b"-", Bound::Start), Ok(StreamId::MIN));
+    }
+
+    #[test]
+    fn nogroup_texts() {
+        // As redis-server 7.0.15 replies.
+        assert_eq!(
+            texts::nogroup_key_or_group(b"k", b"nog", true),
+            b"NOGROUP No such key 'k' or consumer group 'nog' in XREADGROUP with GROUP option"
+        );
+        assert_eq!(
+            texts::nogroup_key_or_group(b"k", b"nog", false),
+            b"NOGROUP No such key 'k' or consumer group 'nog'"
+        );
+        assert_eq!(
+            texts::nogroup_for_key(b"nog", b"k\r\nx\0y"),
+            b"NOGROUP No such consumer group 'nog' for key name 'k  x'"
+        );
+        assert_eq!(
+            texts::XGROUP_NEEDS_KEY,
+            "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically."
+        );
     }
 
     #[test]
