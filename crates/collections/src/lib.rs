@@ -15,6 +15,8 @@
 //!   member -> score table.
 //! * [`Quicklist`]: lists as listpack nodes (`list-max-listpack-size`),
 //!   interior nodes LZF-compressed (`list-compress-depth`, [`quicklist::lzf`]).
+//! * [`stream`]: the stream type (Redis 7.0 node layout, consumer groups);
+//!   [`geo`]: Redis's 52-bit geohash, distances and search areas.
 //! * [`value`]: the per-type enums the keyspace stores ([`HashValue`],
 //!   [`SetValue`], [`ZsetValue`], [`ListValue`]) and the conversion
 //!   thresholds ([`Limits`]).
@@ -28,6 +30,7 @@
 pub mod arena;
 pub mod block;
 pub mod elem;
+pub mod geo;
 pub mod hash;
 pub mod intset;
 pub mod listpack;
@@ -35,6 +38,7 @@ pub mod mem;
 pub mod quicklist;
 pub mod release;
 pub mod small;
+pub mod stream;
 pub mod table;
 pub mod value;
 pub mod zset;
