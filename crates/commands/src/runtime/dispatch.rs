@@ -42,7 +42,9 @@ pub fn execute(
     out: &mut ReplyBuf,
 ) -> Outcome {
     let reply_start = out.len();
+    out.record_pushes();
     let mut outcome = execute_inner(srv, client, settings, args, out);
+    let pushes = out.take_push_marks();
     if client.blocked.is_some() {
         outcome = Outcome::Blocked;
     }
@@ -58,15 +60,35 @@ pub fn execute(
     if outcome == Outcome::Done {
         match client.reply_mode {
             ReplyMode::On => {}
-            ReplyMode::Off => out.truncate(reply_start),
+            ReplyMode::Off => mute(out, reply_start, &pushes),
             ReplyMode::SkipNext => client.reply_mode = ReplyMode::Skipping,
             ReplyMode::Skipping => {
-                out.truncate(reply_start);
+                mute(out, reply_start, &pushes);
                 client.reply_mode = ReplyMode::On;
             }
         }
     }
     outcome
+}
+
+/// Drops the command's reply (`CLIENT REPLY OFF|SKIP`) but keeps the push
+/// frames it wrote at `pushes` (Pub/Sub confirmations and messages), which
+/// Redis 7.0 delivers whatever the reply mode.
+fn mute(out: &mut ReplyBuf, reply_start: usize, pushes: &[usize]) {
+    let kept: Vec<u8> = pushes
+        .iter()
+        .filter(|&&at| at >= reply_start)
+        .filter_map(|&at| {
+            let frame = &out.as_bytes()[at..];
+            match resp::parse_value(frame) {
+                Ok(Some((_, n))) => Some(frame[..n].to_vec()),
+                _ => None,
+            }
+        })
+        .flatten()
+        .collect();
+    out.truncate(reply_start);
+    out.raw(&kept);
 }
 
 fn reject(srv: &Server, out: &mut ReplyBuf, msg: &str) {
