@@ -41,6 +41,10 @@ pub struct Conn {
     pub write_interest: bool,
     /// Waiting for CLIENT PAUSE to end before running the next command.
     pub paused: bool,
+    /// The worker counts this paused client in `blocked_clients` (and
+    /// shows it with flag `b`), as Redis counts clients postponed by
+    /// CLIENT PAUSE.
+    pub paused_counted: bool,
     /// Close once the pending output is written.
     pub closing: bool,
     /// Close now, dropping pending output.
@@ -68,6 +72,7 @@ impl Conn {
             wpos: 0,
             write_interest: false,
             paused: false,
+            paused_counted: false,
             closing: false,
             dead: false,
             soft_limit_since: None,

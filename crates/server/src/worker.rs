@@ -331,6 +331,16 @@ impl Worker {
         if conn.paused && !self.paused.contains(&slot) {
             self.paused.push(slot);
         }
+        if conn.paused != conn.paused_counted {
+            conn.paused_counted = conn.paused;
+            if conn.paused {
+                self.srv.stats.blocked_clients.fetch_add(1, Relaxed);
+            } else {
+                self.srv.stats.blocked_clients.fetch_sub(1, Relaxed);
+            }
+            let blocked = conn.paused || conn.client.blocked.is_some();
+            conn.client.shared.set_flag(cflag::BLOCKED, blocked);
+        }
         if conn.client.shutdown_requested {
             self.srv.shutdown_requested.store(true, Relaxed);
         }
@@ -458,6 +468,9 @@ impl Worker {
             let _ = self.poll.registry().deregister(&mut conn.stream);
             if commands::services::connection::close(&self.srv, &mut conn.client) {
                 self.blocked.retain(|&s| s != slot);
+            }
+            if conn.paused_counted {
+                self.srv.stats.blocked_clients.fetch_sub(1, Relaxed);
             }
             self.by_id.remove(&conn.client.id);
             self.srv.clients.remove(conn.client.id);

@@ -228,6 +228,9 @@ impl Server {
         let mut g = self.pause.lock();
         *g = p;
         self.pause_until_ms.store(p.until_ms, Relaxed);
+        // While paused, the dataset stays as it is: no expiry, no eviction
+        // (Redis 7.0); the cron thaws it when the pause ends.
+        self.keyspace.set_expiry_frozen(p.until_ms != 0);
     }
 
     pub fn pause_state(&self) -> Pause {

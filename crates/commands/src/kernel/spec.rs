@@ -83,8 +83,6 @@ pub mod flag {
     /// PAUSE) or needs memory (for `maxmemory`) is decided by the queued
     /// commands.
     pub const RUNS_QUEUE: u32 = 1 << 23;
-    /// Runs even while clients are paused (CLIENT UNPAUSE).
-    pub const PAUSE_EXEMPT: u32 = 1 << 24;
     /// Changes whole databases (FLUSHDB, FLUSHALL, SWAPDB): counts as one
     /// change for the dirty counter, and names no keys to wake blocked
     /// clients by (the command hands its ready keys over itself).

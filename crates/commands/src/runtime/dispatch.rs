@@ -214,11 +214,15 @@ fn execute_inner(
         } else {
             spec.flags & (flag::WRITE | flag::MAY_REPLICATE) != 0
         };
-        let blocked = p.all || writes;
-        // Like Redis, PAUSE never holds up the commands needed to lift it.
-        let exempt = spec.flags & flag::PAUSE_EXEMPT != 0
-            || spec.flags & flag::NO_AUTH != 0 && spec.flags & flag::WRITE == 0;
-        if blocked && !exempt {
+        // As in Redis 7.0, PAUSE ALL holds up every command of a normal
+        // client, CLIENT UNPAUSE and PING included (the pause then ends by
+        // its timeout or from a client it does not hold).
+        if p.all || writes {
+            // CLIENT LIST shows the postponed command (`cmd=`), as Redis does.
+            client
+                .shared
+                .last_cmd
+                .store(idx as u32 + 1, std::sync::atomic::Ordering::Relaxed);
             return Outcome::Paused;
         }
     }

@@ -72,6 +72,11 @@ pub fn perform(
     if max == 0 {
         return Outcome::Ok;
     }
+    // Clients are paused: the dataset must stay as it is (Redis 7.0 lets
+    // commands run instead of evicting).
+    if srv.keyspace.expiry_frozen() {
+        return Outcome::Ok;
+    }
     let used = ev.used();
     if used <= max {
         return Outcome::Ok;

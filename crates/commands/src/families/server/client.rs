@@ -115,7 +115,7 @@ const SUBS: &[CommandSpec] = &[
             "O(N) Where N is the number of paused clients",
             "Resume processing of clients that were paused",
         ),
-        ..CommandSpec::new("unpause", 2, F_ADMIN | flag::PAUSE_EXEMPT, client_unpause)
+        ..CommandSpec::new("unpause", 2, F_ADMIN, client_unpause)
     },
     CommandSpec {
         acl: ACL_CONN,
