@@ -23,4 +23,5 @@ pub mod keysizes;
 pub mod memory;
 pub mod monitor;
 pub mod scan;
+pub mod tracking;
 pub mod transactions;
