@@ -196,6 +196,7 @@ impl Worker {
                 &self.srv,
                 self.settings.tracking_table_max_keys,
             );
+            commands::services::client_eviction::evict_clients(&self.srv, &self.settings);
             // Messages this thread sent itself (no wake was needed for them).
             if self.drain_inbox() {
                 self.close_all();

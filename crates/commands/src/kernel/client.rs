@@ -119,6 +119,12 @@ pub struct ClientShared {
     pub pubsub_queued: AtomicU64,
     /// Set by `CLIENT UNBLOCK`: 1 = timeout, 2 = error.
     pub unblock: AtomicU8,
+    /// `multi-mem`: Redis's rule for queued MULTI commands, the bytes of
+    /// their arguments plus one pointer per argument.
+    pub multi_mem: AtomicU64,
+    /// Reply buffer size and peak use (`rbs`, `rbp`), kept by the connection.
+    pub rbs: AtomicU64,
+    pub rbp: AtomicU64,
     /// CLIENT TRACKING REDIRECT target (0 = none; `redir=` in CLIENT LIST).
     pub tracking_redir: AtomicU64,
     pub worker: usize,
@@ -193,6 +199,9 @@ impl ClientShared {
             pubsub_queued: AtomicU64::new(0),
             unblock: AtomicU8::new(0),
             tracking_redir: AtomicU64::new(0),
+            multi_mem: AtomicU64::new(0),
+            rbs: AtomicU64::new(0),
+            rbp: AtomicU64::new(0),
             worker,
             strings: Mutex::new(ClientStrings {
                 user: "default".into(),

@@ -16,6 +16,7 @@
 //! `registry`.
 
 pub mod blocking;
+pub mod client_eviction;
 pub mod connection;
 pub mod eviction;
 pub mod expiry;

@@ -597,8 +597,13 @@ pub fn client_line(srv: &Server, c: &ClientShared, now_ms: u64) -> String {
     let qbuf_free = c.qbuf_free.load(Relaxed);
     let argv_mem = c.argv_mem.load(Relaxed);
     let omem = c.omem.load(Relaxed);
-    let rbs = qbuf + qbuf_free;
-    let tot_mem = rbs + omem + argv_mem + std::mem::size_of::<ClientShared>() as u64;
+    let multi_mem = c.multi_mem.load(Relaxed);
+    let rbs = c.rbs.load(Relaxed);
+    let rbp = c.rbp.load(Relaxed);
+    let tot_mem = c
+        .tot_mem
+        .load(Relaxed)
+        .max(qbuf + qbuf_free + argv_mem + multi_mem);
     let cmd = match c.last_cmd.load(Relaxed) {
         0 => "NULL".to_string(),
         i => srv
@@ -617,7 +622,7 @@ pub fn client_line(srv: &Server, c: &ClientShared, now_ms: u64) -> String {
     let mut s = String::with_capacity(320);
     let _ = write!(
         s,
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs={} rbp={} obl={} oll=0 omem={} tot-mem={} events={} cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll=0 omem={} tot-mem={} events={} cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
         c.id,
         c.addr,
         laddr_of(c),
@@ -634,8 +639,9 @@ pub fn client_line(srv: &Server, c: &ClientShared, now_ms: u64) -> String {
         qbuf,
         qbuf_free,
         argv_mem,
+        multi_mem,
         rbs,
-        rbs,
+        rbp,
         omem,
         omem,
         tot_mem,

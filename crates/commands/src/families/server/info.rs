@@ -457,7 +457,7 @@ fn stats_section(srv: &Server, t: &mut String) {
         ks.expire_cycle_us / 1000
     );
     field!(t, "evicted_keys", "{}", g(&st.evicted_keys));
-    field!(t, "evicted_clients", "0");
+    field!(t, "evicted_clients", "{}", st.evicted_clients.load(Relaxed));
     field!(t, "total_eviction_exceeded_time", "0");
     field!(t, "current_eviction_exceeded_time", "0");
     field!(t, "keyspace_hits", "{}", ks.hits);
