@@ -151,6 +151,13 @@ impl Worker {
             }
             commands::base::clock::refresh_cached_clock();
             self.refresh_settings();
+            // Messages first: an invalidation sent before a write was
+            // acknowledged must reach its client before that client's
+            // next command reads the new value (client-side caching).
+            if self.drain_inbox() {
+                self.close_all();
+                return;
+            }
             for ev in events.iter() {
                 if ev.token() == WAKER {
                     if self.drain_inbox() {
@@ -183,6 +190,13 @@ impl Worker {
             if !self.blocked.is_empty() {
                 self.expire_blocked();
             }
+            // Redis's "before sleep" work: BCAST invalidations of this pass
+            // and the tracking-table limit.
+            commands::services::tracking::end_of_loop(
+                &self.srv,
+                self.settings.tracking_table_max_keys,
+            );
+            commands::services::client_eviction::evict_clients(&self.srv, &self.settings);
             // Messages this thread sent itself (no wake was needed for them).
             if self.drain_inbox() {
                 self.close_all();

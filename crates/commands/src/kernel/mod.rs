@@ -35,4 +35,5 @@ pub mod slowlog;
 pub mod spec;
 pub mod stats;
 pub mod table;
+pub mod tracking;
 pub mod watches;

@@ -110,6 +110,8 @@ pub struct Server {
     pub eviction: Eviction,
     /// Clients waiting in blocking commands.
     pub blocking: Blocking,
+    /// Client-side caching: who read which key (see `services::tracking`).
+    pub tracking: crate::kernel::tracking::Tracking,
     /// Runtime entry points commands call back into.
     pub hooks: RuntimeHooks,
     /// CLIENT PAUSE state; written through [`Server::set_pause`] only.
@@ -157,6 +159,7 @@ impl Server {
             pubsub: Default::default(),
             watches: Default::default(),
             blocking: Default::default(),
+            tracking: Default::default(),
             lazyfree,
             eviction,
             hooks,

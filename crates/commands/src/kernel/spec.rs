@@ -87,6 +87,9 @@ pub mod flag {
     /// change for the dirty counter, and names no keys to wake blocked
     /// clients by (the command hands its ready keys over itself).
     pub const WHOLE_KEYSPACE: u32 = 1 << 25;
+    /// Leaves a `CLIENT CACHING` choice for the command after it (the CLIENT
+    /// subcommands, as in Redis); any other command uses it up.
+    pub const KEEPS_CACHING: u32 = 1 << 26;
 
     /// (flag, name) pairs in the order Redis 7.0 prints them in `COMMAND INFO`.
     /// `may_replicate`, `subscribed_ok` and `sentinel_ok` are internal and

@@ -34,7 +34,9 @@ pub fn tick(srv: &Server) {
     sample_metrics(srv, now);
     active_expire(srv);
     crate::services::eviction::cron(srv);
+    crate::services::tracking::expired(srv, None);
     crate::services::expiry::publish_expired(srv);
+    crate::services::tracking::end_of_loop(srv, srv.settings().tracking_table_max_keys);
 }
 
 /// Redis's slow cycle spends at most 25% of each `1/hz` period on expiry.

@@ -1,6 +1,7 @@
 //! Command execution: lookup, arity, authentication, the `maxmemory` gate,
 //! MULTI queueing, pause, then the handler, then statistics, SLOWLOG,
-//! LATENCY, MONITOR feeds, WATCH invalidation and blocked-client wake-ups.
+//! LATENCY, MONITOR feeds, WATCH invalidation, client-side caching
+//! (`services::tracking`) and blocked-client wake-ups.
 //!
 //! This is the single entry point the network layer calls for every parsed
 //! command; everything a command needs besides its arguments comes from the
@@ -350,6 +351,7 @@ fn call(
     handler(&mut ctx, args);
     let failed = ctx.failed;
     let client = ctx.client;
+    let out = ctx.out;
     client
         .shared
         .argv_mem
@@ -409,6 +411,7 @@ fn call(
             collect_ready_keys(client, spec, args);
         }
     }
+    crate::services::tracking::after_command(srv, client, spec, args, out);
     client.changes = 0;
     client.modified.clear();
     if srv.has_monitors.load(std::sync::atomic::Ordering::Relaxed)

@@ -144,6 +144,7 @@ fn evicted(
     if srv.watches.any() {
         srv.watches.touch(Some(db), &key);
     }
+    crate::services::tracking::evicted(srv, &key, client_id, out);
     srv.notify_keyspace_event(
         flags,
         crate::kernel::notify::Event {

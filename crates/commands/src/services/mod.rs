@@ -16,6 +16,7 @@
 //! `registry`.
 
 pub mod blocking;
+pub mod client_eviction;
 pub mod connection;
 pub mod eviction;
 pub mod expiry;
@@ -23,4 +24,5 @@ pub mod keysizes;
 pub mod memory;
 pub mod monitor;
 pub mod scan;
+pub mod tracking;
 pub mod transactions;

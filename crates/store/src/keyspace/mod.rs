@@ -650,8 +650,20 @@ impl Keyspace {
         }
     }
 
+    /// Were keys logged by expiry since the last [`Keyspace::drain_expired`]?
+    /// One atomic load: lets a caller skip the drain, which visits every
+    /// partition.
+    pub fn expired_pending(&self) -> bool {
+        self.evict
+            .expired_logged
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Takes the keys removed by expiry since the last call: (db, key).
     pub fn drain_expired(&self) -> Vec<(usize, Vec<u8>)> {
+        self.evict
+            .expired_logged
+            .store(false, std::sync::atomic::Ordering::Relaxed);
         let mut out = Vec::new();
         for p in 0..self.parts.len() {
             let mut g = self.lock_partition(p);

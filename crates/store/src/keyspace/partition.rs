@@ -56,6 +56,14 @@ pub struct Partition {
 }
 
 impl Partition {
+    /// Logs a key removed by expiry (only while `track_expired`).
+    fn log_expired(&mut self, db: usize, key: &[u8]) {
+        self.expired_log.push((db, key.to_vec()));
+        self.evict_shared
+            .expired_logged
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Partition `index` of `2^pbits`, with `databases` empty databases.
     pub(super) fn new(
         index: usize,
@@ -217,7 +225,7 @@ impl Partition {
             d.expires -= 1;
             self.stats.expired_keys += 1;
             if self.track_expired {
-                self.expired_log.push((db, key.bytes.to_vec()));
+                self.log_expired(db, key.bytes);
             }
             self.evict_shared.dispose_expired(old.into_value());
             return None;
@@ -328,7 +336,7 @@ impl Partition {
                 if !self.frozen() {
                     self.stats.expired_keys += 1;
                     if self.track_expired {
-                        self.expired_log.push((db, key.bytes.to_vec()));
+                        self.log_expired(db, key.bytes);
                     }
                 }
                 self.evict_shared
@@ -382,7 +390,7 @@ impl Partition {
             if !self.frozen() {
                 self.stats.expired_keys += 1;
                 if self.track_expired {
-                    self.expired_log.push((db, key.bytes.to_vec()));
+                    self.log_expired(db, key.bytes);
                 }
             }
             self.evict_shared.dispose_expired(old.into_value());
@@ -502,6 +510,9 @@ impl Partition {
                         expired += 1;
                         if track {
                             log.push((db, e.key().to_vec()));
+                            shared
+                                .expired_logged
+                                .store(true, std::sync::atomic::Ordering::Relaxed);
                         }
                         if e.value().collection_len() > crate::keyspace::evict::LAZYFREE_THRESHOLD {
                             shared.dispose_expired(e.set_value(CompactValue::from_int(0)));

@@ -298,7 +298,7 @@ fn clients_section(srv: &Server, s: &crate::kernel::config::Settings, t: &mut St
         "{}",
         srv.stats.blocked_clients.load(Relaxed)
     );
-    field!(t, "tracking_clients", "0");
+    field!(t, "tracking_clients", "{}", srv.tracking.clients());
     field!(t, "clients_in_timeout_table", "0");
 }
 
@@ -457,7 +457,7 @@ fn stats_section(srv: &Server, t: &mut String) {
         ks.expire_cycle_us / 1000
     );
     field!(t, "evicted_keys", "{}", g(&st.evicted_keys));
-    field!(t, "evicted_clients", "0");
+    field!(t, "evicted_clients", "{}", st.evicted_clients.load(Relaxed));
     field!(t, "total_eviction_exceeded_time", "0");
     field!(t, "current_eviction_exceeded_time", "0");
     field!(t, "keyspace_hits", "{}", ks.hits);
@@ -486,13 +486,14 @@ fn stats_section(srv: &Server, t: &mut String) {
         "active_defrag_key_misses:0",
         "total_active_defrag_time:0",
         "current_active_defrag_time:0",
-        "tracking_total_keys:0",
-        "tracking_total_items:0",
-        "tracking_total_prefixes:0",
     ] {
         t.push_str(f);
         t.push_str("\r\n");
     }
+    let tr = &srv.tracking;
+    field!(t, "tracking_total_keys", "{}", tr.total_keys());
+    field!(t, "tracking_total_items", "{}", tr.total_items());
+    field!(t, "tracking_total_prefixes", "{}", tr.total_prefixes());
     field!(
         t,
         "unexpected_error_replies",
