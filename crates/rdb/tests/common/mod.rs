@@ -7,6 +7,8 @@
 //! it a failure.
 #![allow(dead_code)]
 
+pub mod gen;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::net::TcpStream;
