@@ -12,9 +12,9 @@
 //! [`RestoreError::VersionOrChecksum`] ("ERR DUMP payload version or
 //! checksum are wrong"). Then it reads one type byte and one value from the
 //! payload (the whole payload, footer included, as Redis does: bytes left
-//! over are ignored); any failure there, including an empty collection or a
-//! type Petrel does not load, is [`RestoreError::BadData`] ("Bad data
-//! format").
+//! over are ignored); any failure there, including an empty collection, a
+//! type newer than version 10 (Redis 7.0 does not know it) or a type
+//! Petrel does not load, is [`RestoreError::BadData`] ("Bad data format").
 
 use collections::Limits;
 use store::CompactValue;
@@ -23,7 +23,7 @@ use crate::crc64::crc64;
 use crate::error::Error;
 use crate::reader::input::Input;
 use crate::reader::value::{read_value, Ctx};
-use crate::types::RDB_VERSION;
+use crate::types::{self, RDB_VERSION};
 use crate::writer::value::{value_type, write_value};
 use crate::writer::WriteOptions;
 
@@ -95,6 +95,14 @@ pub fn restore(payload: &[u8], limits: &Limits) -> Result<CompactValue, RestoreE
     verify_payload(payload)?;
     let mut inp = Input::new(payload, Some(payload.len() as u64), false);
     let t = inp.u8("a value type").map_err(RestoreError::BadData)?;
+    // Types of later versions (listpack sets, 7.2 streams, 7.4 hashes)
+    // cannot come with a version-10 footer; Redis 7.0 does not know them.
+    if t > types::STREAM_LISTPACKS_2 {
+        return Err(RestoreError::BadData(Error::corrupt(
+            0,
+            format!("value type {t} is newer than RDB version {RDB_VERSION}"),
+        )));
+    }
     let mut cx = Ctx::new(*limits);
     match read_value(&mut inp, t, 0, &mut cx) {
         Ok(Some(v)) => Ok(v),

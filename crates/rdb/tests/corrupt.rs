@@ -287,9 +287,12 @@ fn hand_made_corrupt_values() {
     let mut b = vec![types::HASH_LISTPACK];
     s(&mut b, &lp(&[b"f", b"v", b"g"]));
     assert!(msg(bad_value(&b)).contains("odd"));
-    let mut b = vec![types::SET_LISTPACK];
-    s(&mut b, &lp(&[b"a", b"b", b"a"]));
-    assert!(msg(bad_value(&b)).contains("duplicate set members"));
+    let mut f = b"REDIS0011".to_vec();
+    f.push(types::SET_LISTPACK);
+    s(&mut f, b"k");
+    s(&mut f, &lp(&[b"a", b"b", b"a"]));
+    let e = load_all(&f, read_opts(true)).unwrap_err();
+    assert!(msg(e).contains("duplicate set members"));
     let mut b = vec![types::ZSET_LISTPACK];
     s(&mut b, &lp(&[b"a", b"2", b"b", b"1"]));
     assert!(msg(bad_value(&b)).contains("sorted"));
@@ -323,6 +326,10 @@ fn hand_made_corrupt_values() {
     // Empty collections.
     let e = bad_value(&[types::LIST, 0]);
     assert!(msg(e).contains("empty"));
+    // A listpack set (version 11) cannot come in a version-10 payload.
+    let mut b = vec![types::SET_LISTPACK];
+    s(&mut b, &lp(&[b"a"]));
+    assert!(msg(bad_value(&b)).contains("newer than RDB version 10"));
     // Streams and modules: refused, naming the type.
     let e = bad_value(&[types::STREAM_LISTPACKS_2, 0]);
     assert!(

@@ -3,8 +3,8 @@
 //! of long runs that never trust a length before the bytes arrive.
 //!
 //! Invariants:
-//! * `buf[pos..]` are buffered bytes not yet consumed; `base + pos` is the
-//!   offset of the next byte in the input;
+//! * `buf[pos..end]` are buffered bytes not yet consumed; `base + pos` is
+//!   the offset of the next byte in the input;
 //! * when `track_crc`, `crc` covers every consumed byte before
 //!   `buf[crc_pos]` (`crc_pos <= pos`);
 //! * a long read allocates at most `CHUNK` bytes ahead of the data that has
@@ -23,8 +23,9 @@ const CHUNK: usize = 1 << 20;
 
 pub struct Input<R> {
     r: R,
-    buf: Vec<u8>,
+    buf: Box<[u8]>,
     pos: usize,
+    end: usize,
     base: u64,
     crc: u64,
     crc_pos: usize,
@@ -37,8 +38,9 @@ impl<R: Read> Input<R> {
     pub fn new(r: R, limit: Option<u64>, track_crc: bool) -> Input<R> {
         Input {
             r,
-            buf: Vec::with_capacity(CAP),
+            buf: vec![0u8; CAP].into_boxed_slice(),
             pos: 0,
+            end: 0,
             base: 0,
             crc: 0,
             crc_pos: 0,
@@ -71,7 +73,8 @@ impl<R: Read> Input<R> {
         if self.track_crc {
             self.crc = crc64(self.crc, &self.buf[self.crc_pos..self.pos]);
         }
-        self.buf.drain(..self.pos);
+        self.buf.copy_within(self.pos..self.end, 0);
+        self.end -= self.pos;
         self.base += self.pos as u64;
         self.pos = 0;
         self.crc_pos = 0;
@@ -80,27 +83,22 @@ impl<R: Read> Input<R> {
     /// Make at least `want` (<= CAP) bytes available; false at end of input.
     fn fill(&mut self, want: usize) -> Result<bool> {
         debug_assert!(want <= CAP);
-        if self.buf.len() - self.pos >= want {
+        if self.end - self.pos >= want {
             return Ok(true);
         }
         self.compact();
-        while self.buf.len() < want {
-            let have = self.buf.len();
-            self.buf.resize(CAP, 0);
+        while self.end < want {
             let n = loop {
-                match self.r.read(&mut self.buf[have..]) {
+                match self.r.read(&mut self.buf[self.end..]) {
                     Ok(n) => break n,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => {
-                        self.buf.truncate(have);
-                        return Err(self.io_err(e));
-                    }
+                    Err(e) => return Err(self.io_err(e)),
                 }
             };
-            self.buf.truncate(have + n);
             if n == 0 {
                 return Ok(false);
             }
+            self.end += n;
         }
         Ok(true)
     }
@@ -108,7 +106,7 @@ impl<R: Read> Input<R> {
     /// One byte.
     #[inline]
     pub fn u8(&mut self, what: &'static str) -> Result<u8> {
-        if self.pos < self.buf.len() {
+        if self.pos < self.end {
             let b = self.buf[self.pos];
             self.pos += 1;
             return Ok(b);
@@ -123,7 +121,7 @@ impl<R: Read> Input<R> {
     /// `N` bytes (N <= 64).
     #[inline]
     pub fn array<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N]> {
-        if self.buf.len() - self.pos < N && !self.fill(N)? {
+        if self.end - self.pos < N && !self.fill(N)? {
             return Err(self.truncated(what));
         }
         let a: [u8; N] = self.buf[self.pos..self.pos + N].try_into().unwrap();
@@ -147,7 +145,7 @@ impl<R: Read> Input<R> {
             return Err(self.truncated(what));
         };
         // Buffered bytes first.
-        let k = left.min(self.buf.len() - self.pos);
+        let k = left.min(self.end - self.pos);
         out.extend_from_slice(&self.buf[self.pos..self.pos + k]);
         self.pos += k;
         left -= k;
@@ -157,7 +155,7 @@ impl<R: Read> Input<R> {
         if left < CAP / 2 {
             if !self.fill(left)? {
                 // Consume what is there so the offset points at the end.
-                self.pos = self.buf.len();
+                self.pos = self.end;
                 return Err(self.truncated(what));
             }
             out.extend_from_slice(&self.buf[self.pos..self.pos + left]);
@@ -166,7 +164,7 @@ impl<R: Read> Input<R> {
         }
         // A long run: straight from the source into `out`, CRC on the way.
         self.compact();
-        debug_assert!(self.buf.is_empty());
+        debug_assert_eq!(self.end, 0);
         if self.limit.is_some() {
             out.reserve(left);
         }

@@ -5,17 +5,17 @@
 //!
 //! Old forms are rebuilt element by element under the caller's
 //! `list-max-listpack-size` / `list-compress-depth`. Quicklist 2 nodes are
-//! kept as they are (a node over the fill limit is split): a node that came
-//! LZF-compressed and satisfies the in-memory compression rule stays
-//! compressed, so a loaded interior node is never decompressed and
-//! compressed again. A plain node becomes a one-element node. Empty
+//! kept as they are (a node over the fill limit is split): an interior
+//! node that came LZF-compressed and satisfies the in-memory compression
+//! rule stays compressed, so it is never decompressed and compressed
+//! again. A plain node becomes a one-element node. Empty
 //! ziplist/listpack nodes are skipped, as Redis does; a list left with no
 //! element is an empty key.
 
 use std::io::Read;
 
 use collections::quicklist::node::{MIN_COMPRESS_BYTES, MIN_COMPRESS_IMPROVE};
-use collections::quicklist::Node;
+use collections::quicklist::{Node, AUTO_DEPTH};
 use collections::value::hash::lp_bytes;
 use collections::value::list::End;
 use collections::{ListValue, Listpack, LpValue, Quicklist};
@@ -77,7 +77,15 @@ pub fn read<R: Read>(inp: &mut Input<R>, t: u8, cx: &mut Ctx) -> Result<Option<C
 fn read_quicklist2<R: Read>(inp: &mut Input<R>, cx: &mut Ctx) -> Result<Option<CompactValue>> {
     let n = read_len(inp)?;
     let mut nodes = Vec::with_capacity(cap_hint(inp, n));
-    for _ in 0..n {
+    // Nodes within the compress depth of either end will be plain in
+    // memory: keeping their compressed form would only make the list
+    // decompress them again.
+    let depth = match cx.limits.list_compress_depth {
+        0 => AUTO_DEPTH as u64,
+        d => d as u64,
+    };
+    for i in 0..n {
+        let interior = i >= depth && n - i > depth;
         let at = inp.offset();
         let container = read_len(inp)?;
         if container != NODE_PLAIN && container != NODE_PACKED {
@@ -104,7 +112,8 @@ fn read_quicklist2<R: Read>(inp: &mut Input<R>, cx: &mut Ctx) -> Result<Option<C
         }
         let node = match blob.lzf {
             Some(c)
-                if raw_len >= MIN_COMPRESS_BYTES
+                if interior
+                    && raw_len >= MIN_COMPRESS_BYTES
                     && c.len() + MIN_COMPRESS_IMPROVE < raw_len
                     && u32::try_from(raw_len).is_ok() =>
             {

@@ -35,10 +35,11 @@ impl Ctx {
 }
 
 /// A capacity to reserve for `n` announced elements: never more than the
-/// input could hold (one byte per element at least), nor than 64 Ki
-/// elements when the input length is unknown.
+/// input could hold (one byte per element at least), than 64 Ki elements
+/// when the input length is unknown, or than 1 Mi elements in any case
+/// (a collection that really is larger grows as its elements arrive).
 pub fn cap_hint<R: Read>(inp: &Input<R>, n: u64) -> usize {
-    let bound = inp.remaining().unwrap_or(1 << 16);
+    let bound = inp.remaining().unwrap_or(1 << 16).min(1 << 20);
     n.min(bound) as usize
 }
 

@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 pub mod gen;
+pub mod old;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
