@@ -21,8 +21,9 @@ use store::CompactValue;
 
 use crate::crc64::crc64;
 use crate::error::Error;
+use crate::reader::ctx::Ctx;
 use crate::reader::input::Input;
-use crate::reader::value::{read_value, Ctx};
+use crate::reader::value::read_value;
 use crate::types::{self, RDB_VERSION};
 use crate::writer::value::{value_type, write_value};
 use crate::writer::WriteOptions;

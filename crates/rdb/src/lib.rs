@@ -10,7 +10,7 @@
 //!   any `io::Read` (aux field, select/resize db, key entry with expiry,
 //!   idle time and LFU counter, function, EOF), with the byte offset for
 //!   progress reports.
-//! * [`dump`] / [`restore`]: DUMP payloads, with RESTORE's two error
+//! * [`dump()`] / [`restore`]: DUMP payloads, with RESTORE's two error
 //!   classes ([`RestoreError`]).
 //!
 //! # Format facts

@@ -123,6 +123,17 @@ pub fn intset(bytes: Vec<u8>) -> Result<IntSet, String> {
     Ok(s)
 }
 
+/// A listpack of ziplist entries (as Redis converts them: each entry
+/// appended, integers staying integers).
+pub fn listpack_of(items: &[LpValue<'_>]) -> Listpack {
+    let mut lp = Listpack::new();
+    let mut buf = [0u8; 20];
+    for &v in items {
+        lp.push_back(lp_bytes(v, &mut buf));
+    }
+    lp
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

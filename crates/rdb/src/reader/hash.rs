@@ -11,14 +11,13 @@
 
 use std::io::Read;
 
-use collections::value::hash::lp_bytes;
-use collections::{CompactMap, HashValue, Listpack, ListpackHash, LpValue};
+use collections::{CompactMap, HashValue, Listpack, ListpackHash};
 use store::CompactValue;
 
-use super::blocks;
+use super::blocks::{self, listpack_of};
+use super::ctx::{cap_hint, Ctx};
 use super::decode::{read_len, read_string, read_string_into};
 use super::input::Input;
-use super::value::{cap_hint, Ctx};
 use crate::error::{Error, Result};
 use crate::types::*;
 use crate::{ziplist, zipmap};
@@ -104,15 +103,4 @@ pub fn read<R: Read>(inp: &mut Input<R>, t: u8, cx: &mut Ctx) -> Result<Option<C
             from_listpack(lp, entries, false, at)
         }
     }
-}
-
-/// A listpack of ziplist entries (as Redis converts them: each entry
-/// appended, integers staying integers).
-pub fn listpack_of(items: &[LpValue<'_>]) -> Listpack {
-    let mut lp = Listpack::new();
-    let mut buf = [0u8; 20];
-    for &v in items {
-        lp.push_back(lp_bytes(v, &mut buf));
-    }
-    lp
 }

@@ -22,9 +22,9 @@ use collections::{ListValue, Listpack, LpValue, Quicklist};
 use store::CompactValue;
 
 use super::blocks;
+use super::ctx::{cap_hint, Ctx};
 use super::decode::{read_blob, read_len, read_string, read_string_into};
 use super::input::Input;
-use super::value::{cap_hint, Ctx};
 use crate::error::{Error, Result};
 use crate::types::*;
 use crate::ziplist;

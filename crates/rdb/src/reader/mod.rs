@@ -19,6 +19,7 @@
 //! or above `databases`, refusing a key that appears twice.
 
 pub mod blocks;
+pub mod ctx;
 pub mod decode;
 pub mod hash;
 pub mod input;
@@ -34,9 +35,9 @@ use store::CompactValue;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::types::{self, *};
+use ctx::Ctx;
 use decode::{read_len, read_string};
 use input::Input;
-use value::Ctx;
 
 /// How to read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

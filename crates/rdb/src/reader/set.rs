@@ -17,9 +17,9 @@ use collections::{CompactSet, ListpackSet, SetValue};
 use store::CompactValue;
 
 use super::blocks;
+use super::ctx::{cap_hint, Ctx};
 use super::decode::{read_len, read_string, read_string_into};
 use super::input::Input;
-use super::value::{cap_hint, Ctx};
 use crate::error::{Error, Result};
 use crate::types::*;
 

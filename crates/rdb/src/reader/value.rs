@@ -1,6 +1,6 @@
 //! One value of a given RDB type, built as a Petrel value
 //! ([`CompactValue`]) with the encoding Redis would choose under the
-//! caller's [`Limits`]. The families are in [`super::list`],
+//! caller's [`collections::Limits`]. The families are in [`super::list`],
 //! [`super::set`], [`super::hash`] and [`super::zset`].
 //!
 //! `Ok(None)` is an empty collection: Redis skips such a key when loading a
@@ -8,40 +8,13 @@
 
 use std::io::Read;
 
-use collections::Limits;
 use store::CompactValue;
 
+use super::ctx::Ctx;
 use super::decode::read_string;
 use super::input::Input;
 use crate::error::{Error, ErrorKind, Result};
 use crate::types::{self, *};
-
-/// State shared by the value readers: the conversion thresholds and
-/// reusable buffers.
-pub struct Ctx {
-    pub limits: Limits,
-    pub a: Vec<u8>,
-    pub b: Vec<u8>,
-}
-
-impl Ctx {
-    pub fn new(limits: Limits) -> Ctx {
-        Ctx {
-            limits,
-            a: Vec::new(),
-            b: Vec::new(),
-        }
-    }
-}
-
-/// A capacity to reserve for `n` announced elements: never more than the
-/// input could hold (one byte per element at least), than 64 Ki elements
-/// when the input length is unknown, or than 1 Mi elements in any case
-/// (a collection that really is larger grows as its elements arrive).
-pub fn cap_hint<R: Read>(inp: &Input<R>, n: u64) -> usize {
-    let bound = inp.remaining().unwrap_or(1 << 16).min(1 << 20);
-    n.min(bound) as usize
-}
 
 /// Whether `t` is a value type this crate knows (loadable or refused).
 pub fn is_value_type(t: u8) -> bool {

@@ -15,13 +15,12 @@ use std::io::Read;
 use collections::{ListpackZset, SortedSet, ZsetValue};
 use store::CompactValue;
 
-use super::blocks;
+use super::blocks::{self, listpack_of};
+use super::ctx::Ctx;
 use super::decode::{
     read_binary_double, read_len, read_string, read_string_into, read_text_double,
 };
-use super::hash::listpack_of;
 use super::input::Input;
-use super::value::Ctx;
 use crate::error::{Error, Result};
 use crate::types::*;
 use crate::ziplist;
