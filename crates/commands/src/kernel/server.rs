@@ -114,6 +114,10 @@ pub struct Server {
     pub tracking: crate::kernel::tracking::Tracking,
     /// Runtime entry points commands call back into.
     pub hooks: RuntimeHooks,
+    /// Replication IDs (INFO replication, DEBUG CHANGE-REPL-ID).
+    pub replication: crate::kernel::replication::Replication,
+    /// `DEBUG PAUSE-CRON 1`: the cron skips its work until set back.
+    pub cron_paused: AtomicBool,
     /// CLIENT PAUSE state; written through [`Server::set_pause`] only.
     pause: Mutex<Pause>,
     /// Copy of `pause.until_ms` so the per-command check is one atomic load.
@@ -163,6 +167,8 @@ impl Server {
             lazyfree,
             eviction,
             hooks,
+            replication: Default::default(),
+            cron_paused: AtomicBool::new(false),
             pause: Mutex::new(Pause::default()),
             pause_until_ms: AtomicU64::new(0),
             monitors: Mutex::new(Vec::new()),

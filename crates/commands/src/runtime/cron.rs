@@ -21,6 +21,9 @@ fn sample_metrics(srv: &Server, now_ms: u64) {
 }
 
 pub fn tick(srv: &Server) {
+    if srv.cron_paused.load(Relaxed) {
+        return;
+    }
     let now = crate::base::clock::unix_time_ms();
     static LAST_SECOND_S: AtomicU64 = AtomicU64::new(0);
     if LAST_SECOND_S.swap(now / 1000, Relaxed) != now / 1000 {

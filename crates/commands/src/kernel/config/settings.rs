@@ -14,26 +14,7 @@ pub struct OutputLimit {
     pub soft_seconds: u64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum LogLevel {
-    Debug,
-    Verbose,
-    Notice,
-    Warning,
-}
-
-impl LogLevel {
-    /// Redis 7.0's levels ("nothing" only arrived in 7.2).
-    pub const NAMES: &'static [&'static str] = &["debug", "verbose", "notice", "warning"];
-    pub fn from_index(i: usize) -> LogLevel {
-        [
-            LogLevel::Debug,
-            LogLevel::Verbose,
-            LogLevel::Notice,
-            LogLevel::Warning,
-        ][i]
-    }
-}
+pub use crate::base::log::LogLevel;
 
 /// `enable-debug-command` and friends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
