@@ -253,6 +253,8 @@ fn debug_protocol(ctx: &mut Ctx, args: &[&[u8]]) {
     match name.as_str() {
         "string" => out.bulk(b"Hello World"),
         "integer" => out.int(12345),
+        // Redis's test value, not an approximation of pi.
+        #[allow(clippy::approx_constant)]
         "double" => out.double(3.141),
         "bignum" => out.big_number(b"1234567999999999999999999999999999999"),
         "null" => out.null(),
