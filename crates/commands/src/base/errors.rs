@@ -237,3 +237,22 @@ pub fn no_such_user(name: &str) -> String {
 pub fn hello_syntax(option: &str) -> String {
     format!("ERR Syntax error in HELLO option '{option}'")
 }
+
+// Scripting (EVAL, SCRIPT, FUNCTION, FCALL and the commands scripts call).
+pub const BUSY_EVAL: &str =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+pub const BUSY_FUNCTION: &str =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+pub const NOTBUSY: &str = "NOTBUSY No scripts in execution right now.";
+pub const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
+pub const ERR_SCRIPT_UNKNOWN_COMMAND: &str = "ERR Unknown Redis command called from script";
+pub const ERR_SCRIPT_WRONG_ARGS: &str =
+    "ERR Wrong number of args calling Redis command from script";
+pub const ERR_SCRIPT_NOSCRIPT: &str = "ERR This Redis command is not allowed from script";
+pub const ERR_SCRIPT_READ_ONLY: &str = "ERR Write commands are not allowed from read-only scripts.";
+pub const ERR_SCRIPT_WRITE_FLAG_RO: &str =
+    "ERR Can not execute a script with write flag using *_ro command.";
+pub const ERR_SCRIPT_ALLOW_OOM: &str =
+    "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'";
+pub const ERR_NUMKEYS_NEGATIVE: &str = "ERR Number of keys can't be negative";
+pub const ERR_NUMKEYS_TOO_BIG: &str = "ERR Number of keys can't be greater than number of args";

@@ -30,6 +30,7 @@ pub mod pubsub;
 #[rustfmt::skip]
 pub mod redis_meta;
 pub mod coll;
+pub mod scripting;
 pub mod server;
 pub mod slowlog;
 pub mod spec;

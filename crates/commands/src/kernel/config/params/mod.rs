@@ -11,6 +11,7 @@ pub mod keyspace;
 pub mod memory;
 pub mod network;
 pub mod persistence;
+pub mod scripting;
 pub mod server;
 
 /// The kernel's groups, in registry order.
@@ -23,4 +24,5 @@ pub const KERNEL: &[&[super::Param]] = &[
     keyspace::KEYSPACE,
     memory::MEMORY,
     encodings::ENCODINGS,
+    scripting::SCRIPTING,
 ];
