@@ -92,6 +92,7 @@ fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], by_sha: bool, read_only: bool) {
     run_with_host(ctx, sc, info, &mut |host, out| {
         eng.run(host, &sha, keys, argv, out)
     });
+    srv.scripting.refresh_eval_counts(&eng);
 }
 
 pub(super) fn eval(ctx: &mut Ctx, args: &[&[u8]]) {
