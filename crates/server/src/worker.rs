@@ -60,6 +60,8 @@ pub struct Worker {
     /// Connections whose readable event the script pump saw while they
     /// were running a script (out of the slab): read after it.
     missed: Vec<usize>,
+    /// When the script pump last tried every connection.
+    last_sweep: Instant,
 }
 
 /// The script pump this worker installs (see `kernel::scripting::pump`).
@@ -113,6 +115,7 @@ impl Worker {
             last_cron: Instant::now(),
             served_last_poll: false,
             missed: Vec::new(),
+            last_sweep: Instant::now(),
         }
     }
 
@@ -383,6 +386,19 @@ impl Worker {
     /// serves events from its script hook. Inbox messages wait for the main
     /// loop, which drains the inbox on every turn.
     fn pump_events(&mut self) {
+        // Readiness the main loop already took from the poll for a
+        // connection it had not reached when the script started is seen by
+        // no poll: try every connection now and then.
+        // The same goes for the waker: take new connections every time.
+        self.accept_new();
+        if self.last_sweep.elapsed() >= Duration::from_millis(50) {
+            self.last_sweep = Instant::now();
+            for slot in 0..self.conns.len() {
+                if self.conns[slot].is_some() {
+                    self.on_readable(slot);
+                }
+            }
+        }
         let mut events = Events::with_capacity(256);
         if self.poll.poll(&mut events, Some(Duration::ZERO)).is_err() {
             return;

@@ -191,8 +191,12 @@ pub(super) fn function_stats(ctx: &mut Ctx, _args: &[&[u8]]) {
     // Answered while a function runs: read the kernel's copies, never the
     // engine (the running function holds it).
     let srv = ctx.srv;
+    let running = srv.scripting.run_info();
+    if running.as_ref().is_some_and(|(i, _)| !i.is_function) {
+        // As Redis 7.0: an EVAL script runs, not a function.
+        return ctx.error(crate::base::errors::BUSY_EVAL);
+    }
     let counts = srv.scripting.counts();
-    let running = srv.scripting.run_info().filter(|(i, _)| i.is_function);
     let out = &mut *ctx.out;
     out.map_len(2);
     out.bulk("running_script");
