@@ -125,6 +125,8 @@ pub struct Scripting {
     timed_out: AtomicBool,
     info: Mutex<RunInfo>,
     counts: Mutex<EngineCounts>,
+    /// The EVAL VM's bytes, refreshed after every run (no lock on that path).
+    eval_vm_bytes: std::sync::atomic::AtomicUsize,
     gates: Box<[Gate]>,
 }
 
@@ -144,6 +146,7 @@ impl Scripting {
             timed_out: AtomicBool::new(false),
             info: Mutex::new(RunInfo::default()),
             counts: Mutex::new(EngineCounts::default()),
+            eval_vm_bytes: std::sync::atomic::AtomicUsize::new(0),
             gates: (0..workers.max(1)).map(|_| Gate::default()).collect(),
         };
         s.refresh_eval_counts(&s.eval.lock());
@@ -275,7 +278,15 @@ impl Scripting {
 
     /// Counts and sizes (INFO, FUNCTION STATS).
     pub fn counts(&self) -> EngineCounts {
-        *self.counts.lock()
+        let mut c = *self.counts.lock();
+        c.eval_vm_bytes = self.eval_vm_bytes.load(SeqCst);
+        c
+    }
+
+    /// Refreshes the EVAL VM's size after a run.
+    pub fn refresh_eval_vm(&self, e: &ScriptEngine) {
+        self.eval_vm_bytes
+            .store(e.vm_memory(), std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Refreshes the EVAL engine's figures after a change.
@@ -283,7 +294,7 @@ impl Scripting {
         let mut c = self.counts.lock();
         c.cached_scripts = e.len();
         c.scripts_bytes = e.scripts_memory();
-        c.eval_vm_bytes = e.vm_memory();
+        self.refresh_eval_vm(e);
     }
 
     /// Refreshes the function engine's figures after a change.

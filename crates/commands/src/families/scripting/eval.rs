@@ -84,15 +84,16 @@ fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], by_sha: bool, read_only: bool) {
         Ok(sc) => sc,
         Err(e) => return ctx.error(e),
     };
+    // Only FUNCTION STATS shows the arguments, and it never shows EVALs.
     let info = RunInfo {
-        name: String::from_utf8_lossy(&sha).into_owned(),
-        argv: args.iter().map(|a| a.to_vec()).collect(),
+        name: String::new(),
+        argv: Vec::new(),
         is_function: false,
     };
     run_with_host(ctx, sc, info, &mut |host, out| {
         eng.run(host, &sha, keys, argv, out)
     });
-    srv.scripting.refresh_eval_counts(&eng);
+    srv.scripting.refresh_eval_vm(&eng);
 }
 
 pub(super) fn eval(ctx: &mut Ctx, args: &[&[u8]]) {
