@@ -184,6 +184,7 @@ EVAL "return redis.call('client','id') > 0" 0
 EVAL "return redis.call('watch','x')" 0
 EVAL "return redis.call('subscribe','x')" 0
 EVAL "return redis.call('dbsize')" 0
+EVAL "redis.call('set','short','1','px','5') local t = redis.call('time') local deadline = tonumber(t[1]) * 1000000 + tonumber(t[2]) + 30000 repeat t = redis.call('time') until tonumber(t[1]) * 1000000 + tonumber(t[2]) > deadline return redis.call('get','short')" 0
 MULTI
 EVAL "return redis.call('incr','m')" 0
 EVAL "return redis.call('incr','m')" 0

@@ -296,6 +296,35 @@ fn commandstats_count_scripts_and_their_calls() {
     assert!(info.contains("cmdstat_set:calls=1,"), "{info}");
     assert!(info.contains("cmdstat_get:calls=2,"), "{info}");
     assert!(info.contains("failed_calls=1"), "{info}");
+    c.cmd(&["SCRIPT", "FLUSH"]);
+    c.cmd(&["SCRIPT", "LOAD", "return 1"]);
+    c.cmd(&["SCRIPT", "LOAD", "return 2"]);
+    c.cmd(&[
+        "FUNCTION",
+        "LOAD",
+        "#!lua name=l\nredis.register_function('a', function() return 1 end)\nredis.register_function('b', function() return 1 end)",
+    ]);
+    let Value::Bulk(mem) = c.cmd(&["INFO", "memory"]) else {
+        panic!("info")
+    };
+    let mem = String::from_utf8(mem).unwrap();
+    for line in [
+        "number_of_cached_scripts:2\r\n",
+        "number_of_functions:2\r\n",
+        "number_of_libraries:1\r\n",
+    ] {
+        assert!(mem.contains(line), "{line} in {mem}");
+    }
+    let field = |name: &str| -> u64 {
+        let start = mem.find(&format!("{name}:")).unwrap() + name.len() + 1;
+        mem[start..].split("\r\n").next().unwrap().parse().unwrap()
+    };
+    assert!(field("used_memory_lua") > 0);
+    assert!(field("used_memory_scripts_eval") >= 2 * (8 + 40));
+    assert_eq!(
+        field("used_memory_vm_total"),
+        field("used_memory_vm_eval") + field("used_memory_vm_functions")
+    );
 }
 
 fn run_app_scripts(s: &Server) -> Vec<Value> {

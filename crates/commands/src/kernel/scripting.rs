@@ -63,6 +63,10 @@ pub struct ScriptCall {
     /// Memory was over `maxmemory` when the script started (Redis refuses
     /// `denyoom` commands then, until the script wrote something).
     pub oom_at_start: bool,
+    /// When the script started (unix ms): the time every command it calls
+    /// sees, as Redis 7.0 freezes time for a script (keys do not expire
+    /// half-way through it).
+    pub now_ms: u64,
 }
 
 /// One gate per worker, on its own cache line.

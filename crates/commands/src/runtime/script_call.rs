@@ -8,7 +8,9 @@
 //! (`*_RO` or `no-writes`; `may-replicate` counts as a write), then
 //! `denyoom` commands while the server was over `maxmemory` when the
 //! script started and the script has not written yet (unless `allow-oom`).
-//! A refused call counts as a rejected call of that command.
+//! A refused call counts as a rejected call of that command. Every call
+//! sees the time the script started, as Redis 7.0 freezes time for a
+//! script (a key does not expire half-way through it).
 //!
 //! The client is the script's own (see the scripting family), which has
 //! `in_exec` set: blocking commands answer as their non-blocking forms, and
@@ -70,15 +72,7 @@ pub fn execute_from_script(
     if spec.flags & flag::WRITE != 0 {
         srv.scripting.mark_wrote();
     }
-    call(
-        srv,
-        client,
-        settings,
-        idx,
-        args,
-        out,
-        crate::base::clock::unix_time_ms(),
-    );
+    call(srv, client, settings, idx, args, out, sc.now_ms);
 }
 
 fn refuse(srv: &Server, idx: Option<usize>, out: &mut ReplyBuf, msg: &str) {

@@ -89,6 +89,7 @@ pub(super) fn prepare(
         read_only: kind.read_only || (!compat && no_writes),
         allow_oom: !compat && allow_oom,
         oom_at_start,
+        now_ms: ctx.now_ms,
     })
 }
 

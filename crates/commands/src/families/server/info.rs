@@ -324,8 +324,7 @@ fn memory_section(srv: &Server, t: &mut String) {
     field!(t, "total_system_memory", "{sys}");
     field!(t, "total_system_memory_human", "{}", bytes_to_human(sys));
     // The Lua engines (kernel::scripting keeps their figures current, so
-    // INFO never waits for a running script). Redis 7.0.15 prints no
-    // `number_of_libraries` line (FUNCTION STATS has `libraries_count`).
+    // INFO never waits for a running script).
     let sc = srv.scripting.counts();
     let vm_eval = sc.eval_vm_bytes as u64;
     let vm_total = vm_eval + sc.functions_vm_bytes as u64;
@@ -336,6 +335,7 @@ fn memory_section(srv: &Server, t: &mut String) {
     field!(t, "used_memory_scripts_eval", "{}", sc.scripts_bytes);
     field!(t, "number_of_cached_scripts", "{}", sc.cached_scripts);
     field!(t, "number_of_functions", "{}", sc.functions);
+    field!(t, "number_of_libraries", "{}", sc.libraries);
     field!(t, "used_memory_vm_functions", "{}", sc.functions_vm_bytes);
     field!(t, "used_memory_vm_total", "{vm_total}");
     field!(
