@@ -170,6 +170,28 @@ impl Scripting {
         GateGuard { gate }
     }
 
+    /// Waits up to `max` for the running script to end, outside this
+    /// worker's gate (a claimer waits for the gate to empty, so waiting
+    /// inside it could hold the next script up). True when none runs.
+    /// For a command of another worker that meets a short script: most
+    /// scripts end in microseconds, well before a paused command's retry.
+    pub fn wait_briefly(&self, max: std::time::Duration) -> bool {
+        let gate = &self.gates[self.my_gate()].0;
+        gate.fetch_sub(1, SeqCst);
+        let start = std::time::Instant::now();
+        let mut spins = 0u32;
+        while self.owner.load(SeqCst) != 0 && start.elapsed() < max {
+            spins += 1;
+            if spins < 32 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        gate.fetch_add(1, SeqCst);
+        self.owner.load(SeqCst) == 0
+    }
+
     /// The running script's caller and start time (unix ms), if any.
     pub fn running(&self) -> Option<(u64, u64)> {
         match self.owner.load(SeqCst) {

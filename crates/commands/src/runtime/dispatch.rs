@@ -238,6 +238,15 @@ fn script_running(
         return None;
     }
     if !srv.scripting.timed_out() {
+        // Most scripts end within microseconds: wait a little before
+        // handing the command back for a retry (10 ms later).
+        if crate::kernel::hub::current_worker().is_some()
+            && srv
+                .scripting
+                .wait_briefly(std::time::Duration::from_micros(200))
+        {
+            return None;
+        }
         return Some(Outcome::Paused);
     }
     if spec.flags & flag::ALLOW_BUSY != 0 {
