@@ -42,6 +42,8 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     families::bitmap::COMMANDS,
     // HyperLogLog: edits sparse values exactly as Redis does (byte-identical values).
     families::hyperloglog::COMMANDS,
+    // EVAL, SCRIPT, FUNCTION, FCALL on crate `scripting`.
+    families::scripting::COMMANDS,
 ];
 
 /// Every family's DEBUG subcommands, in DEBUG HELP order.
@@ -60,6 +62,7 @@ pub const CONFIG_GROUPS: &[&[Param]] = &[
     params::keyspace::KEYSPACE,
     params::memory::MEMORY,
     params::encodings::ENCODINGS,
+    params::scripting::SCRIPTING,
 ];
 
 /// The parameters of [`CONFIG_GROUPS`].
@@ -89,6 +92,7 @@ pub fn command_table(workers: usize) -> CommandTable {
 pub fn runtime_hooks() -> RuntimeHooks {
     RuntimeHooks {
         execute_queued: crate::runtime::dispatch::execute_queued,
+        execute_from_script: crate::runtime::script_call::execute_from_script,
     }
 }
 

@@ -12,6 +12,7 @@ pub mod keyspace;
 pub mod memory;
 pub mod network;
 pub mod persistence;
+pub mod scripting;
 pub mod server;
 
 /// The kernel's groups, in registry order.
@@ -25,4 +26,5 @@ pub const KERNEL: &[&[super::Param]] = &[
     keyspace::KEYSPACE,
     memory::MEMORY,
     encodings::ENCODINGS,
+    scripting::SCRIPTING,
 ];
