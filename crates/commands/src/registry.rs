@@ -56,6 +56,7 @@ pub const CONFIG_GROUPS: &[&[Param]] = &[
     params::network::NETWORK,
     params::server::SERVER,
     params::persistence::PERSISTENCE,
+    params::replication::REPLICATION,
     params::client_limits::CLIENT_LIMITS,
     params::clients::CLIENTS,
     params::diagnostics::DIAGNOSTICS,

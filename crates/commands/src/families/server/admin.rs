@@ -29,6 +29,7 @@ const CONFIG_SUBS: &[CommandSpec] = &[
             "O(N) when N is the number of configuration parameters provided",
             "Set configuration parameters to the given values",
         ),
+        redact: Some(redact_config_set),
         ..CommandSpec::new(
             "set",
             -4,
@@ -140,7 +141,7 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
         .iter()
         .map(|(a, b)| (a.as_str(), b.as_str()))
         .collect();
-    match ctx.srv.config.set_many(&pairs) {
+    match ctx.srv.config.set_many(&pairs, ctx.client.is_local) {
         Ok(()) => {
             let s = ctx.srv.settings();
             ctx.srv.slowlog.trim(s.slowlog_max_len as usize);
@@ -149,6 +150,23 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
         }
         Err(e) => ctx.error(&e),
     }
+}
+
+/// CONFIG SET's arguments hidden from MONITOR and SLOWLOG: the values of
+/// secret settings (`kernel::config::SENSITIVE`), as Redis 7.0 does.
+fn redact_config_set(args: &[&[u8]]) -> Vec<usize> {
+    args.iter()
+        .enumerate()
+        .skip(2)
+        .step_by(2)
+        .filter(|(_, name)| {
+            crate::kernel::config::SENSITIVE
+                .iter()
+                .any(|s| name.eq_ignore_ascii_case(s.as_bytes()))
+        })
+        .map(|(i, _)| i + 1)
+        .filter(|&i| i < args.len())
+        .collect()
 }
 
 fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) {

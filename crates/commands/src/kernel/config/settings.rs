@@ -73,6 +73,9 @@ pub struct Settings {
     pub latency_tracking: bool,
     pub latency_tracking_info_percentiles: Vec<f64>,
     pub enable_debug_command: Enablement,
+    /// Whether CONFIG SET may change protected settings (`dir`,
+    /// `dbfilename`): no, yes, or from local connections only.
+    pub enable_protected_configs: Enablement,
     pub hz: u64,
     /// Extension values registered by other modules (collections thresholds etc.)
     /// are plain fields added here as features land.
@@ -169,6 +172,7 @@ impl Default for Settings {
             latency_tracking: true,
             latency_tracking_info_percentiles: Vec::new(),
             enable_debug_command: Enablement::No,
+            enable_protected_configs: Enablement::No,
             hz: 10,
             active_expire_enabled: true,
             notify_keyspace_events: 0,

@@ -12,6 +12,7 @@ pub mod keyspace;
 pub mod memory;
 pub mod network;
 pub mod persistence;
+pub mod replication;
 pub mod scripting;
 pub mod server;
 
@@ -20,6 +21,7 @@ pub const KERNEL: &[&[super::Param]] = &[
     network::NETWORK,
     server::SERVER,
     persistence::PERSISTENCE,
+    replication::REPLICATION,
     client_limits::CLIENT_LIMITS,
     clients::CLIENTS,
     diagnostics::DIAGNOSTICS,
