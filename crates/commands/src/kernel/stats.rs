@@ -20,6 +20,8 @@ pub struct Stats {
     pub client_output_buffer_limit_disconnections: AtomicU64,
     pub total_reads_processed: AtomicU64,
     pub total_writes_processed: AtomicU64,
+    /// Reply buffers the workers' periodic resize made smaller.
+    pub reply_buffer_shrinks: AtomicU64,
     pub connected_clients: AtomicU64,
     pub blocked_clients: AtomicU64,
     pub pubsub_clients: AtomicU64,
@@ -69,6 +71,7 @@ impl Stats {
             &self.client_output_buffer_limit_disconnections,
             &self.total_reads_processed,
             &self.total_writes_processed,
+            &self.reply_buffer_shrinks,
             &self.expired_keys,
             &self.evicted_keys,
             &self.keyspace_hits,
