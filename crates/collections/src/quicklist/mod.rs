@@ -341,8 +341,11 @@ impl Quicklist {
         let n = self.nodes.remove(i).unwrap();
         self.node_heap -= n.heap_bytes();
         self.len -= n.len();
-        if self.nodes.capacity() > 2 * self.nodes.len() + 8 {
-            self.nodes.shrink_to_fit();
+        // The node array keeps at most twice the room its nodes need (as
+        // growth by doubling leaves it), never what a longer past needed.
+        let keep = self.nodes.len().max(4);
+        if self.nodes.capacity() >= 2 * keep {
+            self.nodes.shrink_to(keep);
         }
         n
     }
