@@ -16,6 +16,8 @@
 //! * [`Quicklist`]: lists as listpack nodes (`list-max-listpack-size`) and
 //!   plain nodes for elements of the packed threshold or more,
 //!   interior nodes LZF-compressed (`list-compress-depth`, [`quicklist::lzf`]).
+//! * [`stream`]: the stream type (Redis 7.0 node layout, consumer groups);
+//!   [`geo`]: Redis's 52-bit geohash, distances and search areas.
 //! * [`value`]: the per-type enums the keyspace stores ([`HashValue`],
 //!   [`SetValue`], [`ZsetValue`], [`ListValue`]) and the conversion
 //!   thresholds ([`Limits`]).
@@ -29,6 +31,7 @@
 pub mod arena;
 pub mod block;
 pub mod elem;
+pub mod geo;
 pub mod hash;
 pub mod intset;
 pub mod listpack;
@@ -36,6 +39,7 @@ pub mod mem;
 pub mod quicklist;
 pub mod release;
 pub mod small;
+pub mod stream;
 pub mod table;
 pub mod value;
 pub mod zset;

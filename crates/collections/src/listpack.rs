@@ -366,6 +366,18 @@ fn decode_backlen(buf: &[u8], mut p: usize) -> Option<(usize, usize)> {
     Some((v as usize, n))
 }
 
+/// Offset of the entry before `off` in listpack-format bytes (`off` may
+/// be the terminator's offset); `None` at the first entry. Panics on a
+/// malformed backlen.
+#[inline]
+pub(crate) fn prev_offset_in(buf: &[u8], off: usize) -> Option<usize> {
+    if off <= HEADER_SIZE {
+        return None;
+    }
+    let (l, k) = decode_backlen(buf, off - 1).expect("listpack: bad backlen");
+    Some(off - k - l)
+}
+
 /// Error from [`Listpack::from_bytes`].
 /// Entry at byte offset `off` of listpack-format bytes and the offset of
 /// the next entry. Panics if `off` is not an entry start.
@@ -521,11 +533,7 @@ impl Listpack {
     /// Offset of the entry before `off` (`off` may be the end offset).
     #[inline]
     pub fn prev_offset(&self, off: usize) -> Option<usize> {
-        if off <= HEADER_SIZE {
-            return None;
-        }
-        let (l, k) = decode_backlen(&self.buf, off - 1).expect("listpack: bad backlen");
-        Some(off - k - l)
+        prev_offset_in(&self.buf, off)
     }
 
     /// Byte offset of element `index` (negative counts from the tail), the
@@ -837,6 +845,15 @@ impl Listpack {
             buf: Vec::new(),
             count: 0,
         }
+    }
+
+    /// Append `n` entries already encoded back to back (one `memcpy`
+    /// instead of one splice per element; used by stream nodes).
+    pub(crate) fn append_raw(&mut self, entries: &[u8], n: usize) {
+        let end = self.end_offset();
+        self.splice(end, 0, &[entries]);
+        self.count += n;
+        self.set_header();
     }
 
     /// Append every entry of `other` (byte copy).

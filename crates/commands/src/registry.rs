@@ -58,6 +58,7 @@ pub const CONFIG_GROUPS: &[&[Param]] = &[
     params::server::SERVER,
     params::persistence::PERSISTENCE,
     params::client_limits::CLIENT_LIMITS,
+    params::clients::CLIENTS,
     params::diagnostics::DIAGNOSTICS,
     params::keyspace::KEYSPACE,
     params::memory::MEMORY,

@@ -160,6 +160,13 @@ impl Worker {
             }
             commands::base::clock::refresh_cached_clock();
             self.refresh_settings();
+            // Messages first: an invalidation sent before a write was
+            // acknowledged must reach its client before that client's
+            // next command reads the new value (client-side caching).
+            if self.drain_inbox() {
+                self.close_all();
+                return;
+            }
             for ev in events.iter() {
                 if ev.token() == WAKER {
                     if self.drain_inbox() {
@@ -192,6 +199,13 @@ impl Worker {
             if !self.blocked.is_empty() {
                 self.expire_blocked();
             }
+            // Redis's "before sleep" work: BCAST invalidations of this pass
+            // and the tracking-table limit.
+            commands::services::tracking::end_of_loop(
+                &self.srv,
+                self.settings.tracking_table_max_keys,
+            );
+            commands::services::client_eviction::evict_clients(&self.srv, &self.settings);
             // Messages this thread sent itself (no wake was needed for them).
             if self.drain_inbox() {
                 self.close_all();
@@ -340,6 +354,16 @@ impl Worker {
         if conn.paused && !self.paused.contains(&slot) {
             self.paused.push(slot);
         }
+        if conn.paused != conn.paused_counted {
+            conn.paused_counted = conn.paused;
+            if conn.paused {
+                self.srv.stats.blocked_clients.fetch_add(1, Relaxed);
+            } else {
+                self.srv.stats.blocked_clients.fetch_sub(1, Relaxed);
+            }
+            let blocked = conn.paused || conn.client.blocked.is_some();
+            conn.client.shared.set_flag(cflag::BLOCKED, blocked);
+        }
         if conn.client.shutdown_requested {
             self.srv.shutdown_requested.store(true, Relaxed);
         }
@@ -467,6 +491,9 @@ impl Worker {
             let _ = self.poll.registry().deregister(&mut conn.stream);
             if commands::services::connection::close(&self.srv, &mut conn.client) {
                 self.blocked.retain(|&s| s != slot);
+            }
+            if conn.paused_counted {
+                self.srv.stats.blocked_clients.fetch_sub(1, Relaxed);
             }
             self.by_id.remove(&conn.client.id);
             self.srv.clients.remove(conn.client.id);

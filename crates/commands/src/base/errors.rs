@@ -119,6 +119,8 @@ pub const ERR_VALUE_OUT_OF_RANGE_MUST_POSITIVE: &str =
 pub const ERR_WATCH_INSIDE_MULTI_NOT_ALLOWED: &str = "ERR WATCH inside MULTI is not allowed";
 pub const ERR_WEIGHT_VALUE_NOT_FLOAT: &str = "ERR weight value is not a float";
 pub const ERR_XX_AND_NX: &str = "ERR XX and NX options at the same time are not compatible";
+pub const ERR_RESP2_NOT_SUPPORTED: &str = "ERR RESP2 is not supported by this command";
+pub const ERR_DEBUG_PROTOCOL_TYPE: &str = "ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false";
 pub const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
 pub const NOAUTH: &str = "NOAUTH Authentication required.";
 pub const NOAUTH_HELLO: &str = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time";
@@ -239,4 +241,32 @@ pub fn no_such_user(name: &str) -> String {
 /// `ERR Syntax error in HELLO option '<option>'`.
 pub fn hello_syntax(option: &str) -> String {
     format!("ERR Syntax error in HELLO option '{option}'")
+}
+
+// Client-side caching (CLIENT TRACKING / CACHING), Redis 7.0.15's texts.
+pub const ERR_TRACKING_PREFIX_NEEDS_BCAST: &str =
+    "ERR PREFIX option requires BCAST mode to be enabled";
+pub const ERR_TRACKING_SWITCH_BCAST: &str = "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode.";
+pub const ERR_TRACKING_OPT_BCAST: &str = "ERR OPTIN and OPTOUT are not compatible with BCAST";
+pub const ERR_TRACKING_OPTIN_AND_OPTOUT: &str =
+    "ERR You can't specify both OPTIN mode and OPTOUT mode";
+pub const ERR_TRACKING_SWITCH_OPT: &str = "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode.";
+pub const ERR_TRACKING_ONE_REDIRECT: &str =
+    "ERR A client can only redirect to a single other client";
+pub const ERR_TRACKING_NO_REDIRECT_CLIENT: &str =
+    "ERR The client ID you want redirect to does not exist";
+pub const ERR_CACHING_NOT_TRACKING: &str = "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled";
+pub const ERR_CACHING_YES_NEEDS_OPTIN: &str =
+    "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.";
+pub const ERR_CACHING_NO_NEEDS_OPTOUT: &str =
+    "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.";
+
+/// A new tracking prefix overlaps one the client already has.
+pub fn tracking_prefix_overlaps_existing(new: &str, old: &str) -> String {
+    format!("ERR Prefix '{new}' overlaps with an existing prefix '{old}'. Prefixes for a single client must not overlap.")
+}
+
+/// Two prefixes of one CLIENT TRACKING call overlap.
+pub fn tracking_prefix_overlaps_provided(new: &str, other: &str) -> String {
+    format!("ERR Prefix '{new}' overlaps with another provided prefix '{other}'. Prefixes for a single client must not overlap.")
 }

@@ -69,6 +69,20 @@ impl Served {
     }
 }
 
+/// What [`BlockedOp::ready`] found under the locks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Readiness {
+    /// The key is missing or empty: nothing to do (a waiter keeps waiting).
+    Empty,
+    /// The key holds data the operation can take.
+    Ready,
+    /// The key has data but the operation cannot be done: the client is
+    /// answered with this error and the data stays where it is (BLMOVE whose
+    /// destination holds another type; a waiter is then unblocked, as in
+    /// Redis).
+    Refused(&'static str),
+}
+
 /// What a blocked command does once one of its keys may have data. Each
 /// family implements it for its own blocking commands; the blocking service
 /// locks the keys, calls [`BlockedOp::ready`], claims the waiter, then calls
@@ -80,18 +94,17 @@ pub trait BlockedOp: Send + Sync + std::fmt::Debug {
         &[]
     }
 
-    /// Read-only check under the locks: `Ok(true)` when `key` holds data the
-    /// operation can take and every other key it writes accepts the result;
-    /// `Ok(false)` when `key` is missing or empty; `Err(WrongType)` when a
-    /// key holds another type (the waiter is then answered with WRONGTYPE,
-    /// as Redis does).
+    /// Read-only check under the locks (see [`Readiness`]). `Err(WrongType)`
+    /// when `key` itself holds another type: the command's own first try
+    /// answers WRONGTYPE, while a waiter keeps waiting (Redis 7.0 serves
+    /// only keys of the awaited type).
     fn ready(
         &self,
         g: &mut MultiGuard<'_>,
         db: usize,
         key: &Key<'_>,
         now_ms: u64,
-    ) -> Result<bool, WrongType>;
+    ) -> Result<Readiness, WrongType>;
 
     /// Performs the operation after a successful [`BlockedOp::ready`] under
     /// the same locks, writes the waiter's reply to `out` and records its

@@ -110,8 +110,14 @@ pub struct Server {
     pub eviction: Eviction,
     /// Clients waiting in blocking commands.
     pub blocking: Blocking,
+    /// Client-side caching: who read which key (see `services::tracking`).
+    pub tracking: crate::kernel::tracking::Tracking,
     /// Runtime entry points commands call back into.
     pub hooks: RuntimeHooks,
+    /// Replication IDs (INFO replication, DEBUG CHANGE-REPL-ID).
+    pub replication: crate::kernel::replication::Replication,
+    /// `DEBUG PAUSE-CRON 1`: the cron skips its work until set back.
+    pub cron_paused: AtomicBool,
     /// CLIENT PAUSE state; written through [`Server::set_pause`] only.
     pause: Mutex<Pause>,
     /// Copy of `pause.until_ms` so the per-command check is one atomic load.
@@ -157,9 +163,12 @@ impl Server {
             pubsub: Default::default(),
             watches: Default::default(),
             blocking: Default::default(),
+            tracking: Default::default(),
             lazyfree,
             eviction,
             hooks,
+            replication: Default::default(),
+            cron_paused: AtomicBool::new(false),
             pause: Mutex::new(Pause::default()),
             pause_until_ms: AtomicU64::new(0),
             monitors: Mutex::new(Vec::new()),
@@ -228,6 +237,9 @@ impl Server {
         let mut g = self.pause.lock();
         *g = p;
         self.pause_until_ms.store(p.until_ms, Relaxed);
+        // While paused, the dataset stays as it is: no expiry, no eviction
+        // (Redis 7.0); the cron thaws it when the pause ends.
+        self.keyspace.set_expiry_frozen(p.until_ms != 0);
     }
 
     pub fn pause_state(&self) -> Pause {

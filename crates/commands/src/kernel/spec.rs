@@ -83,12 +83,13 @@ pub mod flag {
     /// PAUSE) or needs memory (for `maxmemory`) is decided by the queued
     /// commands.
     pub const RUNS_QUEUE: u32 = 1 << 23;
-    /// Runs even while clients are paused (CLIENT UNPAUSE).
-    pub const PAUSE_EXEMPT: u32 = 1 << 24;
     /// Changes whole databases (FLUSHDB, FLUSHALL, SWAPDB): counts as one
     /// change for the dirty counter, and names no keys to wake blocked
     /// clients by (the command hands its ready keys over itself).
     pub const WHOLE_KEYSPACE: u32 = 1 << 25;
+    /// Leaves a `CLIENT CACHING` choice for the command after it (the CLIENT
+    /// subcommands, as in Redis); any other command uses it up.
+    pub const KEEPS_CACHING: u32 = 1 << 26;
 
     /// (flag, name) pairs in the order Redis 7.0 prints them in `COMMAND INFO`.
     /// `may_replicate`, `subscribed_ok` and `sentinel_ok` are internal and

@@ -1,6 +1,7 @@
 //! Command execution: lookup, arity, authentication, the `maxmemory` gate,
 //! MULTI queueing, pause, then the handler, then statistics, SLOWLOG,
-//! LATENCY, MONITOR feeds, WATCH invalidation and blocked-client wake-ups.
+//! LATENCY, MONITOR feeds, WATCH invalidation, client-side caching
+//! (`services::tracking`) and blocked-client wake-ups.
 //!
 //! This is the single entry point the network layer calls for every parsed
 //! command; everything a command needs besides its arguments comes from the
@@ -42,7 +43,9 @@ pub fn execute(
     out: &mut ReplyBuf,
 ) -> Outcome {
     let reply_start = out.len();
+    out.record_pushes();
     let mut outcome = execute_inner(srv, client, settings, args, out);
+    let pushes = out.take_push_marks();
     if client.blocked.is_some() {
         outcome = Outcome::Blocked;
     }
@@ -58,15 +61,35 @@ pub fn execute(
     if outcome == Outcome::Done {
         match client.reply_mode {
             ReplyMode::On => {}
-            ReplyMode::Off => out.truncate(reply_start),
+            ReplyMode::Off => mute(out, reply_start, &pushes),
             ReplyMode::SkipNext => client.reply_mode = ReplyMode::Skipping,
             ReplyMode::Skipping => {
-                out.truncate(reply_start);
+                mute(out, reply_start, &pushes);
                 client.reply_mode = ReplyMode::On;
             }
         }
     }
     outcome
+}
+
+/// Drops the command's reply (`CLIENT REPLY OFF|SKIP`) but keeps the push
+/// frames it wrote at `pushes` (Pub/Sub confirmations and messages), which
+/// Redis 7.0 delivers whatever the reply mode.
+fn mute(out: &mut ReplyBuf, reply_start: usize, pushes: &[usize]) {
+    let kept: Vec<u8> = pushes
+        .iter()
+        .filter(|&&at| at >= reply_start)
+        .filter_map(|&at| {
+            let frame = &out.as_bytes()[at..];
+            match resp::parse_value(frame) {
+                Ok(Some((_, n))) => Some(frame[..n].to_vec()),
+                _ => None,
+            }
+        })
+        .flatten()
+        .collect();
+    out.truncate(reply_start);
+    out.raw(&kept);
 }
 
 fn reject(srv: &Server, out: &mut ReplyBuf, msg: &str) {
@@ -192,11 +215,15 @@ fn execute_inner(
         } else {
             spec.flags & (flag::WRITE | flag::MAY_REPLICATE) != 0
         };
-        let blocked = p.all || writes;
-        // Like Redis, PAUSE never holds up the commands needed to lift it.
-        let exempt = spec.flags & flag::PAUSE_EXEMPT != 0
-            || spec.flags & flag::NO_AUTH != 0 && spec.flags & flag::WRITE == 0;
-        if blocked && !exempt {
+        // As in Redis 7.0, PAUSE ALL holds up every command of a normal
+        // client, CLIENT UNPAUSE and PING included (the pause then ends by
+        // its timeout or from a client it does not hold).
+        if p.all || writes {
+            // CLIENT LIST shows the postponed command (`cmd=`), as Redis does.
+            client
+                .shared
+                .last_cmd
+                .store(idx as u32 + 1, std::sync::atomic::Ordering::Relaxed);
             return Outcome::Paused;
         }
     }
@@ -324,6 +351,7 @@ fn call(
     handler(&mut ctx, args);
     let failed = ctx.failed;
     let client = ctx.client;
+    let out = ctx.out;
     client
         .shared
         .argv_mem
@@ -383,6 +411,7 @@ fn call(
             collect_ready_keys(client, spec, args);
         }
     }
+    crate::services::tracking::after_command(srv, client, spec, args, out);
     client.changes = 0;
     client.modified.clear();
     if srv.has_monitors.load(std::sync::atomic::Ordering::Relaxed)

@@ -23,7 +23,7 @@ use store::Key;
 
 use crate::base::errors;
 use crate::base::errors::ERR_WRONGTYPE;
-use crate::kernel::blocking::{BlockedOp, Served, Waiter};
+use crate::kernel::blocking::{BlockedOp, Readiness, Served, Waiter};
 use crate::kernel::coll::WrongType;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::hub::WorkerMsg;
@@ -34,6 +34,9 @@ use crate::kernel::server::Server;
 enum Attempt {
     /// Served: the reply was written.
     Served,
+    /// Refused with this error (written to the reply when a waiter was
+    /// claimed); nothing changed.
+    Refused(&'static str),
     /// Nothing to pop (the key is missing or empty).
     Empty,
     /// The waiter was claimed by another party first (served through
@@ -61,9 +64,11 @@ fn attempt(
     keys.extend(op.extra_keys().iter().map(|d| Key::new(d)));
     let mut g = srv.keyspace.lock_keys(&keys);
     // Type and emptiness checks first, so a failed attempt changes nothing.
-    if !op.ready(&mut g, db, &k, now_ms)? {
-        return Ok(Attempt::Empty);
-    }
+    let refused = match op.ready(&mut g, db, &k, now_ms)? {
+        Readiness::Empty => return Ok(Attempt::Empty),
+        Readiness::Ready => None,
+        Readiness::Refused(e) => Some(e),
+    };
     let claimed = match claim {
         Some(w) => match w.claim() {
             Some(c) => Some(c),
@@ -73,6 +78,14 @@ fn attempt(
         },
         None => None,
     };
+    if let Some(e) = refused {
+        drop(g);
+        if let Some(c) = claimed {
+            out.error(e);
+            c.complete();
+        }
+        return Ok(Attempt::Refused(e));
+    }
     op.serve(&mut g, db, key, now_ms, limits, out, effects);
     drop(g);
     if let Some(c) = claimed {
@@ -117,7 +130,9 @@ fn after_write(
 }
 
 /// The immediate (non-blocking) try of a blocking command by its own client,
-/// over `keys` in order. Returns the key index served, None if all empty.
+/// over `keys` in order. Returns the key index served, None if all empty,
+/// or the error to answer (a key of another type, or a refusal such as
+/// BLMOVE's destination of another type); nothing changed then.
 #[allow(clippy::too_many_arguments)]
 pub fn try_now(
     srv: &Server,
@@ -129,7 +144,7 @@ pub fn try_now(
     op: &dyn BlockedOp,
     now_ms: u64,
     out: &mut ReplyBuf,
-) -> Result<Option<usize>, WrongType> {
+) -> Result<Option<usize>, &'static str> {
     for (i, key) in keys.iter().enumerate() {
         let mut effects = Served::default();
         let mut reply = ReplyBuf::new(out.protocol());
@@ -143,8 +158,11 @@ pub fn try_now(
             &mut reply,
             &mut effects,
             None,
-        )? {
+        )
+        .map_err(|WrongType| ERR_WRONGTYPE)?
+        {
             Attempt::Empty | Attempt::Lost => continue,
+            Attempt::Refused(e) => return Err(e),
             Attempt::Served => {
                 out.raw(reply.as_bytes());
                 after_write(srv, notify_flags, db, client_id, out, &effects);
@@ -188,7 +206,7 @@ pub fn block_or_serve(ctx: &mut Ctx, keys: &[&[u8]], timeout: &[u8], op: Box<dyn
         ctx.now_ms,
         ctx.out,
     ) {
-        Err(_) => return ctx.error(ERR_WRONGTYPE),
+        Err(e) => return ctx.error(e),
         Ok(Some(_)) => return,
         Ok(None) => {}
     }
@@ -267,6 +285,19 @@ pub fn serve_ready(srv: &Server, limits: &Limits, notify_flags: u32, keys: Vec<V
                             queue.push_back(t);
                         }
                     }
+                }
+                // Answered with an error (the data stayed): unblocked, and
+                // the key may still feed the next waiter.
+                Ok(Attempt::Refused(e)) => {
+                    srv.blocking.unregister(&w);
+                    srv.stats.count_error(e.as_bytes());
+                    srv.hub.send(
+                        w.worker,
+                        WorkerMsg::Unblock {
+                            client_id: w.client_id,
+                            bytes: reply.take(),
+                        },
+                    );
                 }
                 // Claimed by someone else: the key may still feed the next.
                 Ok(Attempt::Lost) => {}

@@ -14,8 +14,9 @@ use store::keyspace::MultiGuard;
 use store::Key;
 
 use crate::base::errors::ERR_SYNTAX;
+use crate::base::errors::ERR_WRONGTYPE;
 use crate::base::parse::eq_ic;
-use crate::kernel::blocking::{BlockedOp, Served};
+use crate::kernel::blocking::{BlockedOp, Readiness, Served};
 use crate::kernel::coll::{self, WrongType};
 use crate::kernel::ctx::Ctx;
 use crate::kernel::notify;
@@ -98,15 +99,17 @@ impl BlockedOp for ListOp {
         db: usize,
         key: &Key<'_>,
         now_ms: u64,
-    ) -> Result<bool, WrongType> {
+    ) -> Result<Readiness, WrongType> {
         if !coll::check::<ListValue>(g.part(key), db, key, now_ms)? {
-            return Ok(false);
+            return Ok(Readiness::Empty);
         }
         if let ListOp::Move { dest, .. } = self {
             let dk = Key::new(&dest[0]);
-            coll::check::<ListValue>(g.part(&dk), db, &dk, now_ms)?;
+            if coll::check::<ListValue>(g.part(&dk), db, &dk, now_ms).is_err() {
+                return Ok(Readiness::Refused(ERR_WRONGTYPE));
+            }
         }
-        Ok(true)
+        Ok(Readiness::Ready)
     }
 
     fn serve(

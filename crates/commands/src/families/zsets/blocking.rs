@@ -7,7 +7,7 @@ use resp::ReplyBuf;
 use store::keyspace::MultiGuard;
 use store::Key;
 
-use crate::kernel::blocking::{BlockedOp, Served};
+use crate::kernel::blocking::{BlockedOp, Readiness, Served};
 use crate::kernel::coll::{self, WrongType};
 use crate::kernel::ctx::Ctx;
 use crate::kernel::notify;
@@ -60,8 +60,12 @@ impl BlockedOp for ZsetOp {
         db: usize,
         key: &Key<'_>,
         now_ms: u64,
-    ) -> Result<bool, WrongType> {
-        coll::check::<ZsetValue>(g.part(key), db, key, now_ms)
+    ) -> Result<Readiness, WrongType> {
+        Ok(if coll::check::<ZsetValue>(g.part(key), db, key, now_ms)? {
+            Readiness::Ready
+        } else {
+            Readiness::Empty
+        })
     }
 
     fn serve(

@@ -14,26 +14,7 @@ pub struct OutputLimit {
     pub soft_seconds: u64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum LogLevel {
-    Debug,
-    Verbose,
-    Notice,
-    Warning,
-}
-
-impl LogLevel {
-    /// Redis 7.0's levels ("nothing" only arrived in 7.2).
-    pub const NAMES: &'static [&'static str] = &["debug", "verbose", "notice", "warning"];
-    pub fn from_index(i: usize) -> LogLevel {
-        [
-            LogLevel::Debug,
-            LogLevel::Verbose,
-            LogLevel::Notice,
-            LogLevel::Warning,
-        ][i]
-    }
-}
+pub use crate::base::log::LogLevel;
 
 /// `enable-debug-command` and friends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,6 +96,27 @@ pub struct Settings {
     pub lazyfree_lazy_server_del: bool,
     /// Collection encoding thresholds (`hash-max-listpack-entries` ...).
     pub limits: collections::Limits,
+    /// `tracking-table-max-keys` (0 = no limit).
+    pub tracking_table_max_keys: u64,
+    /// `maxmemory-clients` (see `services::client_eviction`).
+    pub maxmemory_clients: ClientsMemory,
+}
+
+/// `maxmemory-clients`: bytes (0 = no limit) or a percentage of `maxmemory`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientsMemory {
+    Bytes(u64),
+    Percent(u64),
+}
+
+impl ClientsMemory {
+    /// The limit in bytes for a given `maxmemory` (0 = none).
+    pub fn limit(self, maxmemory: u64) -> u64 {
+        match self {
+            ClientsMemory::Bytes(b) => b,
+            ClientsMemory::Percent(p) => maxmemory / 100 * p + maxmemory % 100 * p / 100,
+        }
+    }
 }
 
 impl Default for Settings {
@@ -179,6 +181,8 @@ impl Default for Settings {
             lazyfree_lazy_expire: false,
             lazyfree_lazy_server_del: false,
             limits: collections::Limits::default(),
+            tracking_table_max_keys: 0,
+            maxmemory_clients: ClientsMemory::Bytes(0),
         };
         s.apply_defaults(super::Params {
             groups: super::params::KERNEL,

@@ -5,6 +5,7 @@
 //! `Settings::default` (a registry test checks it names each of them).
 
 pub mod client_limits;
+pub mod clients;
 pub mod diagnostics;
 pub mod encodings;
 pub mod keyspace;
@@ -19,6 +20,7 @@ pub const KERNEL: &[&[super::Param]] = &[
     server::SERVER,
     persistence::PERSISTENCE,
     client_limits::CLIENT_LIMITS,
+    clients::CLIENTS,
     diagnostics::DIAGNOSTICS,
     keyspace::KEYSPACE,
     memory::MEMORY,
