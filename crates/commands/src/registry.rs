@@ -47,8 +47,11 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
 ];
 
 /// Every family's DEBUG subcommands, in DEBUG HELP order.
-pub const DEBUG_SUBCOMMANDS: &[&[DebugSub]] =
-    &[families::server::debug::CORE, families::keys::DEBUG];
+pub const DEBUG_SUBCOMMANDS: &[&[DebugSub]] = &[
+    families::server::debug::CORE,
+    families::keys::DEBUG,
+    families::lists::DEBUG,
+];
 
 /// Every configuration parameter group, in the order CONFIG GET and CONFIG
 /// REWRITE walk them.

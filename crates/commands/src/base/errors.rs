@@ -75,6 +75,7 @@ pub const ERR_MIN_MAX_NOT_VALID_STRING_RANGE_ITEM: &str =
     "ERR min or max not valid string range item";
 pub const ERR_MULTI_CALLS_CAN_NOT_NESTED: &str = "ERR MULTI calls can not be nested";
 pub const ERR_NOT_LFU_NO_FREQ: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+pub const ERR_NOT_QUICKLIST: &str = "ERR Not a quicklist encoded object.";
 pub const ERR_NO_RUNTIME: &str = "ERR no command runtime in this server";
 pub const ERR_NO_SHUTDOWN_PROGRESS: &str = "ERR No shutdown in progress.";
 pub const ERR_NO_SUCH_CLIENT: &str = "ERR No such client";
@@ -89,6 +90,8 @@ pub const ERR_OUT_OF_RANGE_I32: &str =
     "ERR value is out of range, value must between -2147483648 and 2147483647";
 pub const ERR_OUT_OF_RANGE_I64: &str =
     "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
+pub const ERR_PACKED_THRESHOLD_ARGUMENT: &str =
+    "ERR argument must be a memory value bigger than 1 and smaller than 4gb";
 pub const ERR_PROTOCOL_VERSION_NOT_INTEGER_OUT_OF_RANGE: &str =
     "ERR Protocol version is not an integer or out of range";
 pub const ERR_RANK_ZERO: &str = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list";

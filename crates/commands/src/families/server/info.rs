@@ -520,7 +520,7 @@ fn stats_section(srv: &Server, t: &mut String) {
     );
     field!(t, "io_threaded_reads_processed", "0");
     field!(t, "io_threaded_writes_processed", "0");
-    field!(t, "reply_buffer_shrinks", "0");
+    field!(t, "reply_buffer_shrinks", "{}", g(&st.reply_buffer_shrinks));
     field!(t, "reply_buffer_expands", "0");
     field!(
         t,
