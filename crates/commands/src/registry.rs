@@ -60,6 +60,7 @@ pub const CONFIG_GROUPS: &[&[Param]] = &[
     params::keyspace::KEYSPACE,
     params::memory::MEMORY,
     params::encodings::ENCODINGS,
+    params::absent::ABSENT,
 ];
 
 /// The parameters of [`CONFIG_GROUPS`].

@@ -140,11 +140,29 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
         .iter()
         .map(|(a, b)| (a.as_str(), b.as_str()))
         .collect();
+    // `dir` and `dbfilename` name files the server writes: Redis's
+    // protected configs, settable only as `enable-protected-configs` allows.
+    if !ctx
+        .settings
+        .enable_protected_configs
+        .allows(ctx.client.is_local)
+    {
+        for (name, _) in &pairs {
+            let p = ctx.srv.config.params.find(name);
+            if p.is_some_and(|p| p.name == "dir" || p.name == "dbfilename") {
+                return ctx.error(&errors::config_set_failed(
+                    name,
+                    "can't set protected config",
+                ));
+            }
+        }
+    }
     match ctx.srv.config.set_many(&pairs) {
         Ok(()) => {
             let s = ctx.srv.settings();
             ctx.srv.slowlog.trim(s.slowlog_max_len as usize);
             ctx.srv.eviction.apply(&s, &ctx.srv.keyspace);
+            (crate::kernel::memprobe::probe().background_thread)(s.jemalloc_bg_thread);
             ctx.ok()
         }
         Err(e) => ctx.error(&e),

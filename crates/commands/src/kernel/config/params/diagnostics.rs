@@ -63,4 +63,16 @@ pub static DIAGNOSTICS: &[Param] = &[
             Ok(())
         }
     ),
+    // CONFIG SET of `dir` and `dbfilename` (the files the server writes).
+    p!(
+        "enable-protected-configs",
+        false,
+        "no",
+        |s| ENABLEMENT[s.enable_protected_configs as usize].to_string(),
+        |s, v| {
+            s.enable_protected_configs =
+                [Enablement::No, Enablement::Yes, Enablement::Local][enum_of(v, ENABLEMENT)?];
+            Ok(())
+        }
+    ),
 ];
