@@ -42,11 +42,15 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     families::bitmap::COMMANDS,
     // HyperLogLog: edits sparse values exactly as Redis does (byte-identical values).
     families::hyperloglog::COMMANDS,
+    families::persistence::COMMANDS,
 ];
 
 /// Every family's DEBUG subcommands, in DEBUG HELP order.
-pub const DEBUG_SUBCOMMANDS: &[&[DebugSub]] =
-    &[families::server::debug::CORE, families::keys::DEBUG];
+pub const DEBUG_SUBCOMMANDS: &[&[DebugSub]] = &[
+    families::server::debug::CORE,
+    families::keys::DEBUG,
+    families::persistence::DEBUG,
+];
 
 /// Every configuration parameter group, in the order CONFIG GET and CONFIG
 /// REWRITE walk them.
