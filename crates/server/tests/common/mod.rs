@@ -16,6 +16,7 @@
 
 pub mod diff;
 pub mod raw;
+pub mod rdbdata;
 pub mod script;
 
 pub use diff::{diff, diff_text, diff_text_with, diff_with, DiffOpts};
