@@ -69,13 +69,14 @@ pub fn load_file(
             )))
         }
     };
-    let total = f.metadata().map(|m| m.len()).unwrap_or(0);
+    // A FIFO or a device has no length to check reads against.
+    let total = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
     let p = &srv.persistence;
     let started = Instant::now();
     p.loading
         .start
         .store(crate::base::clock::unix_time_ms() / 1000, Relaxed);
-    p.loading.total_bytes.store(total, Relaxed);
+    p.loading.total_bytes.store(total.unwrap_or(0), Relaxed);
     p.loading.loaded_bytes.store(0, Relaxed);
     p.loading.rdb_used_mem.store(0, Relaxed);
     p.loading.active.store(true, Relaxed);
@@ -92,14 +93,14 @@ fn read_all(
     srv: &Server,
     settings: &Settings,
     f: File,
-    total: u64,
+    total: Option<u64>,
     merge: bool,
 ) -> Result<LoadReport, String> {
     let opts = ReadOptions {
         limits: settings.limits,
         verify_checksum: settings.rdbchecksum && !srv.persistence.skip_checksum.load(Relaxed),
         allow_functions: false,
-        input_len: Some(total),
+        input_len: total,
     };
     let mut rd = Reader::new(f, opts).map_err(|e| format!("Error loading the RDB file: {e}"))?;
     let now = crate::base::clock::unix_time_ms();
