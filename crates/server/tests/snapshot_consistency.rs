@@ -254,7 +254,7 @@ fn writer_op(w: u64, j: u64, base: u64, m: &mut Data) -> Op {
             // Writes in the second database.
             let k = n(a);
             cmds.push(vec![b("SELECT"), b(db.to_string())]);
-            if r % 3 == 0 {
+            if r.is_multiple_of(3) {
                 cmds.push(vec![b("DEL"), k.clone()]);
                 m.remove(&(db, k));
             } else {
