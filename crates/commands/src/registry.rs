@@ -42,6 +42,8 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     families::bitmap::COMMANDS,
     // HyperLogLog: edits sparse values exactly as Redis does (byte-identical values).
     families::hyperloglog::COMMANDS,
+    // EVAL, SCRIPT, FUNCTION, FCALL on crate `scripting`.
+    families::scripting::COMMANDS,
     families::persistence::COMMANDS,
 ];
 
@@ -49,6 +51,7 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
 pub const DEBUG_SUBCOMMANDS: &[&[DebugSub]] = &[
     families::server::debug::CORE,
     families::keys::DEBUG,
+    families::lists::DEBUG,
     families::persistence::DEBUG,
 ];
 
@@ -58,12 +61,14 @@ pub const CONFIG_GROUPS: &[&[Param]] = &[
     params::network::NETWORK,
     params::server::SERVER,
     params::persistence::PERSISTENCE,
+    params::replication::REPLICATION,
     params::client_limits::CLIENT_LIMITS,
     params::clients::CLIENTS,
     params::diagnostics::DIAGNOSTICS,
     params::keyspace::KEYSPACE,
     params::memory::MEMORY,
     params::encodings::ENCODINGS,
+    params::scripting::SCRIPTING,
     params::absent::ABSENT,
 ];
 
@@ -94,6 +99,7 @@ pub fn command_table(workers: usize) -> CommandTable {
 pub fn runtime_hooks() -> RuntimeHooks {
     RuntimeHooks {
         execute_queued: crate::runtime::dispatch::execute_queued,
+        execute_from_script: crate::runtime::script_call::execute_from_script,
     }
 }
 

@@ -81,6 +81,7 @@
 pub mod crc64;
 pub mod dump;
 pub mod error;
+pub mod functions;
 pub mod reader;
 pub mod types;
 pub mod writer;
@@ -89,5 +90,6 @@ pub mod zipmap;
 
 pub use dump::{dump, restore, restore_with, RestoreError};
 pub use error::{Error, ErrorKind, Result};
+pub use functions::{dump_functions, restore_functions, FunctionsError};
 pub use reader::{Item, KeyEntry, ReadOptions, Reader};
 pub use writer::{write_entry, write_select_db, EntryMeta, Sink, WriteOptions, Writer};

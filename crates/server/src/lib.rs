@@ -38,6 +38,7 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         let _ = std::fs::write(&settings.pidfile, format!("{}\n", std::process::id()));
     }
     commands::base::stopwatch::calibrate();
+    commands::kernel::scripting::set_log_sink(log::log);
     // Like Redis, the server works in `dir`: files it names without a path
     // (the RDB file, logs given relative) land there.
     std::env::set_current_dir(&settings.dir)

@@ -8,6 +8,12 @@
 //! * `by_id` maps every live client id to its slot.
 //! * A connection with pending output after a pass over events is either
 //!   written completely or registered for WRITABLE.
+//!
+//! About once a second the periodic work ([`Worker::resize`]) gives back
+//! memory that one burst grew: each connection's buffers
+//! ([`Conn::resize_buffers`]), and the worker's own lists and connection
+//! slab, so nothing stays sized by the largest command or the most
+//! connections ever seen.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -55,8 +61,29 @@ pub struct Worker {
     /// Connections waiting in a blocking command.
     blocked: Vec<usize>,
     last_cron: Instant,
+    /// When the buffers were last resized (see [`Worker::resize`]).
+    last_resize: Instant,
     /// The last poll returned events (see `busy-poll` in `run`).
     served_last_poll: bool,
+    /// Connections whose readable event the script pump saw while they
+    /// were running a script (out of the slab): read after it.
+    missed: Vec<usize>,
+    /// When the script pump last tried every connection.
+    last_sweep: Instant,
+}
+
+/// The script pump this worker installs (see `kernel::scripting::pump`).
+///
+/// # Safety
+/// `data` is the `*mut Worker` that `run_commands` derived from its own
+/// `&mut self` right before running the connection's commands; the script
+/// calling this runs inside that call, on this thread, and nothing else
+/// borrows the worker meanwhile (the connection is out of the slab and the
+/// server and settings are borrowed from their `Arc`s).
+unsafe fn pump(data: *mut ()) {
+    // SAFETY: see the function's contract.
+    let w = unsafe { &mut *data.cast::<Worker>() };
+    w.pump_events();
 }
 
 pub fn limits_from(s: &Settings) -> Limits {
@@ -94,7 +121,10 @@ impl Worker {
             paused: Vec::new(),
             blocked: Vec::new(),
             last_cron: Instant::now(),
+            last_resize: Instant::now(),
             served_last_poll: false,
+            missed: Vec::new(),
+            last_sweep: Instant::now(),
         }
     }
 
@@ -329,14 +359,30 @@ impl Worker {
     }
 
     fn run_commands(&mut self, slot: usize) {
-        let Some(conn) = self.conns.get_mut(slot).and_then(|c| c.as_mut()) else {
+        // The connection leaves the slab while its commands run, and the
+        // server and settings are reached through their `Arc`s (not through
+        // `self`), so the script pump may use `self` meanwhile (see `pump`).
+        let Some(mut conn) = self.conns.get_mut(slot).and_then(|c| c.take()) else {
             return;
         };
         if !conn.dead {
             conn.limits_unauth(&mut self.limits, &self.settings);
-            conn.process(&self.srv, &self.settings, &self.limits);
+            let limits = self.limits.clone();
+            let srv: *const Server = &*self.srv;
+            let settings: *const Settings = &*self.settings;
+            let this: *mut Worker = self;
+            let prev = commands::kernel::scripting::set_pump(Some((pump, this.cast())));
+            // SAFETY: both point into `Arc` allocations this worker keeps
+            // alive (the pump never replaces `srv`, and `settings` only
+            // changes in `refresh_settings`, which the pump does not call);
+            // neither points into `self`, which the pump may borrow.
+            let (srv, settings) = unsafe { (&*srv, &*settings) };
+            conn.process(srv, settings, &limits);
+            commands::kernel::scripting::set_pump(prev);
             self.limits.unauthenticated = false;
         }
+        self.conns[slot] = Some(conn);
+        let conn = self.conns[slot].as_mut().expect("just put back");
         if conn.client.blocked.is_some() && !self.blocked.contains(&slot) {
             self.blocked.push(slot);
             conn.client.shared.set_flag(cflag::BLOCKED, true);
@@ -359,6 +405,55 @@ impl Worker {
             self.srv.shutdown_requested.store(true, Relaxed);
         }
         self.touched.push(slot);
+        // Input that arrived while this connection was out of the slab
+        // (its edge was taken by the pump).
+        if let Some(i) = self.missed.iter().position(|&s| s == slot) {
+            self.missed.swap_remove(i);
+            self.on_readable(slot);
+        }
+    }
+
+    /// One pass over this worker's events while a script runs on this
+    /// thread past `busy-reply-threshold`: other clients get their `-BUSY`
+    /// (or run SCRIPT KILL, FUNCTION KILL, SHUTDOWN NOSAVE...), as Redis
+    /// serves events from its script hook. Inbox messages wait for the main
+    /// loop, which drains the inbox on every turn.
+    fn pump_events(&mut self) {
+        // Readiness the main loop already took from the poll for a
+        // connection it had not reached when the script started is seen by
+        // no poll: try every connection now and then.
+        // The same goes for the waker: take new connections every time.
+        self.accept_new();
+        if self.last_sweep.elapsed() >= Duration::from_millis(50) {
+            self.last_sweep = Instant::now();
+            for slot in 0..self.conns.len() {
+                if self.conns[slot].is_some() {
+                    self.on_readable(slot);
+                }
+            }
+        }
+        let mut events = Events::with_capacity(256);
+        if self.poll.poll(&mut events, Some(Duration::ZERO)).is_err() {
+            return;
+        }
+        for ev in events.iter() {
+            if ev.token() == WAKER {
+                self.accept_new();
+                continue;
+            }
+            let slot = ev.token().0 - 1;
+            if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                if self.conns.get(slot).is_some_and(|c| c.is_none()) && !self.free.contains(&slot) {
+                    self.missed.push(slot);
+                } else {
+                    self.on_readable(slot);
+                }
+            }
+            if ev.is_writable() {
+                self.mark(slot);
+            }
+        }
+        self.flush_touched();
     }
 
     fn flush_touched(&mut self) {
@@ -533,6 +628,45 @@ impl Worker {
             }
         }
         self.flush_touched();
+        if self.last_resize.elapsed() >= Duration::from_secs(1) {
+            self.resize(now_ms);
+        }
+    }
+
+    /// Gives back memory sized by a past burst: every connection's buffers,
+    /// then the worker's scratch lists, the slots of closed connections at
+    /// the end of the slab, and the id map.
+    fn resize(&mut self, now_ms: u64) {
+        self.last_resize = Instant::now();
+        let mut shrinks = 0;
+        for conn in self.conns.iter_mut().flatten() {
+            shrinks += conn.resize_buffers(now_ms).reply_shrunk as u64;
+        }
+        if shrinks > 0 {
+            self.srv
+                .stats
+                .reply_buffer_shrinks
+                .fetch_add(shrinks, Relaxed);
+        }
+        for v in [&mut self.touched, &mut self.paused, &mut self.blocked] {
+            if v.capacity() > 2 * v.len() + 64 {
+                v.shrink_to_fit();
+            }
+        }
+        while matches!(self.conns.last(), Some(None)) {
+            self.conns.pop();
+        }
+        let n = self.conns.len();
+        self.free.retain(|&s| s < n);
+        if self.conns.capacity() > 2 * n + 16 {
+            self.conns.shrink_to_fit();
+        }
+        if self.free.capacity() > 2 * self.free.len() + 16 {
+            self.free.shrink_to_fit();
+        }
+        if self.by_id.capacity() > 2 * self.by_id.len() + 64 {
+            self.by_id.shrink_to_fit();
+        }
     }
 }
 

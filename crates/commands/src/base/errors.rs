@@ -80,11 +80,11 @@ pub const ERR_MIN_MAX_NOT_VALID_STRING_RANGE_ITEM: &str =
     "ERR min or max not valid string range item";
 pub const ERR_MULTI_CALLS_CAN_NOT_NESTED: &str = "ERR MULTI calls can not be nested";
 pub const ERR_NOT_LFU_NO_FREQ: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+pub const ERR_NOT_QUICKLIST: &str = "ERR Not a quicklist encoded object.";
 pub const ERR_NO_RUNTIME: &str = "ERR no command runtime in this server";
 pub const ERR_NO_SHUTDOWN_PROGRESS: &str = "ERR No shutdown in progress.";
 pub const ERR_NO_SUCH_CLIENT: &str = "ERR No such client";
 pub const ERR_NO_SUCH_KEY: &str = "ERR no such key";
-pub const ERR_NUMKEYS_OVER_ARGS: &str = "ERR Number of keys can't be greater than number of args";
 pub const ERR_NUMKEYS_SHOULD_GREATER_THAN_0: &str = "ERR numkeys should be greater than 0";
 pub const ERR_NX_AND_XX_GT_LT: &str =
     "ERR NX and XX, GT or LT options at the same time are not compatible";
@@ -95,6 +95,8 @@ pub const ERR_OUT_OF_RANGE_I32: &str =
     "ERR value is out of range, value must between -2147483648 and 2147483647";
 pub const ERR_OUT_OF_RANGE_I64: &str =
     "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
+pub const ERR_PACKED_THRESHOLD_ARGUMENT: &str =
+    "ERR argument must be a memory value bigger than 1 and smaller than 4gb";
 pub const ERR_PROTOCOL_VERSION_NOT_INTEGER_OUT_OF_RANGE: &str =
     "ERR Protocol version is not an integer or out of range";
 pub const ERR_RANK_ZERO: &str = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list";
@@ -272,3 +274,35 @@ pub fn tracking_prefix_overlaps_existing(new: &str, old: &str) -> String {
 pub fn tracking_prefix_overlaps_provided(new: &str, other: &str) -> String {
     format!("ERR Prefix '{new}' overlaps with another provided prefix '{other}'. Prefixes for a single client must not overlap.")
 }
+
+// Scripting (EVAL, SCRIPT, FUNCTION, FCALL and the commands scripts call).
+pub const BUSY_EVAL: &str =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+pub const BUSY_FUNCTION: &str =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+pub const NOTBUSY: &str = "NOTBUSY No scripts in execution right now.";
+pub const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
+pub const ERR_SCRIPT_UNKNOWN_COMMAND: &str = "ERR Unknown Redis command called from script";
+pub const ERR_SCRIPT_WRONG_ARGS: &str =
+    "ERR Wrong number of args calling Redis command from script";
+pub const ERR_SCRIPT_NOSCRIPT: &str = "ERR This Redis command is not allowed from script";
+pub const ERR_SCRIPT_READ_ONLY: &str = "ERR Write commands are not allowed from read-only scripts.";
+pub const ERR_SCRIPT_WRITE_FLAG_RO: &str =
+    "ERR Can not execute a script with write flag using *_ro command.";
+pub const ERR_SCRIPT_ALLOW_OOM: &str =
+    "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'";
+pub const ERR_NUMKEYS_NEGATIVE: &str = "ERR Number of keys can't be negative";
+pub const ERR_NUMKEYS_OVER_ARGS: &str = "ERR Number of keys can't be greater than number of args";
+pub const ERR_FUNCTION_FLUSH_ONLY_SUPPORTS_SYNC_ASYNC_OPTION: &str =
+    "ERR FUNCTION FLUSH only supports SYNC|ASYNC option";
+pub const ERR_FUNCTION_NOT_FOUND: &str = "ERR Function not found";
+pub const ERR_LIBRARY_NAME_ARGUMENT_WAS_NOT_GIVEN: &str = "ERR library name argument was not given";
+pub const ERR_SCRIPT_DEBUG_MUST_CALLED_OUTSIDE_MULTI: &str =
+    "ERR SCRIPT DEBUG must be called outside MULTI";
+pub const ERR_SCRIPT_DEBUG_YES_SYNC_NO: &str = "ERR Use SCRIPT DEBUG YES/SYNC/NO";
+pub const ERR_SCRIPT_DEBUG_YES_SYNC_NOT_SUPPORTED_SERVER: &str =
+    "ERR SCRIPT DEBUG YES/SYNC is not supported: this server has no Lua debugger";
+pub const ERR_SCRIPT_FLUSH_ONLY_SUPPORT_SYNC_ASYNC_OPTION: &str =
+    "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
+pub const ERR_WRONG_RESTORE_POLICY_GIVEN_VALUE_SHOULD_EITHER: &str =
+    "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.";

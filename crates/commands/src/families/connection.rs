@@ -190,7 +190,7 @@ fn check_password(ctx: &mut Ctx, user: Option<&[u8]>, pass: &[u8]) -> bool {
             ctx.client.authenticated = true;
             return true;
         }
-    } else if user_ok && pass == required.as_bytes() {
+    } else if user_ok && crate::base::text::same_secret(pass, required.as_bytes()) {
         ctx.client.authenticated = true;
         return true;
     }

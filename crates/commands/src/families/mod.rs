@@ -21,6 +21,7 @@ pub mod keys;
 pub mod lists;
 pub mod persistence;
 pub mod pubsub;
+pub mod scripting;
 pub mod server;
 pub mod sets;
 pub mod strings;

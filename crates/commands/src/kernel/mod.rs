@@ -32,6 +32,7 @@ pub mod pubsub;
 pub mod redis_meta;
 pub mod coll;
 pub mod replication;
+pub mod scripting;
 pub mod server;
 pub mod slowlog;
 pub mod spec;

@@ -20,7 +20,6 @@ use crate::kernel::config::Settings;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::server::Server;
 use crate::kernel::spec::{flag, CommandSpec};
-use crate::kernel::table::CommandEntry;
 
 /// What the network layer should do after [`execute`].
 #[derive(Debug, PartialEq, Eq)]
@@ -44,6 +43,8 @@ pub fn execute(
 ) -> Outcome {
     let reply_start = out.len();
     out.record_pushes();
+    // Inside the script gate until the end (see kernel::scripting).
+    let _gate = srv.scripting.enter();
     let mut outcome = execute_inner(srv, client, settings, args, out);
     let pushes = out.take_push_marks();
     if client.blocked.is_some() {
@@ -186,7 +187,14 @@ fn execute_inner(
         reject_cmd(srv, client, out, &msg);
         return Outcome::Done;
     }
-    if srv.eviction.maxmemory() > 0 && over_memory(srv, client, settings, entry, out) {
+    if let Some(outcome) = script_running(srv, client, spec, out) {
+        return outcome;
+    }
+    let flags = match spec.flags_of {
+        Some(f) => f(srv, args, spec.flags),
+        None => spec.flags,
+    };
+    if srv.eviction.maxmemory() > 0 && over_memory(srv, client, settings, flags, out) {
         entry
             .stats
             .rejected_calls
@@ -221,7 +229,7 @@ fn execute_inner(
         let writes = if spec.flags & flag::RUNS_QUEUE != 0 {
             queued_any(srv, client, flag::WRITE | flag::MAY_REPLICATE)
         } else {
-            spec.flags & (flag::WRITE | flag::MAY_REPLICATE) != 0
+            flags & (flag::WRITE | flag::MAY_REPLICATE) != 0
         };
         // As in Redis 7.0, PAUSE ALL holds up every command of a normal
         // client, CLIENT UNPAUSE and PING included (the pause then ends by
@@ -236,8 +244,61 @@ fn execute_inner(
         }
     }
 
+    let runs_script = spec.flags & flag::RUNS_SCRIPT != 0
+        || spec.flags & flag::RUNS_QUEUE != 0 && queued_any(srv, client, flag::RUNS_SCRIPT);
+    if runs_script && !srv.scripting.try_begin(client.id, now_ms) {
+        // Another script claimed the slot since the check above.
+        return Outcome::Paused;
+    }
     call(srv, client, settings, idx, args, out, now_ms);
+    if runs_script {
+        srv.scripting.end();
+    }
     Outcome::Done
+}
+
+/// While a script runs (see `kernel::scripting`), other clients' commands
+/// wait their turn until it passes `busy-reply-threshold`, then get
+/// `-BUSY`, except `allow-busy` commands that name no key (SCRIPT KILL,
+/// FUNCTION KILL, SHUTDOWN, MULTI...), which run. A key-naming one (WATCH)
+/// waits: the script holds every partition.
+fn script_running(
+    srv: &Server,
+    client: &mut Client,
+    spec: &CommandSpec,
+    out: &mut ReplyBuf,
+) -> Option<Outcome> {
+    let (owner, _) = srv.scripting.running()?;
+    if owner == client.id {
+        return None;
+    }
+    if !srv.scripting.timed_out() {
+        // Most scripts end within microseconds: wait a little before
+        // handing the command back for a retry (10 ms later).
+        if crate::kernel::hub::current_worker().is_some()
+            && srv
+                .scripting
+                .wait_briefly(std::time::Duration::from_micros(200))
+        {
+            return None;
+        }
+        return Some(Outcome::Paused);
+    }
+    if spec.flags & flag::ALLOW_BUSY != 0 {
+        let names_keys = spec.keys.first != 0 || spec.getkeys.is_some();
+        return if names_keys {
+            Some(Outcome::Paused)
+        } else {
+            None
+        };
+    }
+    let msg = if srv.scripting.running_function() {
+        errors::BUSY_FUNCTION
+    } else {
+        errors::BUSY_EVAL
+    };
+    reject_cmd(srv, client, out, msg);
+    Some(Outcome::Done)
 }
 
 /// `maxmemory` gate (see `eviction`): should this command be refused with
@@ -248,10 +309,9 @@ fn over_memory(
     srv: &Server,
     client: &Client,
     settings: &Settings,
-    entry: &CommandEntry,
+    flags: u32,
     out: &mut ReplyBuf,
 ) -> bool {
-    let flags = entry.spec.flags;
     let mut denyoom = flags & flag::DENYOOM != 0;
     if client.tx.in_multi() && flags & flag::ENDS_TX == 0 {
         denyoom = true;
@@ -355,7 +415,7 @@ pub fn resolve(srv: &Server, args: &[&[u8]]) -> Result<usize, String> {
 }
 
 /// Runs the handler of command `idx` and records everything about the call.
-fn call(
+pub(crate) fn call(
     srv: &Server,
     client: &mut Client,
     settings: &Settings,
@@ -384,6 +444,13 @@ fn call(
         .shared
         .argv_mem
         .store(argv_mem as u64, std::sync::atomic::Ordering::Relaxed);
+    if spec.flags & flag::RUNS_SCRIPT != 0
+        && srv.has_monitors.load(std::sync::atomic::Ordering::Relaxed)
+    {
+        // As Redis shows it: the script first, then the commands it calls.
+        let redacted = redact(spec, args);
+        crate::services::monitor::feed_monitors(srv, client, redacted.as_deref().unwrap_or(args));
+    }
     let start = crate::base::stopwatch::Stopwatch::start();
     let mut ctx = Ctx {
         srv,

@@ -41,8 +41,10 @@ pub struct WriteOptions {
     pub compression: bool,
     /// `rdbchecksum`: write the CRC64 (else eight zero bytes).
     pub checksum: bool,
-    /// Redis's quicklist packed threshold: a list node holding a single
-    /// element at least this long is written as a plain node.
+    /// A packed list node holding a single element at least this long is
+    /// written as a plain node (plain nodes in memory are always written
+    /// plain: this only matters for elements stored while the process's
+    /// packed threshold was higher).
     pub packed_threshold: usize,
 }
 

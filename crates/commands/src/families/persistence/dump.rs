@@ -5,7 +5,7 @@
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use rdb::{RestoreError, WriteOptions};
+use rdb::RestoreError;
 use store::Key;
 
 use crate::base::errors;
@@ -16,10 +16,7 @@ use crate::kernel::notify;
 pub(super) fn dump(ctx: &mut Ctx, args: &[&[u8]]) {
     let k = Key::new(args[1]);
     let (db, now, srv) = (ctx.client.db, ctx.now_ms, ctx.srv);
-    let opts = WriteOptions {
-        compression: ctx.settings.rdbcompression,
-        ..WriteOptions::default()
-    };
+    let opts = crate::services::snapshot::write_options(ctx.settings);
     let mut p = srv.keyspace.lock(&k);
     let payload = p.get_read(db, &k, now).map(|e| rdb::dump(e.value(), &opts));
     drop(p);

@@ -29,6 +29,7 @@ const CONFIG_SUBS: &[CommandSpec] = &[
             "O(N) when N is the number of configuration parameters provided",
             "Set configuration parameters to the given values",
         ),
+        redact: Some(redact_config_set),
         ..CommandSpec::new(
             "set",
             -4,
@@ -140,24 +141,7 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
         .iter()
         .map(|(a, b)| (a.as_str(), b.as_str()))
         .collect();
-    // `dir` and `dbfilename` name files the server writes: Redis's
-    // protected configs, settable only as `enable-protected-configs` allows.
-    if !ctx
-        .settings
-        .enable_protected_configs
-        .allows(ctx.client.is_local)
-    {
-        for (name, _) in &pairs {
-            let p = ctx.srv.config.params.find(name);
-            if p.is_some_and(|p| p.name == "dir" || p.name == "dbfilename") {
-                return ctx.error(&errors::config_set_failed(
-                    name,
-                    "can't set protected config",
-                ));
-            }
-        }
-    }
-    match ctx.srv.config.set_many(&pairs) {
+    match ctx.srv.config.set_many(&pairs, ctx.client.is_local) {
         Ok(()) => {
             let s = ctx.srv.settings();
             ctx.srv.slowlog.trim(s.slowlog_max_len as usize);
@@ -167,6 +151,23 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
         }
         Err(e) => ctx.error(&e),
     }
+}
+
+/// CONFIG SET's arguments hidden from MONITOR and SLOWLOG: the values of
+/// secret settings (`kernel::config::SENSITIVE`), as Redis 7.0 does.
+fn redact_config_set(args: &[&[u8]]) -> Vec<usize> {
+    args.iter()
+        .enumerate()
+        .skip(2)
+        .step_by(2)
+        .filter(|(_, name)| {
+            crate::kernel::config::SENSITIVE
+                .iter()
+                .any(|s| name.eq_ignore_ascii_case(s.as_bytes()))
+        })
+        .map(|(i, _)| i + 1)
+        .filter(|&i| i < args.len())
+        .collect()
 }
 
 fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) {
@@ -213,6 +214,14 @@ fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
         } else {
             return ctx.syntax_error();
         }
+    }
+    if save != Some(false) && ctx.srv.scripting.timed_out() {
+        // A script past busy-reply-threshold: only SHUTDOWN NOSAVE goes.
+        return ctx.error(if ctx.srv.scripting.running_function() {
+            errors::BUSY_FUNCTION
+        } else {
+            errors::BUSY_EVAL
+        });
     }
     // Stops a background save and saves when asked or when save points are
     // set; a failed save keeps the server running unless FORCE.

@@ -318,25 +318,35 @@ fn memory_section(srv: &Server, t: &mut String) {
     field!(t, "allocator_resident", "{}", a.resident);
     field!(t, "total_system_memory", "{sys}");
     field!(t, "total_system_memory_human", "{}", bytes_to_human(sys));
-    // No scripting engine: nothing is used by Lua or functions.
-    for f in [
-        "used_memory_lua:0",
-        "used_memory_vm_eval:0",
-        "used_memory_lua_human:0B",
-        "used_memory_scripts_eval:0",
-        "number_of_cached_scripts:0",
-        "number_of_functions:0",
-        "number_of_libraries:0",
-        "used_memory_vm_functions:0",
-        "used_memory_vm_total:0",
-        "used_memory_vm_total_human:0B",
-        "used_memory_functions:0",
-        "used_memory_scripts:0",
-        "used_memory_scripts_human:0B",
-    ] {
-        t.push_str(f);
-        t.push_str("\r\n");
-    }
+    // The Lua engines (kernel::scripting keeps their figures current, so
+    // INFO never waits for a running script).
+    let sc = srv.scripting.counts();
+    let vm_eval = sc.eval_vm_bytes as u64;
+    let vm_total = vm_eval + sc.functions_vm_bytes as u64;
+    let scripts = (sc.scripts_bytes + sc.functions_bytes) as u64;
+    field!(t, "used_memory_lua", "{vm_eval}");
+    field!(t, "used_memory_vm_eval", "{vm_eval}");
+    field!(t, "used_memory_lua_human", "{}", bytes_to_human(vm_eval));
+    field!(t, "used_memory_scripts_eval", "{}", sc.scripts_bytes);
+    field!(t, "number_of_cached_scripts", "{}", sc.cached_scripts);
+    field!(t, "number_of_functions", "{}", sc.functions);
+    field!(t, "number_of_libraries", "{}", sc.libraries);
+    field!(t, "used_memory_vm_functions", "{}", sc.functions_vm_bytes);
+    field!(t, "used_memory_vm_total", "{vm_total}");
+    field!(
+        t,
+        "used_memory_vm_total_human",
+        "{}",
+        bytes_to_human(vm_total)
+    );
+    field!(t, "used_memory_functions", "{}", sc.functions_bytes);
+    field!(t, "used_memory_scripts", "{scripts}");
+    field!(
+        t,
+        "used_memory_scripts_human",
+        "{}",
+        bytes_to_human(scripts)
+    );
     let maxmemory = srv.eviction.maxmemory();
     field!(t, "maxmemory", "{maxmemory}");
     field!(t, "maxmemory_human", "{}", bytes_to_human(maxmemory));
@@ -580,7 +590,7 @@ fn stats_section(srv: &Server, t: &mut String) {
     );
     field!(t, "io_threaded_reads_processed", "0");
     field!(t, "io_threaded_writes_processed", "0");
-    field!(t, "reply_buffer_shrinks", "0");
+    field!(t, "reply_buffer_shrinks", "{}", g(&st.reply_buffer_shrinks));
     field!(t, "reply_buffer_expands", "0");
     field!(
         t,

@@ -82,6 +82,20 @@ pub struct Param {
     pub set: fn(&mut Settings, &str) -> Result<(), String>,
 }
 
+/// Settings CONFIG SET may change only when `enable-protected-configs`
+/// allows it (Redis 7.0's PROTECTED_CONFIG: they name files the server
+/// writes).
+pub const PROTECTED: &[&str] = &["dir", "dbfilename"];
+
+/// Settings whose values are secrets: MONITOR and SLOWLOG show CONFIG SET's
+/// value as `(redacted)` (Redis 7.0's SENSITIVE_CONFIG).
+pub const SENSITIVE: &[&str] = &[
+    "requirepass",
+    "masterauth",
+    "tls-key-file-pass",
+    "tls-client-key-file-pass",
+];
+
 /// Every parameter, as the groups `crate::registry` composes.
 #[derive(Clone, Copy)]
 pub struct Params {
@@ -146,8 +160,10 @@ impl ConfigStore {
         self.generation.load(Ordering::Acquire)
     }
 
-    /// Applies `pairs` all-or-nothing. Errors carry Redis's full CONFIG SET text.
-    pub fn set_many(&self, pairs: &[(&str, &str)]) -> Result<(), String> {
+    /// Applies `pairs` all-or-nothing. Errors carry Redis's full CONFIG SET
+    /// text. `local` says whether the client is on a local connection (for
+    /// `enable-protected-configs local`).
+    pub fn set_many(&self, pairs: &[(&str, &str)], local: bool) -> Result<(), String> {
         let mut guard = self.current.write();
         let mut next: Settings = (**guard).clone();
         let mut seen: Vec<&'static str> = Vec::new();
@@ -167,6 +183,12 @@ impl ConfigStore {
                 return Err(crate::base::errors::config_set_failed(
                     name,
                     "can't set immutable config",
+                ));
+            }
+            if PROTECTED.contains(&p.name) && !guard.enable_protected_configs.allows(local) {
+                return Err(crate::base::errors::config_set_failed(
+                    name,
+                    "can't set protected config",
                 ));
             }
             (p.set)(&mut next, value)

@@ -52,6 +52,9 @@ pub struct Settings {
     /// `busy-poll` (Petrel's own): microseconds a worker that just served
     /// events keeps polling before it sleeps in `epoll_wait` (0 = never).
     pub busy_poll_us: u64,
+    /// `busy-reply-threshold` (`lua-time-limit`), in ms: how long a script
+    /// runs before other clients get `-BUSY`.
+    pub busy_reply_threshold_ms: u64,
     pub loglevel: LogLevel,
     pub logfile: String,
     pub daemonize: bool,
@@ -84,7 +87,8 @@ pub struct Settings {
     pub latency_tracking: bool,
     pub latency_tracking_info_percentiles: Vec<f64>,
     pub enable_debug_command: Enablement,
-    /// `enable-protected-configs`: who may CONFIG SET `dir` and `dbfilename`.
+    /// Whether CONFIG SET may change protected settings (`dir`,
+    /// `dbfilename`): no, yes, or from local connections only.
     pub enable_protected_configs: Enablement,
     pub hz: u64,
     /// Extension values registered by other modules (collections thresholds etc.)
@@ -170,6 +174,7 @@ impl Default for Settings {
             databases: 0,
             threads: 0,
             busy_poll_us: 0,
+            busy_reply_threshold_ms: 5000,
             loglevel: LogLevel::Notice,
             logfile: String::new(),
             daemonize: false,

@@ -55,15 +55,15 @@ fn args_and_errors() {
 fn set_many_is_all_or_nothing() {
     let c = ConfigStore::new(Settings::default(), None, all());
     let e = c
-        .set_many(&[("maxclients", "10"), ("timeout", "x")])
+        .set_many(&[("maxclients", "10"), ("timeout", "x")], true)
         .unwrap_err();
     assert!(e.contains("'timeout'"), "{e}");
     assert_eq!(c.get().maxclients, 10000);
-    c.set_many(&[("maxclients", "10"), ("timeout", "5")])
+    c.set_many(&[("maxclients", "10"), ("timeout", "5")], true)
         .unwrap();
     assert_eq!((c.get().maxclients, c.get().timeout), (10, 5));
     assert!(c
-        .set_many(&[("daemonize", "yes")])
+        .set_many(&[("daemonize", "yes")], true)
         .unwrap_err()
         .contains("immutable"));
 }

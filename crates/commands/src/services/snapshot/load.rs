@@ -52,13 +52,15 @@ impl std::fmt::Display for LoadError {
 
 /// Loads `path` into the keyspace (which the caller wants empty, or
 /// accepts additions to). Publishes loading progress on `srv.persistence`.
-/// With `merge` (DEBUG RELOAD MERGE) a key of the file replaces one in the
-/// keyspace; otherwise a key that exists already is an error.
+/// With `merge` (DEBUG RELOAD MERGE) a key or function library of the file
+/// replaces one in the server; otherwise one that exists already is an
+/// error. `flush_functions` replaces every library by the file's.
 pub fn load_file(
     srv: &Server,
     settings: &Settings,
     path: &Path,
     merge: bool,
+    flush_functions: bool,
 ) -> Result<LoadReport, LoadError> {
     let f = match File::open(path) {
         Ok(f) => f,
@@ -80,7 +82,7 @@ pub fn load_file(
     p.loading.loaded_bytes.store(0, Relaxed);
     p.loading.rdb_used_mem.store(0, Relaxed);
     p.loading.active.store(true, Relaxed);
-    let r = read_all(srv, settings, f, total, merge);
+    let r = read_all(srv, settings, f, total, merge, flush_functions);
     p.loading.active.store(false, Relaxed);
     let mut rep = r.map_err(LoadError::Failed)?;
     rep.seconds = started.elapsed().as_secs_f64();
@@ -95,11 +97,12 @@ fn read_all(
     f: File,
     total: Option<u64>,
     merge: bool,
+    flush_functions: bool,
 ) -> Result<LoadReport, String> {
     let opts = ReadOptions {
         limits: settings.limits,
         verify_checksum: settings.rdbchecksum && !srv.persistence.skip_checksum.load(Relaxed),
-        allow_functions: false,
+        allow_functions: true,
         input_len: total,
     };
     let mut rd = Reader::new(f, opts).map_err(|e| format!("Error loading the RDB file: {e}"))?;
@@ -108,6 +111,7 @@ fn read_all(
     let lfu = ks.evict_shared().is_lfu();
     let mut rep = LoadReport::default();
     let mut batch: Vec<KeyEntry> = Vec::with_capacity(BATCH);
+    let mut functions: Vec<Vec<u8>> = Vec::new();
     loop {
         if srv.shutdown_requested.load(Relaxed) {
             return Err("Loading stopped: shutdown requested".into());
@@ -140,16 +144,26 @@ fn read_all(
                         .store(rd.offset(), Relaxed);
                 }
             }
-            Item::Function { .. } => {
-                return Err(
-                    "Error loading the RDB file: function libraries cannot be loaded: Petrel has no functions yet"
-                        .into(),
-                )
-            }
+            Item::Function { code } => functions.push(code),
             Item::Eof { .. } => break,
         }
     }
     rep.keys_loaded += insert_batch(srv, &mut batch, lfu, now, merge)?;
+    // The libraries go in once the whole file has been read. DEBUG RELOAD
+    // replaces them (Redis empties them with the data), MERGE keeps the
+    // others, a startup load starts from none.
+    let policy = match (flush_functions, merge) {
+        (true, _) => scripting::RestorePolicy::Flush,
+        (false, true) => scripting::RestorePolicy::Replace,
+        (false, false) => scripting::RestorePolicy::Append,
+    };
+    if !functions.is_empty() || policy == scripting::RestorePolicy::Flush {
+        let refs: Vec<&[u8]> = functions.iter().map(|c| c.as_slice()).collect();
+        let mut engine = srv.scripting.functions.lock();
+        let r = engine.restore(&refs, policy);
+        srv.scripting.refresh_function_counts(&engine);
+        r.map_err(|e| format!("Error loading the RDB file: function libraries: {e}"))?;
+    }
     rep.bytes = rd.offset();
     srv.persistence
         .loading

@@ -73,12 +73,13 @@ pub fn rdb_path(s: &Settings) -> PathBuf {
     Path::new(&s.dir).join(&s.dbfilename)
 }
 
-fn write_options(s: &Settings) -> WriteOptions {
+/// How RDB files and DUMP payloads are written under these settings.
+pub fn write_options(s: &Settings) -> WriteOptions {
     WriteOptions {
         compression: s.rdbcompression,
         checksum: s.rdbchecksum,
-        // Redis's default `DEBUG QUICKLIST-PACKED-THRESHOLD` (1 GiB).
-        packed_threshold: WriteOptions::default().packed_threshold,
+        // `DEBUG QUICKLIST-PACKED-THRESHOLD` (1 GiB unless changed).
+        packed_threshold: collections::quicklist::packed_threshold(),
     }
 }
 
@@ -120,6 +121,9 @@ pub fn bgsave(srv: &Server, settings: &Settings) -> Result<(), BgsaveError> {
     }
     p.last_bgsave_try.store(now / 1000, Relaxed);
     p.bgsave_scheduled.store(false, Relaxed);
+    // Function libraries go in the file too (FUNCTION2 records), as they
+    // are at the cut.
+    let functions = function_codes(srv);
     let Some(snap) = srv.keyspace.begin_snapshot(sink.clone(), now) else {
         // An aborted save's walk is still letting go of the partitions.
         p.finish(false, true, now);
@@ -137,6 +141,7 @@ pub fn bgsave(srv: &Server, settings: &Settings) -> Result<(), BgsaveError> {
         opts: write_options(settings),
         fsync: settings.rdb_save_incremental_fsync,
         counts: snap.counts().to_vec(),
+        functions,
     };
     let persistence = srv.persistence.clone();
     let keyspace = srv.keyspace.clone();
@@ -219,6 +224,14 @@ struct FileJob {
     fsync: bool,
     /// Keys per database at the cut (`RESIZEDB`).
     counts: Vec<store::keyspace::snapshot::DbCounts>,
+    /// The function libraries' code.
+    functions: Vec<Vec<u8>>,
+}
+
+/// The code of every function library (FUNCTION DUMP's content).
+fn function_codes(srv: &Server) -> Vec<Vec<u8>> {
+    let engine = srv.scripting.functions.lock();
+    engine.dump_codes().into_iter().map(|c| c.to_vec()).collect()
 }
 
 /// The writer thread's work: the file from the sink's pieces. `Err(None)`
@@ -247,6 +260,12 @@ fn write_file(
     let mut current: Option<u32> = None;
     let mut resized = vec![false; counts.len()];
     let w = file.writer();
+    for code in &job.functions {
+        if let Err(e) = w.function(code) {
+            sink.fail_with("functions");
+            return Err(Some(format!("Write error saving DB on disk: {e}")));
+        }
+    }
     let complete = sink.run_writer(|db, bytes| {
         if current != Some(db) {
             w.select_db(db)?;
@@ -307,6 +326,9 @@ pub fn save(srv: &Server, settings: &Settings) -> Result<(), String> {
     let werr = |e: std::io::Error| format!("Write error saving DB on disk: {e}");
     {
         let w = file.writer();
+        for code in function_codes(srv) {
+            w.function(&code).map_err(werr)?;
+        }
         let mut parts: Vec<&mut store::Partition> = all.partitions().collect();
         for db in 0..ks.databases() {
             let (mut keys, mut expires) = (0u64, 0u64);
@@ -355,7 +377,7 @@ pub fn load_at_startup(srv: &Server) -> Result<(), String> {
             "Removed {removed} temporary RDB file(s) left by a server that did not finish saving"
         ));
     }
-    match load::load_file(srv, &s, &rdb_path(&s), false) {
+    match load::load_file(srv, &s, &rdb_path(&s), false, false) {
         Ok(rep) => {
             notice(&format!(
                 "Done loading RDB, keys loaded: {}, keys expired: {}.",
@@ -397,7 +419,7 @@ pub fn debug_reload(
     if flush {
         drop(srv.keyspace.flush_all());
     }
-    match load::load_file(srv, settings, &rdb_path(settings), merge) {
+    match load::load_file(srv, settings, &rdb_path(settings), merge, flush) {
         Ok(_) => {
             notice("DB reloaded by DEBUG RELOAD");
             Ok(())

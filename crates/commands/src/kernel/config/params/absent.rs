@@ -256,14 +256,6 @@ pub static ABSENT: &[Param] = &[
         "modules"
     ),
     absent!(
-        "busy-reply-threshold",
-        ["lua-time-limit"],
-        true,
-        "5000",
-        Same::Int,
-        "scripting"
-    ),
-    absent!(
         "stream-node-max-bytes",
         [],
         true,
@@ -278,14 +270,6 @@ pub static ABSENT: &[Param] = &[
         "100",
         Same::Int,
         "stream commands"
-    ),
-    absent!(
-        "replicaof",
-        ["slaveof"],
-        false,
-        "",
-        Same::Words,
-        "replication"
     ),
     absent!("masterauth", [], true, "", Same::Words, "replication"),
     absent!("masteruser", [], true, "", Same::Words, "replication"),

@@ -63,7 +63,6 @@ pub static DIAGNOSTICS: &[Param] = &[
             Ok(())
         }
     ),
-    // CONFIG SET of `dir` and `dbfilename` (the files the server writes).
     p!(
         "enable-protected-configs",
         false,

@@ -13,6 +13,8 @@ pub mod keyspace;
 pub mod memory;
 pub mod network;
 pub mod persistence;
+pub mod replication;
+pub mod scripting;
 pub mod server;
 
 /// The kernel's groups, in registry order.
@@ -20,11 +22,13 @@ pub const KERNEL: &[&[super::Param]] = &[
     network::NETWORK,
     server::SERVER,
     persistence::PERSISTENCE,
+    replication::REPLICATION,
     client_limits::CLIENT_LIMITS,
     clients::CLIENTS,
     diagnostics::DIAGNOSTICS,
     keyspace::KEYSPACE,
     memory::MEMORY,
     encodings::ENCODINGS,
+    scripting::SCRIPTING,
     absent::ABSENT,
 ];
