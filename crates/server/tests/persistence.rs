@@ -482,10 +482,8 @@ fn corrupt_and_truncated_files_are_refused() {
     for (what, bytes) in cases {
         let dir = TempDir::new("persist-corrupt");
         std::fs::write(dir.join("dump.rdb"), &bytes).unwrap();
-        let (code, log) = petrel_startup_failure(
-            None,
-            &["--dir", &dir.path().display().to_string(), "--save", ""],
-        );
+        let (code, log) =
+            startup_failure(&["--dir", &dir.path().display().to_string(), "--save", ""]);
         assert_eq!(code, Some(1), "{what}:\n{log}");
         assert!(log.contains("Fatal error loading the DB"), "{what}:\n{log}");
         assert!(
@@ -504,6 +502,16 @@ fn corrupt_and_truncated_files_are_refused() {
     let s = petrel_in(dir.path(), &[("rdbchecksum", "no")]);
     let mut c = s.client();
     assert!(q::<i64>(&mut c, &["DBSIZE"]) > 0);
+}
+
+/// [`petrel_startup_failure`], again when another test took the port.
+fn startup_failure(args: &[&str]) -> (Option<i32>, String) {
+    loop {
+        let (code, log) = petrel_startup_failure(None, args);
+        if !log.contains("Address already in use") {
+            return (code, log);
+        }
+    }
 }
 
 /// kill -9 during BGSAVE and during SAVE, repeatedly: the file of the last

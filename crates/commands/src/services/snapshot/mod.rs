@@ -231,7 +231,11 @@ struct FileJob {
 /// The code of every function library (FUNCTION DUMP's content).
 fn function_codes(srv: &Server) -> Vec<Vec<u8>> {
     let engine = srv.scripting.functions.lock();
-    engine.dump_codes().into_iter().map(|c| c.to_vec()).collect()
+    engine
+        .dump_codes()
+        .into_iter()
+        .map(|c| c.to_vec())
+        .collect()
 }
 
 /// The writer thread's work: the file from the sink's pieces. `Err(None)`
