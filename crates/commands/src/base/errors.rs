@@ -9,6 +9,11 @@ pub const ERR_WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the w
 pub const ERR_DB_INDEX: &str = "ERR DB index is out of range";
 /// Redis's reply when a denyoom command meets a full server.
 pub const OOM_ERROR: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+/// Writes (and PING) after a failed background save, with
+/// `stop-writes-on-bgsave-error` and save points.
+pub const MISCONF_RDB: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
+/// Commands without the `loading` flag while the dataset is loading.
+pub const LOADING: &str = "LOADING Redis is loading the dataset in memory";
 pub const ERR_AUTH_WITHOUT_PASSWORD: &str = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?";
 pub const ERR_BITFIELD_RO_ONLY_SUPPORTS_GET_SUBCOMMAND: &str =
     "ERR BITFIELD_RO only supports the GET subcommand";

@@ -61,6 +61,20 @@ pub struct Db {
     pub(super) expire_cursor: u64,
     /// Size statistics of the entries (see the module docs).
     pub(super) sizes: Sizes,
+    /// Set while the table is part of a running snapshot (see `snapshot`).
+    pub(crate) snap: Option<DbSnap>,
+}
+
+/// The state of a table that is part of the running snapshot (see
+/// `keyspace::snapshot`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DbSnap {
+    /// The table's database index at the cut.
+    pub(crate) db: u32,
+    /// The walk's position (`DashTable::snapshot_walk`).
+    pub(crate) cursor: u64,
+    /// The walk visited the whole table: every bucket is at the version.
+    pub(crate) done: bool,
 }
 
 impl Db {
@@ -72,6 +86,7 @@ impl Db {
             avg_ttl: 0.0,
             expire_cursor: 0,
             sizes: Sizes::default(),
+            snap: None,
         }
     }
     /// The table's hash for a key hash (see [`rotated`]).
