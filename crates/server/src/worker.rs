@@ -323,7 +323,7 @@ impl Worker {
             }
             self.srv.clients.add(shared.clone());
             let mut client = Client::new(shared, nc.is_unix, nc.is_local);
-            client.authenticated = self.settings.requirepass.is_empty();
+            client.authenticated = !self.srv.acl.auth_required();
             self.by_id.insert(id, slot);
             self.conns[slot] = Some(Conn::new(stream, token, client));
             self.srv
@@ -357,7 +357,7 @@ impl Worker {
             return;
         };
         if !conn.dead {
-            conn.limits_unauth(&mut self.limits, &self.settings);
+            conn.limits_unauth(&mut self.limits, self.srv.acl.auth_required());
             let limits = self.limits.clone();
             let srv: *const Server = &*self.srv;
             let settings: *const Settings = &*self.settings;
@@ -624,8 +624,8 @@ impl Worker {
 
 impl Conn {
     /// Before authentication Redis limits request sizes (multibulk <= 10 args... see resp docs).
-    pub fn limits_unauth(&self, limits: &mut Limits, settings: &Settings) {
-        limits.unauthenticated = !self.client.authenticated && !settings.requirepass.is_empty();
+    pub fn limits_unauth(&self, limits: &mut Limits, auth_required: bool) {
+        limits.unauthenticated = !self.client.authenticated && auth_required;
     }
 }
 

@@ -10,8 +10,9 @@
 //! Coming families and where they go: `streams` and `geo` (folders here),
 //! `scripting` (EVAL/FUNCTION commands here, the Lua engine in crate
 //! `scripting` behind a host trait), `persistence` (SAVE/BGSAVE/DUMP/RESTORE
-//! here, the codec in crate `rdb`), `replication`, `cluster`, `acl`.
+//! here, the codec in crate `rdb`), `replication`, `cluster`.
 
+pub mod acl;
 pub mod bitmap;
 pub mod connection;
 pub mod hashes;

@@ -128,6 +128,8 @@ pub struct Server {
     pub cron_paused: AtomicBool,
     /// The Lua engines and the running script (see `kernel::scripting`).
     pub scripting: Scripting,
+    /// ACL users and the ACL LOG (see `kernel::acl`, `services::acl`).
+    pub acl: Arc<crate::kernel::acl::Acl>,
     /// CLIENT PAUSE state; written through [`Server::set_pause`] only.
     pause: Mutex<Pause>,
     /// Copy of `pause.until_ms` so the per-command check is one atomic load.
@@ -162,9 +164,21 @@ impl Server {
         let lazyfree = LazyFree::default();
         lazyfree.install_store_hook(&keyspace);
         let scripting = Scripting::new(settings.threads);
+        let acl = Arc::new(crate::kernel::acl::Acl::new(
+            crate::kernel::acl::CommandIndex::from_table(&table),
+            &settings.requirepass,
+        ));
+        let config = ConfigStore::new(settings, config_file, params);
+        let hook_acl = acl.clone();
+        config.set_change_hook(Box::new(move |old, new| {
+            if old.requirepass != new.requirepass {
+                hook_acl.set_default_password(&new.requirepass);
+            }
+        }));
         Server {
             keyspace,
-            config: ConfigStore::new(settings, config_file, params),
+            config,
+            acl,
             table,
             stats: Stats::default(),
             clients: ClientRegistry::default(),

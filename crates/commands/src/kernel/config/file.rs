@@ -216,6 +216,10 @@ fn apply_text(
                 line.trim()
             ))
         };
+        if name.eq_ignore_ascii_case("user") || name.eq_ignore_ascii_case("rename-command") {
+            directive(s, &words, origin, n + 1, line.trim()).map_err(fail)?;
+            continue;
+        }
         let p = params.find(name).ok_or_else(|| {
             fail(format!(
                 "Bad directive or wrong number of arguments: unknown setting '{name}'"
@@ -228,5 +232,36 @@ fn apply_text(
         }
         (p.set)(s, &value).map_err(|e| fail(format!("invalid value for '{}': {e}", p.name)))?;
     }
+    Ok(())
+}
+
+/// The directives that are not parameters: `user` (an ACL user, checked
+/// for syntax now and applied at startup) and `rename-command`.
+fn directive(
+    s: &mut Settings,
+    words: &[String],
+    origin: &str,
+    line_no: usize,
+    line: &str,
+) -> Result<(), String> {
+    const BAD: &str = "Bad directive or wrong number of arguments";
+    if words[0].eq_ignore_ascii_case("rename-command") {
+        if words.len() != 3 {
+            return Err(BAD.into());
+        }
+        s.renamed_commands.push(super::settings::RenameCommand {
+            from: words[1].clone(),
+            to: words[2].clone(),
+            at: format!("In {origin}, at line {line_no}\n>>> '{line}'"),
+        });
+        return Ok(());
+    }
+    if words.len() < 2 {
+        return Err(BAD.into());
+    }
+    let seen: Vec<String> = s.acl_users.iter().map(|u| u[0].clone()).collect();
+    let cmds = crate::kernel::acl::CommandIndex::default();
+    crate::kernel::acl::file::check_config_user(words, &seen, &cmds)?;
+    s.acl_users.push(words[1..].to_vec());
     Ok(())
 }

@@ -106,7 +106,14 @@ pub struct ConfigStore {
     /// installed by the server binary. Without it (unit tests) the new
     /// values are only stored.
     listener_hook: std::sync::OnceLock<ListenerHook>,
+    /// Told of every published change (old, new): settings whose state
+    /// lives elsewhere follow them (`requirepass` is the default user's
+    /// password).
+    change_hook: std::sync::OnceLock<ChangeHook>,
 }
+
+/// See [`ConfigStore::set_change_hook`].
+pub type ChangeHook = Box<dyn Fn(&Settings, &Settings) + Send + Sync>;
 
 /// Moves the TCP listeners to the `bind` addresses and `port` of the given
 /// settings, or fails leaving the old listeners in place (the error says
@@ -121,7 +128,13 @@ impl ConfigStore {
             generation: AtomicU64::new(1),
             file,
             listener_hook: std::sync::OnceLock::new(),
+            change_hook: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Installs the hook told of every change (once, when the server is built).
+    pub fn set_change_hook(&self, hook: ChangeHook) {
+        let _ = self.change_hook.set(hook);
     }
 
     /// Installs the listener rebinding hook (once, at startup).
@@ -194,8 +207,13 @@ impl ConfigStore {
                 }
             }
         }
-        *guard = Arc::new(next);
+        let next = Arc::new(next);
+        let old = std::mem::replace(&mut *guard, next.clone());
         self.generation.fetch_add(1, Ordering::Release);
+        drop(guard);
+        if let Some(hook) = self.change_hook.get() {
+            hook(&old, &next);
+        }
         Ok(())
     }
 

@@ -4,6 +4,7 @@
 //! CONFIG REWRITE walk them. [`KERNEL`] lists these for
 //! `Settings::default` (a registry test checks it names each of them).
 
+pub mod acl;
 pub mod client_limits;
 pub mod clients;
 pub mod diagnostics;
@@ -19,6 +20,7 @@ pub mod server;
 /// The kernel's groups, in registry order.
 pub const KERNEL: &[&[super::Param]] = &[
     network::NETWORK,
+    acl::ACL,
     server::SERVER,
     persistence::PERSISTENCE,
     replication::REPLICATION,
