@@ -44,9 +44,8 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         settings.clone(),
         config_file,
     ));
-    commands::services::acl::load_at_startup(&srv).map_err(|e| {
-        log::log(commands::base::log::LogLevel::Warning, &e);
-        e
+    commands::services::acl::load_at_startup(&srv).inspect_err(|e| {
+        log::log(commands::base::log::LogLevel::Warning, e);
     })?;
 
     let mut listeners: Vec<Listener> = Vec::new();
