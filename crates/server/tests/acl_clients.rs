@@ -420,3 +420,43 @@ fn info_acl_counters() {
         assert!(info.contains(line), "{line} in {info}");
     }
 }
+
+/// CONFIG REWRITE writes the users as `user` lines in place of the old
+/// ones (and keeps `rename-command`), as Redis does.
+#[test]
+fn config_rewrite_writes_users() {
+    if !redis_available() {
+        return;
+    }
+    let conf = "# comment\nuser old on nopass +@all\nrename-command keys mykeys\n";
+    let mut files = Vec::new();
+    for kind in [Kind::Petrel, Kind::Redis] {
+        let srv = Server::start_opts(kind, Opts::default().config(conf));
+        let mut c = srv.raw();
+        c.cmd(&[
+            "ACL",
+            "SETUSER",
+            "new",
+            "on",
+            ">p",
+            "~k*",
+            "+get",
+            "(+set ~s*)",
+        ]);
+        assert_eq!(c.cmd(&["CONFIG", "REWRITE"]), ok());
+        let text = std::fs::read_to_string(srv.config_path().unwrap()).unwrap();
+        let kept: Vec<String> = text
+            .lines()
+            .filter(|l| {
+                l.starts_with("user ") || l.starts_with("rename-command") || l.starts_with('#')
+            })
+            .map(|l| {
+                let mut w: Vec<&str> = l.split(' ').collect();
+                w.sort_unstable();
+                w.join(" ")
+            })
+            .collect();
+        files.push(kept);
+    }
+    assert_eq!(files[0], files[1], "petrel (left) vs redis (right)");
+}

@@ -175,6 +175,18 @@ impl Server {
                 hook_acl.set_default_password(&new.requirepass);
             }
         }));
+        // CONFIG REWRITE writes the users as `user` lines, unless they
+        // live in an ACL file (then the config file's `user` lines go).
+        let rewrite_acl = acl.clone();
+        let with_aclfile = !config.get().aclfile.is_empty();
+        config.set_directives_hook(Box::new(move || {
+            let lines = if with_aclfile {
+                Vec::new()
+            } else {
+                rewrite_acl.user_lines()
+            };
+            vec![("user", lines)]
+        }));
         Server {
             keyspace,
             config,

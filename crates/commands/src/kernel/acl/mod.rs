@@ -131,6 +131,17 @@ impl Acl {
         self.users.read().values().cloned().collect()
     }
 
+    /// Every user as a `user <name> <rules>` line (ACL SAVE, CONFIG
+    /// REWRITE), by name.
+    pub fn user_lines(&self) -> Vec<String> {
+        let users = self.users();
+        let text = file::save_text(users.iter().map(|u| &**u), &self.cmds);
+        String::from_utf8_lossy(&text)
+            .lines()
+            .map(String::from)
+            .collect()
+    }
+
     /// Takes the connection's user again when the registry changed since
     /// it was taken; false when the user no longer exists (it then falls
     /// back to `default`, as Redis does for a deleted user's clients).

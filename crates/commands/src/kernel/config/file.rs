@@ -16,6 +16,22 @@ pub fn rewrite_text(old: &str, s: &Settings, params: Params) -> String {
 /// [`rewrite_text`], appending every parameter without a line when
 /// `force_all` (DEBUG CONFIG-REWRITE-FORCE-ALL), not only changed ones.
 pub fn rewrite_text_with(old: &str, s: &Settings, params: Params, force_all: bool) -> String {
+    rewrite_text_directives(old, s, params, force_all, Vec::new())
+}
+
+/// [`rewrite_text_with`], also rewriting directives that are not
+/// parameters (`user`): each `(name, lines)` takes the places of the old
+/// file's lines of that directive in order (extra old lines go, extra new
+/// lines are appended at the end), as Redis rewrites them.
+pub fn rewrite_text_directives(
+    old: &str,
+    s: &Settings,
+    params: Params,
+    force_all: bool,
+    directives: Vec<(&'static str, Vec<String>)>,
+) -> String {
+    let mut directives: Vec<(&'static str, std::collections::VecDeque<String>)> =
+        directives.into_iter().map(|(n, l)| (n, l.into())).collect();
     let defaults = Settings::defaults(params);
     let mut done: Vec<&'static str> = Vec::new();
     let mut lines: Vec<String> = Vec::new();
@@ -24,6 +40,16 @@ pub fn rewrite_text_with(old: &str, s: &Settings, params: Params, force_all: boo
             continue;
         }
         let words = split_config_line(line).unwrap_or_default();
+        if let Some((_, queue)) = words.first().and_then(|w| {
+            directives
+                .iter_mut()
+                .find(|(n, _)| w.eq_ignore_ascii_case(n))
+        }) {
+            if let Some(l) = queue.pop_front() {
+                lines.push(l);
+            }
+            continue;
+        }
         let param = words.first().and_then(|w| params.find(w));
         match param {
             Some(p) => {
@@ -46,6 +72,15 @@ pub fn rewrite_text_with(old: &str, s: &Settings, params: Params, force_all: boo
             appended = true;
         }
         lines.push(format!("{} {}", p.name, quote_value(&(p.get)(s))));
+    }
+    for (_, queue) in directives {
+        for l in queue {
+            if !appended {
+                lines.push(REWRITE_MARKER.to_string());
+                appended = true;
+            }
+            lines.push(l);
+        }
     }
     let mut text = lines.join("\n");
     text.push('\n');

@@ -110,7 +110,13 @@ pub struct ConfigStore {
     /// lives elsewhere follow them (`requirepass` is the default user's
     /// password).
     change_hook: std::sync::OnceLock<ChangeHook>,
+    /// Gives CONFIG REWRITE the lines of directives that are not
+    /// parameters (`user`), see [`file::rewrite_text_directives`].
+    directives_hook: std::sync::OnceLock<DirectivesHook>,
 }
+
+/// See [`ConfigStore::set_directives_hook`].
+pub type DirectivesHook = Box<dyn Fn() -> Vec<(&'static str, Vec<String>)> + Send + Sync>;
 
 /// See [`ConfigStore::set_change_hook`].
 pub type ChangeHook = Box<dyn Fn(&Settings, &Settings) + Send + Sync>;
@@ -129,7 +135,13 @@ impl ConfigStore {
             file,
             listener_hook: std::sync::OnceLock::new(),
             change_hook: std::sync::OnceLock::new(),
+            directives_hook: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Installs the hook that gives CONFIG REWRITE the `user` lines.
+    pub fn set_directives_hook(&self, hook: DirectivesHook) {
+        let _ = self.directives_hook.set(hook);
     }
 
     /// Installs the hook told of every change (once, when the server is built).
@@ -259,7 +271,8 @@ impl ConfigStore {
             .ok_or(crate::base::errors::ERR_SERVER_RUNNING_WITHOUT_CONFIG_FILE)?;
         let old = std::fs::read_to_string(path).unwrap_or_default();
         let s = self.get();
-        let text = file::rewrite_text_with(&old, &s, self.params, force_all);
+        let directives = self.directives_hook.get().map(|h| h()).unwrap_or_default();
+        let text = file::rewrite_text_directives(&old, &s, self.params, force_all, directives);
         let tmp = path.with_extension("tmp-rewrite");
         std::fs::write(&tmp, text)
             .map_err(|e| crate::base::errors::config_rewrite_failed(&e.to_string()))?;
