@@ -256,7 +256,7 @@ fn permission_fuzz_vs_redis() {
         return;
     };
     let petrel = TestServer::start(&[]);
-    let seed = env_u64("PETREL_ACL_FUZZ_SEED", 0x5eed_ac1);
+    let seed = env_u64("PETREL_ACL_FUZZ_SEED", 0x05ee_dac1);
     let users = env_u64("PETREL_ACL_FUZZ_USERS", 40);
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
     let (mut pa, mut ra) = (petrel.raw(), redis.raw());
