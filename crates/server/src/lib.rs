@@ -307,7 +307,8 @@ fn accept_loop(mut a: Acceptor) {
                     srv.stats.rejected_connections.fetch_add(1, Relaxed);
                     continue;
                 }
-                if settings.protected_mode && settings.requirepass.is_empty() && !is_local {
+                // Redis 7.0: protected while the default user needs no password.
+                if settings.protected_mode && srv.acl.default_user().nopass && !is_local {
                     let _ = stream.write(DENIED.as_bytes());
                     srv.stats.rejected_connections.fetch_add(1, Relaxed);
                     continue;
