@@ -166,8 +166,8 @@ fn config_get_globs_and_several_patterns() {
     assert_eq!(
         several.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
         [
-            "port",
             "acllog-max-len",
+            "port",
             "slowlog-log-slower-than",
             "slowlog-max-len"
         ]
@@ -242,7 +242,33 @@ fn config_rewrite_round_trip() {
             .map(String::from)
             .collect()
     };
-    assert_eq!(settings(&text2), settings(&text3));
+    // The `user default` line the first rewrite wrote is loaded through
+    // `reset`, which adds `sanitize-payload`: redis-server 7.0.15 writes the
+    // same line on its second rewrite. Everything else stays as it was.
+    let pass = "#b8b8f25a5fc711caea1cfebfe02359e3ce2b9a8f9ce02d18fdcb1ba47ff095f1";
+    let user = |t: &str| -> Vec<String> {
+        settings(t)
+            .into_iter()
+            .filter(|l| l.starts_with("user "))
+            .collect()
+    };
+    assert_eq!(
+        user(&text2),
+        [format!("user default on {pass} ~* &* +@all")]
+    );
+    assert_eq!(
+        user(&text3),
+        [format!(
+            "user default on sanitize-payload {pass} ~* &* +@all"
+        )]
+    );
+    let others = |t: &str| -> Vec<String> {
+        settings(t)
+            .into_iter()
+            .filter(|l| !l.starts_with("user "))
+            .collect()
+    };
+    assert_eq!(others(&text2), others(&text3));
 
     // Without a config file, REWRITE fails like Redis.
     let s3 = TestServer::start(&[]);

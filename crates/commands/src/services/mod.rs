@@ -15,6 +15,8 @@
 //! * [`acl`]: the permission check (commands, keys, channels), ACL LOG,
 //!   authentication, and what user changes do to connected clients.
 //! * [`client_info`]: the CLIENT LIST line of a client.
+//! * [`snapshot`]: RDB saves (forkless BGSAVE, SAVE), loading, save
+//!   points, and the MISCONF rule.
 //!
 //! Services may use `kernel` and `base`, never `runtime`, `families` or
 //! `registry`.
@@ -31,5 +33,6 @@ pub mod keysizes;
 pub mod memory;
 pub mod monitor;
 pub mod scan;
+pub mod snapshot;
 pub mod tracking;
 pub mod transactions;
