@@ -109,6 +109,11 @@ const RULE_COMMANDS: &[&str] = &[
     "exec",
     "acl|whoami",
     "acl|list",
+    "dump",
+    "restore",
+    "save",
+    "bgsave",
+    "lastsave",
 ];
 
 /// A command template: `K` is replaced by a random key, `C` by a random
@@ -189,6 +194,13 @@ const COMMANDS: &[(&[&str], bool)] = &[
     (&["ACL", "LIST"], false),
     (&["FUNCTION", "LIST"], true),
     (&["FLUSHALL"], false),
+    (&["DUMP", "K"], true),
+    // Not a valid payload: allowed, it fails alike on both servers.
+    (&["RESTORE", "K", "0", "x", "REPLACE"], true),
+    (&["LASTSAVE"], true),
+    (&["SAVE"], false),
+    (&["BGSAVE"], false),
+    (&["BGSAVE", "SCHEDULE"], false),
 ];
 
 fn random_rule(rng: &mut Rng, depth: usize) -> String {

@@ -463,6 +463,80 @@ ACL LOG
     ));
 }
 
+/// The persistence commands: DUMP reads its key (`RO access`), RESTORE
+/// only writes it (`OW update`: `%W~` is enough, `%R~` is not), SAVE and
+/// BGSAVE are `@admin @slow @dangerous`, LASTSAVE `@admin @fast
+/// @dangerous`, as in Redis 7.0; DRYRUN and the real calls agree.
+#[test]
+fn acl_persistence_commands() {
+    diff(&acl_script(
+        "acl_persistence_commands",
+        r##"
+SET r1 v
+SET w1 v
+ACL SETUSER u on >pw ~k* %R~r* %W~w* +@all
+ACL SETUSER ro on >pw %R~* +@all
+ACL SETUSER wo on >pw %W~* +@all
+ACL SETUSER noadm on >pw ~* +@all -@admin
+ACL SETUSER nodanger on >pw ~* +@all -@dangerous
+ACL SETUSER ks on >pw ~* +@keyspace
+ACL SETUSER sub on >pw ~* -@all +bgsave|schedule +dump
+ACL DRYRUN u dump r1
+ACL DRYRUN u dump w1
+ACL DRYRUN u dump k1
+ACL DRYRUN u restore w9 0 x
+ACL DRYRUN u restore r9 0 x
+ACL DRYRUN u restore k9 0 x REPLACE
+ACL DRYRUN ro dump a
+ACL DRYRUN ro restore a 0 x
+ACL DRYRUN wo dump a
+ACL DRYRUN wo restore a 0 x
+ACL DRYRUN noadm save
+ACL DRYRUN noadm bgsave
+ACL DRYRUN noadm bgsave schedule
+ACL DRYRUN noadm lastsave
+ACL DRYRUN noadm dump a
+ACL DRYRUN nodanger save
+ACL DRYRUN nodanger bgsave
+ACL DRYRUN nodanger lastsave
+ACL DRYRUN nodanger restore a 0 x
+ACL DRYRUN nodanger dump a
+ACL DRYRUN ks dump a
+ACL DRYRUN ks restore a 0 x
+ACL DRYRUN ks save
+ACL DRYRUN sub bgsave
+ACL DRYRUN sub bgsave schedule
+ACL DRYRUN sub save
+ACL DRYRUN sub dump a
+ACL GETUSER sub
+AUTH wo pw
+RESTORE a 0 xx
+DUMP a
+AUTH ro pw
+RESTORE a 0 xx
+DUMP nosuch
+AUTH u pw
+DUMP w1
+DUMP k1
+RESTORE r9 0 xx
+RESTORE w9 0 xx
+AUTH noadm pw
+SAVE
+BGSAVE
+LASTSAVE
+AUTH nodanger pw
+SAVE
+RESTORE a 0 xx
+MULTI
+DUMP nosuch
+RESTORE a 0 xx
+EXEC
+@reconnect
+ACL LOG
+"##,
+    ));
+}
+
 /// ACL CAT of every category names the same commands, among those both
 /// servers have (petrel lacks streams, geo, cluster, replication... and
 /// has three commands of its own).
