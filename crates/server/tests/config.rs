@@ -388,6 +388,26 @@ fn protected_mode_denies_non_loopback_like_redis() {
     assert_eq!(got, b"-NOAUTH Authentication required.\r\n");
     let p = TestServer::start(&[("bind", "*"), ("protected-mode", "no")]);
     assert_eq!(first_bytes_from_no_close(ip, p.port()), b"+PONG\r\n");
+    // Redis 7.0 looks at the default user, not at requirepass: a password
+    // given with ACL SETUSER lifts the protection, `nopass` brings it back.
+    let p = TestServer::start(&[("bind", "*")]);
+    let mut local = p.raw();
+    assert_eq!(
+        local.cmd(&["ACL", "SETUSER", "default", ">pw"]),
+        Value::simple("OK")
+    );
+    let got = first_bytes_from_no_close(ip, p.port());
+    assert_eq!(got, b"-NOAUTH Authentication required.\r\n");
+    assert_eq!(
+        local.cmd(&["ACL", "SETUSER", "default", "nopass"]),
+        Value::simple("OK")
+    );
+    let got = first_bytes_from(ip, p.port());
+    assert!(
+        got.starts_with(b"-DENIED Redis is running in protected mode"),
+        "{:?}",
+        String::from_utf8_lossy(&got)
+    );
 }
 
 fn first_bytes_from_no_close(ip: std::net::IpAddr, port: u16) -> Vec<u8> {
