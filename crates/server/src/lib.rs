@@ -3,6 +3,7 @@
 
 pub mod alloc;
 pub mod conn;
+pub mod faults;
 pub mod log;
 pub mod net;
 pub mod worker;
@@ -34,6 +35,7 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     }
     log::init(settings.loglevel, &settings.logfile)
         .map_err(|e| format!("Can't open the log file: {e}"))?;
+    faults::install_panic_hook();
     if !settings.pidfile.is_empty() {
         let _ = std::fs::write(&settings.pidfile, format!("{}\n", std::process::id()));
     }
@@ -177,6 +179,11 @@ fn wait_for_workers(srv: &Server, joins: Vec<std::thread::JoinHandle<()>>) {
     loop {
         if joins.iter().all(|j| j.is_finished()) {
             break;
+        }
+        if !srv.shutdown_requested.load(Relaxed) {
+            if let Some(i) = joins.iter().position(|j| j.is_finished()) {
+                faults::worker_died(srv, i);
+            }
         }
         if srv.shutdown_requested.load(Relaxed) {
             let t = *since.get_or_insert_with(std::time::Instant::now);
@@ -431,7 +438,7 @@ fn spawn_cron_thread(srv: Arc<Server>) -> Result<(), String> {
             if srv.shutdown_requested.load(Relaxed) {
                 return;
             }
-            commands::runtime::cron::tick(&srv);
+            faults::cron_tick(&srv);
         })
         .map_err(|e| e.to_string())?;
     Ok(())

@@ -484,7 +484,22 @@ pub(crate) fn call(
         failed: false,
         now_ms,
     };
-    handler(&mut ctx, args);
+    // A stopped partition (a command panicked while changing it, see
+    // `store::partlock`) refuses every lock: the command answers an error
+    // and whatever it wrote to the reply before is taken back. Any other
+    // panic goes on to the connection, which closes (`server::conn`).
+    let mark = ctx.out.len();
+    if let Err(payload) =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(&mut ctx, args)))
+    {
+        match payload.downcast_ref::<store::partlock::PartitionStopped>() {
+            Some(stopped) => {
+                ctx.out.truncate(mark);
+                ctx.error(&errors::partition_stopped(stopped.0));
+            }
+            None => std::panic::resume_unwind(payload),
+        }
+    }
     let failed = ctx.failed;
     let client = ctx.client;
     let out = ctx.out;
