@@ -7,8 +7,10 @@
 //!   `commands::base::errors::partition_stopped`, and this module logs it
 //!   once per partition. The other partitions, and other connections, go on.
 //! * A panic in the cron thread ends the process with a log line, as does a
-//!   worker thread that ends before shutdown (its clients could never be
-//!   served again): a dead background thread is never ignored. A cron tick
+//!   worker or the acceptor thread ending before shutdown (their clients
+//!   could never be served again): a dead thread is never ignored. Not
+//!   watched yet: the lazy-free thread and a BGSAVE's walk and writer
+//!   threads. A cron tick
 //!   refused by a stopped partition is not a fault: the tick is abandoned
 //!   (expiry and eviction skip stopped partitions themselves).
 //!
@@ -70,6 +72,9 @@ pub fn report_stopped(srv: &Server) {
 /// One cron tick, with its faults handled (see the module docs).
 pub fn cron_tick(srv: &Server) {
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if commands::base::fault_hooks::take(&commands::base::fault_hooks::CRON) {
+            panic!("DEBUG PANIC-THREAD cron");
+        }
         commands::runtime::cron::tick(srv)
     }));
     if let Err(payload) = r {
@@ -82,12 +87,17 @@ pub fn cron_tick(srv: &Server) {
     }
 }
 
-/// Whether worker `i` ended before a shutdown was asked for; if so, logs
-/// it and ends the process.
-pub fn worker_died(srv: &Server, i: usize) -> ! {
+/// A worker (`Some(i)`) or the acceptor (`None`) ended before a shutdown
+/// was asked for: logs it and ends the process.
+pub fn thread_died(srv: &Server, worker: Option<usize>) -> ! {
     report_stopped(srv);
-    crate::warning!(
-        "Worker thread {i} ended unexpectedly (see the panic above): its clients cannot be served; exiting"
-    );
+    match worker {
+        Some(i) => crate::warning!(
+            "Worker thread {i} ended unexpectedly (see the panic above): its clients cannot be served; exiting"
+        ),
+        None => crate::warning!(
+            "The acceptor thread ended unexpectedly (see the panic above): no new connection could be accepted; exiting"
+        ),
+    }
     std::process::exit(1);
 }

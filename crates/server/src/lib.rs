@@ -141,7 +141,7 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         workers: conn_txs,
         rebind: rebind_rx,
     };
-    std::thread::Builder::new()
+    let acceptor_join = std::thread::Builder::new()
         .name("petrel-acceptor".into())
         .spawn(move || acceptor.run())
         .map_err(|e| e.to_string())?;
@@ -157,7 +157,7 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     srv.persistence.loading.active.store(false, Relaxed);
     notice!("Ready to accept connections");
 
-    wait_for_workers(&srv, joins);
+    wait_for_workers(&srv, joins, &acceptor_join);
     notice!("User requested shutdown...");
     if !settings.unixsocket.is_empty() {
         let _ = std::fs::remove_file(&settings.unixsocket);
@@ -173,8 +173,13 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
 /// keyspace stays held (`services::snapshot::prepare_shutdown`), so a
 /// worker that was waiting for a partition never ends: once shutdown is
 /// requested, the rest get a few seconds, then the process exits without
-/// them.
-fn wait_for_workers(srv: &Server, joins: Vec<std::thread::JoinHandle<()>>) {
+/// them. A worker or the acceptor that ends before shutdown ends the
+/// process (`faults`).
+fn wait_for_workers(
+    srv: &Server,
+    joins: Vec<std::thread::JoinHandle<()>>,
+    acceptor: &std::thread::JoinHandle<()>,
+) {
     let mut since: Option<std::time::Instant> = None;
     loop {
         if joins.iter().all(|j| j.is_finished()) {
@@ -182,7 +187,10 @@ fn wait_for_workers(srv: &Server, joins: Vec<std::thread::JoinHandle<()>>) {
         }
         if !srv.shutdown_requested.load(Relaxed) {
             if let Some(i) = joins.iter().position(|j| j.is_finished()) {
-                faults::worker_died(srv, i);
+                faults::thread_died(srv, Some(i));
+            }
+            if acceptor.is_finished() {
+                faults::thread_died(srv, None);
             }
         }
         if srv.shutdown_requested.load(Relaxed) {
@@ -302,6 +310,9 @@ fn accept_loop(mut a: Acceptor) {
     loop {
         if srv.shutdown_requested.load(Relaxed) {
             return;
+        }
+        if commands::base::fault_hooks::take(&commands::base::fault_hooks::ACCEPTOR) {
+            panic!("DEBUG PANIC-THREAD acceptor");
         }
         if a.poll
             .poll(&mut events, Some(Duration::from_millis(200)))

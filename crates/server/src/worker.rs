@@ -180,6 +180,9 @@ impl Worker {
                 continue;
             }
             commands::base::clock::refresh_cached_clock();
+            if commands::base::fault_hooks::take(&commands::base::fault_hooks::WORKER) {
+                panic!("DEBUG PANIC-THREAD worker");
+            }
             self.refresh_settings();
             // Messages first: an invalidation sent before a write was
             // acknowledged must reach its client before that client's

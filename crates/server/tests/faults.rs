@@ -133,3 +133,37 @@ fn a_panic_while_writing_stops_that_partition_only() {
     assert_eq!(log.matches("is stopped").count(), 1, "{log}");
     assert!(!log.contains("exiting"), "{log}");
 }
+
+/// The death of a background thread is noticed: the process logs which
+/// thread and exits (status 1) instead of running on without it.
+#[test]
+fn a_dead_background_thread_ends_the_process() {
+    for (thread, line) in [
+        ("cron", "The cron thread panicked"),
+        (
+            "worker",
+            "ended unexpectedly (see the panic above): its clients",
+        ),
+        ("acceptor", "The acceptor thread ended unexpectedly"),
+    ] {
+        let mut srv = TestServer::start(&[("enable-debug-command", "yes")]).quiet();
+        let mut a = srv.raw();
+        ok(a.cmd(&["DEBUG", "PANIC-THREAD", thread]));
+        let status = srv
+            .wait_exit(Duration::from_secs(10))
+            .unwrap_or_else(|| panic!("{thread}: the server did not exit"));
+        assert_eq!(status.code(), Some(1), "{thread}");
+        let log = srv.log();
+        assert!(
+            log.contains(&format!("DEBUG PANIC-THREAD {thread}")),
+            "{thread}: {log}"
+        );
+        assert!(log.contains(line), "{thread}: {log}");
+    }
+    let srv = TestServer::start(&[("enable-debug-command", "yes")]);
+    let got = srv.raw().cmd(&["DEBUG", "PANIC-THREAD", "nosuch"]);
+    assert_eq!(
+        err_text(&got).as_deref(),
+        Some("ERR PANIC-THREAD takes cron, worker or acceptor")
+    );
+}

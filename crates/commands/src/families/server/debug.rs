@@ -43,6 +43,16 @@ pub const CORE: &[DebugSub] = &[
         handler: debug_panic_write,
     },
     DebugSub {
+        name: "PANIC-THREAD",
+        arity: 3,
+        help: &[
+            "PANIC-THREAD <cron|worker|acceptor>",
+            "    Make that background thread panic (Petrel test hook): the server logs it",
+            "    and exits, as it could not go on without that thread's work.",
+        ],
+        handler: debug_panic_thread,
+    },
+    DebugSub {
         name: "CHANGE-REPL-ID",
         arity: 2,
         help: &[
@@ -312,6 +322,18 @@ fn debug_protocol(ctx: &mut Ctx, args: &[&[u8]]) {
 
 fn debug_panic_connection(_ctx: &mut Ctx, _args: &[&[u8]]) {
     panic!("DEBUG PANIC-CONNECTION requested by the client");
+}
+
+fn debug_panic_thread(ctx: &mut Ctx, args: &[&[u8]]) {
+    use crate::base::fault_hooks as h;
+    let flag = match args[2].to_ascii_lowercase().as_slice() {
+        b"cron" => &h::CRON,
+        b"worker" => &h::WORKER,
+        b"acceptor" => &h::ACCEPTOR,
+        _ => return ctx.error("ERR PANIC-THREAD takes cron, worker or acceptor"),
+    };
+    flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    ctx.ok();
 }
 
 /// A write that panics half way: the value is in the table, the command
