@@ -4,6 +4,7 @@
 pub mod alloc;
 pub mod conn;
 pub mod faults;
+pub mod limits;
 pub mod log;
 pub mod net;
 pub mod worker;
@@ -36,6 +37,15 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     log::init(settings.loglevel, &settings.logfile)
         .map_err(|e| format!("Can't open the log file: {e}"))?;
     faults::install_panic_hook();
+    // maxclients fitted to the open-file limit, as Redis does at startup.
+    let mut settings = settings;
+    match limits::adjust_open_files_limit(settings.maxclients) {
+        Ok(m) => settings.maxclients = m,
+        Err(e) => {
+            warning!("{e}");
+            std::process::exit(1);
+        }
+    }
     if !settings.pidfile.is_empty() {
         let _ = std::fs::write(&settings.pidfile, format!("{}\n", std::process::id()));
     }
