@@ -119,6 +119,9 @@ fn a_panic_while_writing_stops_that_partition_only() {
     // save never writes half-changed data.
     assert_eq!(stopped_partition(&a.cmd(&["DBSIZE"])), Some(part));
     assert_eq!(stopped_partition(&a.cmd(&["SAVE"])), Some(part));
+    assert_eq!(stopped_partition(&a.cmd(&["BGSAVE"])), Some(part));
+    assert_eq!(stopped_partition(&a.cmd(&["FLUSHALL"])), Some(part));
+    assert_eq!(a.cmd(&["GET", s0]), Value::Bulk(b"in-exec".to_vec()));
 
     // Other connections, new ones, and the cron go on; nothing else panics.
     let mut fresh = srv.raw();
