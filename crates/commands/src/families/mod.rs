@@ -14,6 +14,7 @@
 
 pub mod bitmap;
 pub mod connection;
+pub mod geo;
 pub mod hashes;
 pub mod hyperloglog;
 pub mod keys;
@@ -21,6 +22,7 @@ pub mod lists;
 pub mod pubsub;
 pub mod server;
 pub mod sets;
+pub mod streams;
 pub mod strings;
 pub mod transactions;
 pub mod zsets;

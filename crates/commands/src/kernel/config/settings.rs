@@ -115,6 +115,8 @@ pub struct Settings {
     pub lazyfree_lazy_server_del: bool,
     /// Collection encoding thresholds (`hash-max-listpack-entries` ...).
     pub limits: collections::Limits,
+    /// `stream-node-max-bytes` / `stream-node-max-entries`.
+    pub stream_node: collections::stream::NodeLimits,
 }
 
 impl Default for Settings {
@@ -179,6 +181,7 @@ impl Default for Settings {
             lazyfree_lazy_expire: false,
             lazyfree_lazy_server_del: false,
             limits: collections::Limits::default(),
+            stream_node: collections::stream::NodeLimits::default(),
         };
         s.apply_defaults(super::Params {
             groups: super::params::KERNEL,
