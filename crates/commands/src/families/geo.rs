@@ -93,23 +93,22 @@ pub const COMMANDS: &[CommandSpec] = &[
         georadiusbymember_ro),
 ];
 
-/// Keys of GEORADIUS / GEORADIUSBYMEMBER: the source, and the last
-/// STORE / STOREDIST destination (Redis's `georadiusGetKeys`).
+/// Keys of GEORADIUS / GEORADIUSBYMEMBER: the source, then every STORE /
+/// STOREDIST destination (as COMMAND GETKEYS shows them from Redis's key
+/// specs; the last one given is the one written).
 fn georadius_keys(args: &[&[u8]]) -> Option<Vec<usize>> {
     if args.len() < 2 {
         return None;
     }
     let mut keys = vec![1];
-    let mut store = None;
     let mut i = 5;
     while i + 1 < args.len() {
         if eq_ic(args[i], "store") || eq_ic(args[i], "storedist") {
-            store = Some(i + 1);
+            keys.push(i + 1);
             i += 1;
         }
         i += 1;
     }
-    keys.extend(store);
     Some(keys)
 }
 
@@ -558,7 +557,7 @@ fn search_generic(ctx: &mut Ctx, args: &[&[u8]], v: Variant) {
         Variant::Search { store: false } => None,
         Variant::RadiusCoords { store_ok } | Variant::RadiusMember { store_ok } => {
             if store_ok {
-                georadius_keys(args).and_then(|k| k.get(1).map(|&i| args[i].to_vec()))
+                georadius_keys(args).and_then(|k| k.get(1..)?.last().map(|&i| args[i].to_vec()))
             } else {
                 None
             }
@@ -726,7 +725,7 @@ mod tests {
             b"storedist",
             b"b",
         ];
-        assert_eq!(georadius_keys(&a), Some(vec![1, 9]));
+        assert_eq!(georadius_keys(&a), Some(vec![1, 7, 9]));
         let a: Vec<&[u8]> = vec![b"georadius", b"src", b"1", b"2", b"3", b"km"];
         assert_eq!(georadius_keys(&a), Some(vec![1]));
     }
