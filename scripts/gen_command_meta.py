@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""Regenerates crates/commands/src/redis_meta.rs from a running Redis 7.0.
+"""Regenerates crates/commands/src/kernel/redis_meta.rs from a running Redis 7.0.
 
 The file holds the interface facts clients parse from `COMMAND INFO` and
 `COMMAND DOCS` (tips, key specifications, since/group/doc flags,
 deprecation, history and argument trees) for every command and subcommand
 petrel implements. Summary and complexity prose are NOT taken from Redis:
 petrel keeps its own in the `cmd!` rows (see "Which source wins" in
-crates/commands/src/spec.rs).
+crates/commands/src/kernel/spec.rs).
 
 Usage: start redis-server 7.0 and petrel, then
-    scripts/gen_command_meta.py REDIS_PORT PETREL_PORT > crates/commands/src/redis_meta.rs
+    scripts/gen_command_meta.py REDIS_PORT PETREL_PORT > crates/commands/src/kernel/redis_meta.rs
 It also prints to stderr every difference in arity, flags, key range and
 ACL categories, which must be fixed in the `cmd!` rows by hand.
 """
@@ -168,7 +168,7 @@ def main():
         pinfo = petrel.cmd("COMMAND", "INFO", top)[0]
         names += [sub[0] for sub in pinfo[9]]
     rows = []
-    for name in sorted(names):
+    for name in sorted(set(names)):
         rinfo = redis.cmd("COMMAND", "INFO", name)[0]
         if rinfo is None:
             print("not in redis: %s" % name, file=sys.stderr)
@@ -208,8 +208,8 @@ HEADER = """\
 //! command and subcommand petrel implements, sorted by full name. Summary
 //! and complexity prose stay in the family modules' `cmd!` rows.
 
-use crate::spec::{Arg, ArgType, BeginSearch, FindKeys, KeySpec};
-use crate::spec::Meta;
+use crate::kernel::spec::{Arg, ArgType, BeginSearch, FindKeys, KeySpec};
+use crate::kernel::spec::Meta;
 
 pub const META: &[Meta] = &[
 """

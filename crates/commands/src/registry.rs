@@ -46,6 +46,8 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     families::streams::COMMANDS,
     // Geo (issue 25): points in sorted sets, math in collections::geo.
     families::geo::COMMANDS,
+    // EVAL, SCRIPT, FUNCTION, FCALL on crate `scripting`.
+    families::scripting::COMMANDS,
 ];
 
 /// Every family's DEBUG subcommands, in DEBUG HELP order.
@@ -59,10 +61,12 @@ pub const CONFIG_GROUPS: &[&[Param]] = &[
     params::server::SERVER,
     params::persistence::PERSISTENCE,
     params::client_limits::CLIENT_LIMITS,
+    params::clients::CLIENTS,
     params::diagnostics::DIAGNOSTICS,
     params::keyspace::KEYSPACE,
     params::memory::MEMORY,
     params::encodings::ENCODINGS,
+    params::scripting::SCRIPTING,
 ];
 
 /// The parameters of [`CONFIG_GROUPS`].
@@ -92,6 +96,7 @@ pub fn command_table(workers: usize) -> CommandTable {
 pub fn runtime_hooks() -> RuntimeHooks {
     RuntimeHooks {
         execute_queued: crate::runtime::dispatch::execute_queued,
+        execute_from_script: crate::runtime::script_call::execute_from_script,
     }
 }
 

@@ -46,6 +46,11 @@ pub struct DeferredLen {
 pub struct ReplyBuf {
     buf: Vec<u8>,
     proto: Protocol,
+    /// Offsets where push frames (Pub/Sub confirmations and messages)
+    /// begin, recorded between [`ReplyBuf::record_pushes`] and
+    /// [`ReplyBuf::take_push_marks`]: a client that turned its replies off
+    /// still gets those (Redis 7.0 delivers every Pub/Sub push).
+    push_marks: Option<Vec<usize>>,
 }
 
 impl ReplyBuf {
@@ -54,6 +59,7 @@ impl ReplyBuf {
         ReplyBuf {
             buf: Vec::new(),
             proto,
+            push_marks: None,
         }
     }
 
@@ -62,6 +68,7 @@ impl ReplyBuf {
         ReplyBuf {
             buf: Vec::with_capacity(cap),
             proto,
+            push_marks: None,
         }
     }
 
@@ -124,6 +131,31 @@ impl ReplyBuf {
     /// Appends bytes that are already valid RESP.
     pub fn raw(&mut self, bytes: &[u8]) {
         self.buf.extend_from_slice(bytes);
+    }
+
+    /// Appends one pre-encoded push frame (see [`ReplyBuf::push_len`]).
+    pub fn raw_push(&mut self, frame: &[u8]) {
+        self.mark_push();
+        self.buf.extend_from_slice(frame);
+    }
+
+    /// Starts recording where push frames begin (no allocation until one
+    /// is written).
+    pub fn record_pushes(&mut self) {
+        self.push_marks = Some(Vec::new());
+    }
+
+    /// Stops recording and returns the offsets of the push frames written
+    /// since [`ReplyBuf::record_pushes`], in order.
+    pub fn take_push_marks(&mut self) -> Vec<usize> {
+        self.push_marks.take().unwrap_or_default()
+    }
+
+    #[inline]
+    fn mark_push(&mut self) {
+        if let Some(m) = self.push_marks.as_mut() {
+            m.push(self.buf.len());
+        }
     }
 
     #[inline]
@@ -262,6 +294,7 @@ impl ReplyBuf {
 
     /// RESP3 `>n\r\n`, RESP2 `*n\r\n` (pub/sub messages).
     pub fn push_len(&mut self, n: usize) {
+        self.mark_push();
         let p = if self.is_resp3() { b'>' } else { b'*' };
         self.header(p, n as u64);
     }

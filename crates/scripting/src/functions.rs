@@ -403,9 +403,16 @@ impl FunctionEngine {
             self.functions.clear();
         }
         for code in codes {
-            let res = self
-                .compile_and_run(None, code, policy != RestorePolicy::Append)
-                .map(|lib| self.install(lib));
+            // Redis loads the payload's libraries first, then joins them to
+            // the existing ones: a name collision reads differently from
+            // FUNCTION LOAD's.
+            let res = self.compile_and_run(None, code, true).and_then(|lib| {
+                if policy == RestorePolicy::Append && self.libraries.contains_key(&lib.name) {
+                    return Err(format!("ERR Library {} already exists", lib.name));
+                }
+                self.install(lib);
+                Ok(())
+            });
             if let Err(e) = res {
                 self.libraries = saved_libs;
                 self.functions = saved_fns;

@@ -14,7 +14,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Instant;
 
-use commands::kernel::client::{Client, ClientKind};
+use commands::kernel::client::{Client, ClientKind, ClientShared};
 use commands::kernel::config::{OutputLimit, Settings};
 use commands::kernel::server::Server;
 use commands::runtime::dispatch::{self, Outcome};
@@ -41,11 +41,17 @@ pub struct Conn {
     pub write_interest: bool,
     /// Waiting for CLIENT PAUSE to end before running the next command.
     pub paused: bool,
+    /// The worker counts this paused client in `blocked_clients` (and
+    /// shows it with flag `b`), as Redis counts clients postponed by
+    /// CLIENT PAUSE.
+    pub paused_counted: bool,
     /// Close once the pending output is written.
     pub closing: bool,
     /// Close now, dropping pending output.
     pub dead: bool,
     soft_limit_since: Option<Instant>,
+    /// Largest reply-buffer use since the buffer was last emptied (`rbp`).
+    out_peak: usize,
 }
 
 pub enum ReadResult {
@@ -68,9 +74,11 @@ impl Conn {
             wpos: 0,
             write_interest: false,
             paused: false,
+            paused_counted: false,
             closing: false,
             dead: false,
             soft_limit_since: None,
+            out_peak: 0,
         }
     }
 
@@ -156,6 +164,11 @@ impl Conn {
                             }
                             &big
                         };
+                        // `qbuf` counts the running command, as in Redis.
+                        self.client
+                            .shared
+                            .qbuf
+                            .store((self.rlen - self.rpos) as u64, Relaxed);
                         let client = &mut self.client;
                         let out = &mut self.out;
                         catch_unwind(AssertUnwindSafe(|| {
@@ -214,6 +227,8 @@ impl Conn {
             }
         }
         self.compact();
+        self.out_peak = self.out_peak.max(self.out.len());
+        self.account_memory();
         let pending = (self.rlen - self.rpos) as u64;
         self.client.shared.qbuf.store(pending, Relaxed);
         self.client
@@ -291,7 +306,35 @@ impl Conn {
             .shared
             .omem
             .store(self.pending_output() as u64, Relaxed);
+        self.account_memory();
         result
+    }
+
+    /// Publishes this client's memory (`tot-mem`, `rbs`, `rbp`), counted by
+    /// Redis's rule: query buffer, reply buffer, pending output, the running
+    /// command's arguments, queued MULTI commands, and the client structs.
+    /// `maxmemory-clients` eviction reads `tot-mem`.
+    pub fn account_memory(&mut self) {
+        let sh = &self.client.shared;
+        let out_cap = self.out.vec_mut().capacity();
+        let queue_array = self
+            .client
+            .tx
+            .queue
+            .as_ref()
+            .map_or(0, |q| q.capacity() * std::mem::size_of::<Vec<Vec<u8>>>());
+        let structs = std::mem::size_of::<Conn>() + std::mem::size_of::<ClientShared>();
+        let tot = self.rbuf.len()
+            + out_cap
+            + queue_array
+            + structs
+            + (sh.argv_mem.load(Relaxed) + sh.multi_mem.load(Relaxed)) as usize;
+        sh.tot_mem.store(tot as u64, Relaxed);
+        sh.rbs.store(out_cap as u64, Relaxed);
+        sh.rbp.store(self.out_peak as u64, Relaxed);
+        if self.out.is_empty() {
+            self.out_peak = 0;
+        }
     }
 
     /// Applies `client-output-buffer-limit`: true if the client must be closed.

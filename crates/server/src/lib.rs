@@ -38,6 +38,7 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         let _ = std::fs::write(&settings.pidfile, format!("{}\n", std::process::id()));
     }
     commands::base::stopwatch::calibrate();
+    commands::kernel::scripting::set_log_sink(log::log);
     let threads = settings.threads.max(1);
     let srv = Arc::new(commands::registry::build_server(
         settings.clone(),

@@ -57,6 +57,25 @@ pub struct Worker {
     last_cron: Instant,
     /// The last poll returned events (see `busy-poll` in `run`).
     served_last_poll: bool,
+    /// Connections whose readable event the script pump saw while they
+    /// were running a script (out of the slab): read after it.
+    missed: Vec<usize>,
+    /// When the script pump last tried every connection.
+    last_sweep: Instant,
+}
+
+/// The script pump this worker installs (see `kernel::scripting::pump`).
+///
+/// # Safety
+/// `data` is the `*mut Worker` that `run_commands` derived from its own
+/// `&mut self` right before running the connection's commands; the script
+/// calling this runs inside that call, on this thread, and nothing else
+/// borrows the worker meanwhile (the connection is out of the slab and the
+/// server and settings are borrowed from their `Arc`s).
+unsafe fn pump(data: *mut ()) {
+    // SAFETY: see the function's contract.
+    let w = unsafe { &mut *data.cast::<Worker>() };
+    w.pump_events();
 }
 
 pub fn limits_from(s: &Settings) -> Limits {
@@ -95,6 +114,8 @@ impl Worker {
             blocked: Vec::new(),
             last_cron: Instant::now(),
             served_last_poll: false,
+            missed: Vec::new(),
+            last_sweep: Instant::now(),
         }
     }
 
@@ -151,6 +172,13 @@ impl Worker {
             }
             commands::base::clock::refresh_cached_clock();
             self.refresh_settings();
+            // Messages first: an invalidation sent before a write was
+            // acknowledged must reach its client before that client's
+            // next command reads the new value (client-side caching).
+            if self.drain_inbox() {
+                self.close_all();
+                return;
+            }
             for ev in events.iter() {
                 if ev.token() == WAKER {
                     if self.drain_inbox() {
@@ -183,6 +211,13 @@ impl Worker {
             if !self.blocked.is_empty() {
                 self.expire_blocked();
             }
+            // Redis's "before sleep" work: BCAST invalidations of this pass
+            // and the tracking-table limit.
+            commands::services::tracking::end_of_loop(
+                &self.srv,
+                self.settings.tracking_table_max_keys,
+            );
+            commands::services::client_eviction::evict_clients(&self.srv, &self.settings);
             // Messages this thread sent itself (no wake was needed for them).
             if self.drain_inbox() {
                 self.close_all();
@@ -315,14 +350,30 @@ impl Worker {
     }
 
     fn run_commands(&mut self, slot: usize) {
-        let Some(conn) = self.conns.get_mut(slot).and_then(|c| c.as_mut()) else {
+        // The connection leaves the slab while its commands run, and the
+        // server and settings are reached through their `Arc`s (not through
+        // `self`), so the script pump may use `self` meanwhile (see `pump`).
+        let Some(mut conn) = self.conns.get_mut(slot).and_then(|c| c.take()) else {
             return;
         };
         if !conn.dead {
             conn.limits_unauth(&mut self.limits, &self.settings);
-            conn.process(&self.srv, &self.settings, &self.limits);
+            let limits = self.limits.clone();
+            let srv: *const Server = &*self.srv;
+            let settings: *const Settings = &*self.settings;
+            let this: *mut Worker = self;
+            let prev = commands::kernel::scripting::set_pump(Some((pump, this.cast())));
+            // SAFETY: both point into `Arc` allocations this worker keeps
+            // alive (the pump never replaces `srv`, and `settings` only
+            // changes in `refresh_settings`, which the pump does not call);
+            // neither points into `self`, which the pump may borrow.
+            let (srv, settings) = unsafe { (&*srv, &*settings) };
+            conn.process(srv, settings, &limits);
+            commands::kernel::scripting::set_pump(prev);
             self.limits.unauthenticated = false;
         }
+        self.conns[slot] = Some(conn);
+        let conn = self.conns[slot].as_mut().expect("just put back");
         if conn.client.blocked.is_some() && !self.blocked.contains(&slot) {
             self.blocked.push(slot);
             conn.client.shared.set_flag(cflag::BLOCKED, true);
@@ -331,10 +382,69 @@ impl Worker {
         if conn.paused && !self.paused.contains(&slot) {
             self.paused.push(slot);
         }
+        if conn.paused != conn.paused_counted {
+            conn.paused_counted = conn.paused;
+            if conn.paused {
+                self.srv.stats.blocked_clients.fetch_add(1, Relaxed);
+            } else {
+                self.srv.stats.blocked_clients.fetch_sub(1, Relaxed);
+            }
+            let blocked = conn.paused || conn.client.blocked.is_some();
+            conn.client.shared.set_flag(cflag::BLOCKED, blocked);
+        }
         if conn.client.shutdown_requested {
             self.srv.shutdown_requested.store(true, Relaxed);
         }
         self.touched.push(slot);
+        // Input that arrived while this connection was out of the slab
+        // (its edge was taken by the pump).
+        if let Some(i) = self.missed.iter().position(|&s| s == slot) {
+            self.missed.swap_remove(i);
+            self.on_readable(slot);
+        }
+    }
+
+    /// One pass over this worker's events while a script runs on this
+    /// thread past `busy-reply-threshold`: other clients get their `-BUSY`
+    /// (or run SCRIPT KILL, FUNCTION KILL, SHUTDOWN NOSAVE...), as Redis
+    /// serves events from its script hook. Inbox messages wait for the main
+    /// loop, which drains the inbox on every turn.
+    fn pump_events(&mut self) {
+        // Readiness the main loop already took from the poll for a
+        // connection it had not reached when the script started is seen by
+        // no poll: try every connection now and then.
+        // The same goes for the waker: take new connections every time.
+        self.accept_new();
+        if self.last_sweep.elapsed() >= Duration::from_millis(50) {
+            self.last_sweep = Instant::now();
+            for slot in 0..self.conns.len() {
+                if self.conns[slot].is_some() {
+                    self.on_readable(slot);
+                }
+            }
+        }
+        let mut events = Events::with_capacity(256);
+        if self.poll.poll(&mut events, Some(Duration::ZERO)).is_err() {
+            return;
+        }
+        for ev in events.iter() {
+            if ev.token() == WAKER {
+                self.accept_new();
+                continue;
+            }
+            let slot = ev.token().0 - 1;
+            if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
+                if self.conns.get(slot).is_some_and(|c| c.is_none()) && !self.free.contains(&slot) {
+                    self.missed.push(slot);
+                } else {
+                    self.on_readable(slot);
+                }
+            }
+            if ev.is_writable() {
+                self.mark(slot);
+            }
+        }
+        self.flush_touched();
     }
 
     fn flush_touched(&mut self) {
@@ -458,6 +568,9 @@ impl Worker {
             let _ = self.poll.registry().deregister(&mut conn.stream);
             if commands::services::connection::close(&self.srv, &mut conn.client) {
                 self.blocked.retain(|&s| s != slot);
+            }
+            if conn.paused_counted {
+                self.srv.stats.blocked_clients.fetch_sub(1, Relaxed);
             }
             self.by_id.remove(&conn.client.id);
             self.srv.clients.remove(conn.client.id);

@@ -704,6 +704,49 @@ impl Quicklist {
         self.nodes.iter()
     }
 
+    /// A list made of `nodes` in order (nodes loaded from an RDB file or a
+    /// DUMP payload), with `list-max-listpack-size = fill` and
+    /// `list-compress-depth = depth`. Empty nodes are skipped; a node over
+    /// the fill limit is split (its elements appended one by one); then
+    /// every node is brought in line with the compress depth, so a
+    /// compressed node that stays interior is kept as it is, without being
+    /// decompressed and compressed again.
+    ///
+    /// The caller guarantees the node invariants of [`node`]: a
+    /// `Node::Lzf` decompresses to a valid listpack of `raw_len` bytes and
+    /// `count` elements, and is smaller than `raw_len` by more than
+    /// `MIN_COMPRESS_IMPROVE` with `raw_len >= MIN_COMPRESS_BYTES`.
+    pub fn from_nodes(fill: i32, depth: u32, nodes: impl IntoIterator<Item = Node>) -> Quicklist {
+        let mut ql = Quicklist::new(fill);
+        ql.configured = depth.min(u16::MAX as u32);
+        ql.depth = match ql.configured {
+            0 => AUTO_DEPTH,
+            d => d as usize,
+        };
+        for n in nodes {
+            if n.is_empty() {
+                continue;
+            }
+            if ql.within(n.bytes_len(), n.len()) {
+                ql.packed |= !matches!(n, Node::Raw(_));
+                ql.len += n.len();
+                ql.node_heap += n.heap_bytes();
+                ql.nodes.push_back(n);
+            } else {
+                let mut buf = Vec::new();
+                n.with_view(&mut buf, |lp| {
+                    for v in lp.iter() {
+                        let mut b = [0u8; 20];
+                        ql.push_back(crate::value::hash::lp_bytes(v, &mut b));
+                    }
+                });
+            }
+        }
+        ql.packed = true;
+        ql.settle(0..ql.nodes.len());
+        ql
+    }
+
     /// Append a node loaded from RDB (skipped when empty).
     pub fn push_node(&mut self, lp: Listpack) {
         if lp.is_empty() {

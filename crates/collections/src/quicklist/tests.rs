@@ -262,3 +262,41 @@ fn incompressible_nodes_stay_plain() {
 fn node_is_32_bytes() {
     assert_eq!(std::mem::size_of::<Node>(), 32);
 }
+
+/// `from_nodes` keeps interior compressed nodes, decompresses the ends,
+/// compresses plain interior nodes and splits nodes over the fill limit.
+#[test]
+fn from_nodes_settles_and_splits() {
+    let elems: Vec<Vec<u8>> = (0..400)
+        .map(|i| format!("element:{}", i % 37).into_bytes())
+        .collect();
+    for depth in [0u32, 1, 2] {
+        // Nodes of 20 elements, every other one compressed.
+        let mut nodes = Vec::new();
+        for (k, chunk) in elems.chunks(20).enumerate() {
+            let mut lp = Listpack::new();
+            for e in chunk {
+                lp.push_back(e);
+            }
+            let mut n = Node::Raw(lp);
+            if k % 2 == 1 {
+                n.compress();
+                assert!(n.is_compressed());
+            }
+            nodes.push(n);
+        }
+        // One node far over a fill of 10 elements.
+        let mut big = Listpack::new();
+        for e in &elems {
+            big.push_back(e);
+        }
+        nodes.push(Node::Raw(big));
+        nodes.push(Node::Raw(Listpack::new()));
+        let q = Quicklist::from_nodes(10, depth, nodes);
+        q.check();
+        let mut want = elems.clone();
+        want.extend(elems.iter().cloned());
+        assert_eq!(q.to_vecs(), want);
+        assert_eq!(q.compress_depth(), depth);
+    }
+}

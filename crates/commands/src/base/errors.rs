@@ -79,7 +79,6 @@ pub const ERR_NO_RUNTIME: &str = "ERR no command runtime in this server";
 pub const ERR_NO_SHUTDOWN_PROGRESS: &str = "ERR No shutdown in progress.";
 pub const ERR_NO_SUCH_CLIENT: &str = "ERR No such client";
 pub const ERR_NO_SUCH_KEY: &str = "ERR no such key";
-pub const ERR_NUMKEYS_OVER_ARGS: &str = "ERR Number of keys can't be greater than number of args";
 pub const ERR_NUMKEYS_SHOULD_GREATER_THAN_0: &str = "ERR numkeys should be greater than 0";
 pub const ERR_NX_AND_XX_GT_LT: &str =
     "ERR NX and XX, GT or LT options at the same time are not compatible";
@@ -116,6 +115,8 @@ pub const ERR_VALUE_OUT_OF_RANGE_MUST_POSITIVE: &str =
 pub const ERR_WATCH_INSIDE_MULTI_NOT_ALLOWED: &str = "ERR WATCH inside MULTI is not allowed";
 pub const ERR_WEIGHT_VALUE_NOT_FLOAT: &str = "ERR weight value is not a float";
 pub const ERR_XX_AND_NX: &str = "ERR XX and NX options at the same time are not compatible";
+pub const ERR_RESP2_NOT_SUPPORTED: &str = "ERR RESP2 is not supported by this command";
+pub const ERR_DEBUG_PROTOCOL_TYPE: &str = "ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false";
 pub const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
 pub const NOAUTH: &str = "NOAUTH Authentication required.";
 pub const NOAUTH_HELLO: &str = "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time";
@@ -237,3 +238,63 @@ pub fn no_such_user(name: &str) -> String {
 pub fn hello_syntax(option: &str) -> String {
     format!("ERR Syntax error in HELLO option '{option}'")
 }
+
+// Client-side caching (CLIENT TRACKING / CACHING), Redis 7.0.15's texts.
+pub const ERR_TRACKING_PREFIX_NEEDS_BCAST: &str =
+    "ERR PREFIX option requires BCAST mode to be enabled";
+pub const ERR_TRACKING_SWITCH_BCAST: &str = "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode.";
+pub const ERR_TRACKING_OPT_BCAST: &str = "ERR OPTIN and OPTOUT are not compatible with BCAST";
+pub const ERR_TRACKING_OPTIN_AND_OPTOUT: &str =
+    "ERR You can't specify both OPTIN mode and OPTOUT mode";
+pub const ERR_TRACKING_SWITCH_OPT: &str = "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode.";
+pub const ERR_TRACKING_ONE_REDIRECT: &str =
+    "ERR A client can only redirect to a single other client";
+pub const ERR_TRACKING_NO_REDIRECT_CLIENT: &str =
+    "ERR The client ID you want redirect to does not exist";
+pub const ERR_CACHING_NOT_TRACKING: &str = "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled";
+pub const ERR_CACHING_YES_NEEDS_OPTIN: &str =
+    "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.";
+pub const ERR_CACHING_NO_NEEDS_OPTOUT: &str =
+    "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.";
+
+/// A new tracking prefix overlaps one the client already has.
+pub fn tracking_prefix_overlaps_existing(new: &str, old: &str) -> String {
+    format!("ERR Prefix '{new}' overlaps with an existing prefix '{old}'. Prefixes for a single client must not overlap.")
+}
+
+/// Two prefixes of one CLIENT TRACKING call overlap.
+pub fn tracking_prefix_overlaps_provided(new: &str, other: &str) -> String {
+    format!("ERR Prefix '{new}' overlaps with another provided prefix '{other}'. Prefixes for a single client must not overlap.")
+}
+
+// Scripting (EVAL, SCRIPT, FUNCTION, FCALL and the commands scripts call).
+pub const BUSY_EVAL: &str =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+pub const BUSY_FUNCTION: &str =
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+pub const NOTBUSY: &str = "NOTBUSY No scripts in execution right now.";
+pub const UNKILLABLE: &str = "UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.";
+pub const ERR_SCRIPT_UNKNOWN_COMMAND: &str = "ERR Unknown Redis command called from script";
+pub const ERR_SCRIPT_WRONG_ARGS: &str =
+    "ERR Wrong number of args calling Redis command from script";
+pub const ERR_SCRIPT_NOSCRIPT: &str = "ERR This Redis command is not allowed from script";
+pub const ERR_SCRIPT_READ_ONLY: &str = "ERR Write commands are not allowed from read-only scripts.";
+pub const ERR_SCRIPT_WRITE_FLAG_RO: &str =
+    "ERR Can not execute a script with write flag using *_ro command.";
+pub const ERR_SCRIPT_ALLOW_OOM: &str =
+    "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'";
+pub const ERR_NUMKEYS_NEGATIVE: &str = "ERR Number of keys can't be negative";
+pub const ERR_NUMKEYS_OVER_ARGS: &str = "ERR Number of keys can't be greater than number of args";
+pub const ERR_FUNCTION_FLUSH_ONLY_SUPPORTS_SYNC_ASYNC_OPTION: &str =
+    "ERR FUNCTION FLUSH only supports SYNC|ASYNC option";
+pub const ERR_FUNCTION_NOT_FOUND: &str = "ERR Function not found";
+pub const ERR_LIBRARY_NAME_ARGUMENT_WAS_NOT_GIVEN: &str = "ERR library name argument was not given";
+pub const ERR_SCRIPT_DEBUG_MUST_CALLED_OUTSIDE_MULTI: &str =
+    "ERR SCRIPT DEBUG must be called outside MULTI";
+pub const ERR_SCRIPT_DEBUG_YES_SYNC_NO: &str = "ERR Use SCRIPT DEBUG YES/SYNC/NO";
+pub const ERR_SCRIPT_DEBUG_YES_SYNC_NOT_SUPPORTED_SERVER: &str =
+    "ERR SCRIPT DEBUG YES/SYNC is not supported: this server has no Lua debugger";
+pub const ERR_SCRIPT_FLUSH_ONLY_SUPPORT_SYNC_ASYNC_OPTION: &str =
+    "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
+pub const ERR_WRONG_RESTORE_POLICY_GIVEN_VALUE_SHOULD_EITHER: &str =
+    "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.";

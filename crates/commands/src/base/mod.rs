@@ -5,6 +5,7 @@
 pub mod clock;
 pub mod errors;
 pub mod glob;
+pub mod log;
 pub mod parse;
 pub mod sched;
 pub mod stopwatch;

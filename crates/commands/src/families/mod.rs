@@ -20,6 +20,7 @@ pub mod hyperloglog;
 pub mod keys;
 pub mod lists;
 pub mod pubsub;
+pub mod scripting;
 pub mod server;
 pub mod sets;
 pub mod streams;

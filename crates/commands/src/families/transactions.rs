@@ -75,6 +75,7 @@ fn exec(ctx: &mut Ctx, _args: &[&[u8]]) {
     });
     ctx.client.in_exec = false;
     ctx.client.shared.multi.store(-1, Relaxed);
+    ctx.client.shared.multi_mem.store(0, Relaxed);
     ctx.client.shared.set_flag(cflag::MULTI, false);
 }
 

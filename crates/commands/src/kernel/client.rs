@@ -119,6 +119,14 @@ pub struct ClientShared {
     pub pubsub_queued: AtomicU64,
     /// Set by `CLIENT UNBLOCK`: 1 = timeout, 2 = error.
     pub unblock: AtomicU8,
+    /// `multi-mem`: Redis's rule for queued MULTI commands, the bytes of
+    /// their arguments plus one pointer per argument.
+    pub multi_mem: AtomicU64,
+    /// Reply buffer size and peak use (`rbs`, `rbp`), kept by the connection.
+    pub rbs: AtomicU64,
+    pub rbp: AtomicU64,
+    /// CLIENT TRACKING REDIRECT target (0 = none; `redir=` in CLIENT LIST).
+    pub tracking_redir: AtomicU64,
     pub worker: usize,
     pub strings: Mutex<ClientStrings>,
 }
@@ -139,6 +147,10 @@ pub mod cflag {
     pub const TRACKING: u32 = 1 << 11; // t
     pub const REPLICA: u32 = 1 << 12; // S
     pub const MASTER: u32 = 1 << 13; // M
+                                     // Client-side caching (see `kernel::tracking`).
+    pub const TRACKING_BROKEN_REDIR: u32 = 1 << 14; // R
+    pub const TRACKING_BCAST: u32 = 1 << 15; // B
+    pub const TRACKING_NOLOOP: u32 = 1 << 16;
 }
 
 impl ClientShared {
@@ -186,6 +198,10 @@ impl ClientShared {
             killed: AtomicBool::new(false),
             pubsub_queued: AtomicU64::new(0),
             unblock: AtomicU8::new(0),
+            tracking_redir: AtomicU64::new(0),
+            multi_mem: AtomicU64::new(0),
+            rbs: AtomicU64::new(0),
+            rbp: AtomicU64::new(0),
             worker,
             strings: Mutex::new(ClientStrings {
                 user: "default".into(),
@@ -209,7 +225,7 @@ impl ClientShared {
     pub fn flag_letters(&self) -> String {
         let f = self.flags.load(Relaxed);
         let mut s = String::new();
-        // Redis's order: O or S, M, P, x, b, t, d, c, A, U, r, e, T.
+        // Redis's order: O or S, M, P, x, b, t, R, B, d, c, A, U, r, e, T.
         let pairs = [
             (cflag::MONITOR, 'O'),
             (cflag::REPLICA, 'S'),
@@ -218,6 +234,8 @@ impl ClientShared {
             (cflag::MULTI, 'x'),
             (cflag::BLOCKED, 'b'),
             (cflag::TRACKING, 't'),
+            (cflag::TRACKING_BROKEN_REDIR, 'R'),
+            (cflag::TRACKING_BCAST, 'B'),
             (cflag::DIRTY_CAS, 'd'),
             (cflag::CLOSE_AFTER_REPLY, 'c'),
             (cflag::CLOSE_ASAP, 'A'),
@@ -280,6 +298,8 @@ pub struct Client {
     pub modified: Vec<(usize, Vec<u8>)>,
     /// How many changes the running command signalled (dirty counter).
     pub changes: u64,
+    /// Client-side caching mode (CLIENT TRACKING; see `kernel::tracking`).
+    pub tracking: crate::kernel::tracking::ClientTracking,
 }
 
 impl Client {
@@ -307,6 +327,7 @@ impl Client {
             ready_keys: Vec::new(),
             modified: Vec::new(),
             changes: 0,
+            tracking: Default::default(),
         }
     }
 

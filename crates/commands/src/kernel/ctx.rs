@@ -50,11 +50,11 @@ impl<'a> Ctx<'a> {
     /// the client's database. `class` is one of the `notify::*` class bits.
     /// Records that the running command changed `key` in database `db`
     /// (Redis's signalModifiedKey): after the command, WATCHes on it are
-    /// invalidated and the dirty counter grows. A write that changes nothing
+    /// invalidated, client-side caches of it too, and the dirty counter grows. A write that changes nothing
     /// signals nothing, so it leaves WATCHes alone as in Redis.
     pub fn modified(&mut self, db: usize, key: &[u8]) {
         self.client.changes += 1;
-        if self.srv.watches.any() {
+        if self.srv.watches.any() || self.srv.tracking.any() {
             self.client.modified.push((db, key.to_vec()));
         }
     }

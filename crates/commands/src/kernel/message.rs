@@ -69,7 +69,7 @@ impl Published {
             self.encode_into(&mut b);
             b.take()
         });
-        out.raw(bytes);
+        out.raw_push(bytes);
     }
 
     fn encode_into(&self, out: &mut resp::ReplyBuf) {

@@ -30,9 +30,12 @@ pub mod pubsub;
 #[rustfmt::skip]
 pub mod redis_meta;
 pub mod coll;
+pub mod replication;
+pub mod scripting;
 pub mod server;
 pub mod slowlog;
 pub mod spec;
 pub mod stats;
 pub mod table;
+pub mod tracking;
 pub mod watches;

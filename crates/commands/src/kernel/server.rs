@@ -31,6 +31,7 @@ use crate::kernel::hub::Hub;
 use crate::kernel::lazyfree::LazyFree;
 use crate::kernel::notify;
 use crate::kernel::pubsub::PubSub;
+use crate::kernel::scripting::{ScriptCall, Scripting};
 use crate::kernel::slowlog::{LatencyMonitor, SlowLog};
 use crate::kernel::stats::Stats;
 use crate::kernel::table::CommandTable;
@@ -40,11 +41,18 @@ use crate::kernel::watches::Watches;
 /// was queued), writing its reply to the buffer.
 pub type ExecuteQueued = fn(&Server, &mut Client, &Settings, &[&[u8]], &mut ReplyBuf);
 
+/// Runs one command called by a script (`redis.call`) for the script's
+/// client, with the checks Redis applies to script calls, writing its reply
+/// (in the protocol of the buffer) to the buffer.
+pub type ExecuteFromScript =
+    fn(&Server, &mut Client, &Settings, &[&[u8]], &ScriptCall, &mut ReplyBuf);
+
 /// Entry points of the runtime that commands call back into, installed by
 /// `crate::registry` (the kernel cannot name the runtime).
 #[derive(Clone, Copy)]
 pub struct RuntimeHooks {
     pub execute_queued: ExecuteQueued,
+    pub execute_from_script: ExecuteFromScript,
 }
 /// `CLIENT PAUSE` state.
 #[derive(Clone, Copy, Debug, Default)]
@@ -110,8 +118,16 @@ pub struct Server {
     pub eviction: Eviction,
     /// Clients waiting in blocking commands.
     pub blocking: Blocking,
+    /// Client-side caching: who read which key (see `services::tracking`).
+    pub tracking: crate::kernel::tracking::Tracking,
     /// Runtime entry points commands call back into.
     pub hooks: RuntimeHooks,
+    /// Replication IDs (INFO replication, DEBUG CHANGE-REPL-ID).
+    pub replication: crate::kernel::replication::Replication,
+    /// `DEBUG PAUSE-CRON 1`: the cron skips its work until set back.
+    pub cron_paused: AtomicBool,
+    /// The Lua engines and the running script (see `kernel::scripting`).
+    pub scripting: Scripting,
     /// CLIENT PAUSE state; written through [`Server::set_pause`] only.
     pause: Mutex<Pause>,
     /// Copy of `pause.until_ms` so the per-command check is one atomic load.
@@ -145,6 +161,7 @@ impl Server {
         eviction.apply(&settings, &keyspace);
         let lazyfree = LazyFree::default();
         lazyfree.install_store_hook(&keyspace);
+        let scripting = Scripting::new(settings.threads);
         Server {
             keyspace,
             config: ConfigStore::new(settings, config_file, params),
@@ -157,9 +174,13 @@ impl Server {
             pubsub: Default::default(),
             watches: Default::default(),
             blocking: Default::default(),
+            tracking: Default::default(),
             lazyfree,
             eviction,
             hooks,
+            replication: Default::default(),
+            cron_paused: AtomicBool::new(false),
+            scripting,
             pause: Mutex::new(Pause::default()),
             pause_until_ms: AtomicU64::new(0),
             monitors: Mutex::new(Vec::new()),
@@ -182,8 +203,19 @@ impl Server {
         fn no_runtime(_: &Server, _: &mut Client, _: &Settings, _: &[&[u8]], out: &mut ReplyBuf) {
             out.error(errors::ERR_NO_RUNTIME);
         }
+        fn no_script_runtime(
+            _: &Server,
+            _: &mut Client,
+            _: &Settings,
+            _: &[&[u8]],
+            _: &ScriptCall,
+            out: &mut ReplyBuf,
+        ) {
+            out.error(errors::ERR_NO_RUNTIME);
+        }
         let hooks = RuntimeHooks {
             execute_queued: no_runtime,
+            execute_from_script: no_script_runtime,
         };
         let params = Params {
             groups: crate::kernel::config::params::KERNEL,
@@ -228,6 +260,9 @@ impl Server {
         let mut g = self.pause.lock();
         *g = p;
         self.pause_until_ms.store(p.until_ms, Relaxed);
+        // While paused, the dataset stays as it is: no expiry, no eviction
+        // (Redis 7.0); the cron thaws it when the pause ends.
+        self.keyspace.set_expiry_frozen(p.until_ms != 0);
     }
 
     pub fn pause_state(&self) -> Pause {

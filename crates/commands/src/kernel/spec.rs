@@ -40,6 +40,10 @@ pub type Handler = fn(&mut Ctx<'_>, &[&[u8]]);
 /// indexes in `args` (args[0] is the command name); empty when none.
 pub type Redactor = fn(&[&[u8]]) -> Vec<usize>;
 
+/// The flags a call has when they depend on its arguments (EVAL: the
+/// script's shebang flags replace `write`, `denyoom` and `stale`).
+pub type FlagsOf = fn(&crate::kernel::server::Server, &[&[u8]], u32) -> u32;
+
 /// Extracts key positions for commands whose keys are not a simple range
 /// (e.g. `numkeys` arguments). Returns `None` when the arguments are malformed.
 pub type KeyFinder = fn(&[&[u8]]) -> Option<Vec<usize>>;
@@ -83,12 +87,18 @@ pub mod flag {
     /// PAUSE) or needs memory (for `maxmemory`) is decided by the queued
     /// commands.
     pub const RUNS_QUEUE: u32 = 1 << 23;
-    /// Runs even while clients are paused (CLIENT UNPAUSE).
-    pub const PAUSE_EXEMPT: u32 = 1 << 24;
     /// Changes whole databases (FLUSHDB, FLUSHALL, SWAPDB): counts as one
     /// change for the dirty counter, and names no keys to wake blocked
     /// clients by (the command hands its ready keys over itself).
     pub const WHOLE_KEYSPACE: u32 = 1 << 25;
+    /// Leaves a `CLIENT CACHING` choice for the command after it (the CLIENT
+    /// subcommands, as in Redis); any other command uses it up.
+    pub const KEEPS_CACHING: u32 = 1 << 26;
+    /// Runs a script (EVAL, EVALSHA, FCALL and their `_RO` forms): dispatch
+    /// makes it the one running script before the call (see
+    /// `kernel::scripting`), shows it to MONITOR before the commands it
+    /// calls, and takes its write/denyoom flags from the spec's `flags_of`.
+    pub const RUNS_SCRIPT: u32 = 1 << 27;
 
     /// (flag, name) pairs in the order Redis 7.0 prints them in `COMMAND INFO`.
     /// `may_replicate`, `subscribed_ok` and `sentinel_ok` are internal and
@@ -547,6 +557,8 @@ pub struct CommandSpec {
     pub subcommands: &'static [CommandSpec],
     /// Arguments to hide from MONITOR and SLOWLOG (see [`Redactor`]).
     pub redact: Option<Redactor>,
+    /// Per-call flags (see [`FlagsOf`]); `None` = `flags`.
+    pub flags_of: Option<FlagsOf>,
 }
 
 impl CommandSpec {
@@ -565,6 +577,7 @@ impl CommandSpec {
             handler: Some(handler),
             subcommands: &[],
             redact: None,
+            flags_of: None,
         }
     }
 

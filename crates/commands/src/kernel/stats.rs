@@ -18,6 +18,8 @@ pub struct Stats {
     pub unexpected_error_replies: AtomicU64,
     pub client_qbuf_limit_disconnections: AtomicU64,
     pub client_output_buffer_limit_disconnections: AtomicU64,
+    /// Clients closed by `maxmemory-clients` (`evicted_clients`).
+    pub evicted_clients: AtomicU64,
     pub total_reads_processed: AtomicU64,
     pub total_writes_processed: AtomicU64,
     pub connected_clients: AtomicU64,
@@ -67,6 +69,7 @@ impl Stats {
             &self.unexpected_error_replies,
             &self.client_qbuf_limit_disconnections,
             &self.client_output_buffer_limit_disconnections,
+            &self.evicted_clients,
             &self.total_reads_processed,
             &self.total_writes_processed,
             &self.expired_keys,

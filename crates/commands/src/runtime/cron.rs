@@ -21,6 +21,9 @@ fn sample_metrics(srv: &Server, now_ms: u64) {
 }
 
 pub fn tick(srv: &Server) {
+    if srv.cron_paused.load(Relaxed) {
+        return;
+    }
     let now = crate::base::clock::unix_time_ms();
     static LAST_SECOND_S: AtomicU64 = AtomicU64::new(0);
     if LAST_SECOND_S.swap(now / 1000, Relaxed) != now / 1000 {
@@ -34,7 +37,9 @@ pub fn tick(srv: &Server) {
     sample_metrics(srv, now);
     active_expire(srv);
     crate::services::eviction::cron(srv);
+    crate::services::tracking::expired(srv, None);
     crate::services::expiry::publish_expired(srv);
+    crate::services::tracking::end_of_loop(srv, srv.settings().tracking_table_max_keys);
 }
 
 /// Redis's slow cycle spends at most 25% of each `1/hz` period on expiry.

@@ -1,6 +1,7 @@
 //! Command execution: lookup, arity, authentication, the `maxmemory` gate,
 //! MULTI queueing, pause, then the handler, then statistics, SLOWLOG,
-//! LATENCY, MONITOR feeds, WATCH invalidation and blocked-client wake-ups.
+//! LATENCY, MONITOR feeds, WATCH invalidation, client-side caching
+//! (`services::tracking`) and blocked-client wake-ups.
 //!
 //! This is the single entry point the network layer calls for every parsed
 //! command; everything a command needs besides its arguments comes from the
@@ -19,7 +20,6 @@ use crate::kernel::config::Settings;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::server::Server;
 use crate::kernel::spec::{flag, CommandSpec};
-use crate::kernel::table::CommandEntry;
 
 /// What the network layer should do after [`execute`].
 #[derive(Debug, PartialEq, Eq)]
@@ -42,7 +42,11 @@ pub fn execute(
     out: &mut ReplyBuf,
 ) -> Outcome {
     let reply_start = out.len();
+    out.record_pushes();
+    // Inside the script gate until the end (see kernel::scripting).
+    let _gate = srv.scripting.enter();
     let mut outcome = execute_inner(srv, client, settings, args, out);
+    let pushes = out.take_push_marks();
     if client.blocked.is_some() {
         outcome = Outcome::Blocked;
     }
@@ -58,15 +62,35 @@ pub fn execute(
     if outcome == Outcome::Done {
         match client.reply_mode {
             ReplyMode::On => {}
-            ReplyMode::Off => out.truncate(reply_start),
+            ReplyMode::Off => mute(out, reply_start, &pushes),
             ReplyMode::SkipNext => client.reply_mode = ReplyMode::Skipping,
             ReplyMode::Skipping => {
-                out.truncate(reply_start);
+                mute(out, reply_start, &pushes);
                 client.reply_mode = ReplyMode::On;
             }
         }
     }
     outcome
+}
+
+/// Drops the command's reply (`CLIENT REPLY OFF|SKIP`) but keeps the push
+/// frames it wrote at `pushes` (Pub/Sub confirmations and messages), which
+/// Redis 7.0 delivers whatever the reply mode.
+fn mute(out: &mut ReplyBuf, reply_start: usize, pushes: &[usize]) {
+    let kept: Vec<u8> = pushes
+        .iter()
+        .filter(|&&at| at >= reply_start)
+        .filter_map(|&at| {
+            let frame = &out.as_bytes()[at..];
+            match resp::parse_value(frame) {
+                Ok(Some((_, n))) => Some(frame[..n].to_vec()),
+                _ => None,
+            }
+        })
+        .flatten()
+        .collect();
+    out.truncate(reply_start);
+    out.raw(&kept);
 }
 
 fn reject(srv: &Server, out: &mut ReplyBuf, msg: &str) {
@@ -163,7 +187,14 @@ fn execute_inner(
         reject_cmd(srv, client, out, &msg);
         return Outcome::Done;
     }
-    if srv.eviction.maxmemory() > 0 && over_memory(srv, client, settings, entry, out) {
+    if let Some(outcome) = script_running(srv, client, spec, out) {
+        return outcome;
+    }
+    let flags = match spec.flags_of {
+        Some(f) => f(srv, args, spec.flags),
+        None => spec.flags,
+    };
+    if srv.eviction.maxmemory() > 0 && over_memory(srv, client, settings, flags, out) {
         entry
             .stats
             .rejected_calls
@@ -190,19 +221,76 @@ fn execute_inner(
         let writes = if spec.flags & flag::RUNS_QUEUE != 0 {
             queued_any(srv, client, flag::WRITE | flag::MAY_REPLICATE)
         } else {
-            spec.flags & (flag::WRITE | flag::MAY_REPLICATE) != 0
+            flags & (flag::WRITE | flag::MAY_REPLICATE) != 0
         };
-        let blocked = p.all || writes;
-        // Like Redis, PAUSE never holds up the commands needed to lift it.
-        let exempt = spec.flags & flag::PAUSE_EXEMPT != 0
-            || spec.flags & flag::NO_AUTH != 0 && spec.flags & flag::WRITE == 0;
-        if blocked && !exempt {
+        // As in Redis 7.0, PAUSE ALL holds up every command of a normal
+        // client, CLIENT UNPAUSE and PING included (the pause then ends by
+        // its timeout or from a client it does not hold).
+        if p.all || writes {
+            // CLIENT LIST shows the postponed command (`cmd=`), as Redis does.
+            client
+                .shared
+                .last_cmd
+                .store(idx as u32 + 1, std::sync::atomic::Ordering::Relaxed);
             return Outcome::Paused;
         }
     }
 
+    let runs_script = spec.flags & flag::RUNS_SCRIPT != 0
+        || spec.flags & flag::RUNS_QUEUE != 0 && queued_any(srv, client, flag::RUNS_SCRIPT);
+    if runs_script && !srv.scripting.try_begin(client.id, now_ms) {
+        // Another script claimed the slot since the check above.
+        return Outcome::Paused;
+    }
     call(srv, client, settings, idx, args, out, now_ms);
+    if runs_script {
+        srv.scripting.end();
+    }
     Outcome::Done
+}
+
+/// While a script runs (see `kernel::scripting`), other clients' commands
+/// wait their turn until it passes `busy-reply-threshold`, then get
+/// `-BUSY`, except `allow-busy` commands that name no key (SCRIPT KILL,
+/// FUNCTION KILL, SHUTDOWN, MULTI...), which run. A key-naming one (WATCH)
+/// waits: the script holds every partition.
+fn script_running(
+    srv: &Server,
+    client: &mut Client,
+    spec: &CommandSpec,
+    out: &mut ReplyBuf,
+) -> Option<Outcome> {
+    let (owner, _) = srv.scripting.running()?;
+    if owner == client.id {
+        return None;
+    }
+    if !srv.scripting.timed_out() {
+        // Most scripts end within microseconds: wait a little before
+        // handing the command back for a retry (10 ms later).
+        if crate::kernel::hub::current_worker().is_some()
+            && srv
+                .scripting
+                .wait_briefly(std::time::Duration::from_micros(200))
+        {
+            return None;
+        }
+        return Some(Outcome::Paused);
+    }
+    if spec.flags & flag::ALLOW_BUSY != 0 {
+        let names_keys = spec.keys.first != 0 || spec.getkeys.is_some();
+        return if names_keys {
+            Some(Outcome::Paused)
+        } else {
+            None
+        };
+    }
+    let msg = if srv.scripting.running_function() {
+        errors::BUSY_FUNCTION
+    } else {
+        errors::BUSY_EVAL
+    };
+    reject_cmd(srv, client, out, msg);
+    Some(Outcome::Done)
 }
 
 /// `maxmemory` gate (see `eviction`): should this command be refused with
@@ -213,10 +301,9 @@ fn over_memory(
     srv: &Server,
     client: &Client,
     settings: &Settings,
-    entry: &CommandEntry,
+    flags: u32,
     out: &mut ReplyBuf,
 ) -> bool {
-    let flags = entry.spec.flags;
     let mut denyoom = flags & flag::DENYOOM != 0;
     if client.tx.in_multi() && flags & flag::ENDS_TX == 0 {
         denyoom = true;
@@ -282,7 +369,7 @@ pub fn resolve(srv: &Server, args: &[&[u8]]) -> Result<usize, String> {
 }
 
 /// Runs the handler of command `idx` and records everything about the call.
-fn call(
+pub(crate) fn call(
     srv: &Server,
     client: &mut Client,
     settings: &Settings,
@@ -311,6 +398,13 @@ fn call(
         .shared
         .argv_mem
         .store(argv_mem as u64, std::sync::atomic::Ordering::Relaxed);
+    if spec.flags & flag::RUNS_SCRIPT != 0
+        && srv.has_monitors.load(std::sync::atomic::Ordering::Relaxed)
+    {
+        // As Redis shows it: the script first, then the commands it calls.
+        let redacted = redact(spec, args);
+        crate::services::monitor::feed_monitors(srv, client, redacted.as_deref().unwrap_or(args));
+    }
     let start = crate::base::stopwatch::Stopwatch::start();
     let mut ctx = Ctx {
         srv,
@@ -324,6 +418,7 @@ fn call(
     handler(&mut ctx, args);
     let failed = ctx.failed;
     let client = ctx.client;
+    let out = ctx.out;
     client
         .shared
         .argv_mem
@@ -383,6 +478,7 @@ fn call(
             collect_ready_keys(client, spec, args);
         }
     }
+    crate::services::tracking::after_command(srv, client, spec, args, out);
     client.changes = 0;
     client.modified.clear();
     if srv.has_monitors.load(std::sync::atomic::Ordering::Relaxed)

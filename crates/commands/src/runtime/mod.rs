@@ -1,7 +1,8 @@
 //! Runtime layer: [`dispatch`] runs every command (lookup, arity,
 //! authentication, the `maxmemory` gate, MULTI queueing, pause, the call,
-//! statistics, SLOWLOG/LATENCY/MONITOR and keyspace-change tracking) and
-//! [`cron`] runs the periodic work.
+//! statistics, SLOWLOG/LATENCY/MONITOR and keyspace-change tracking),
+//! [`script_call`] runs the commands scripts call, and [`cron`] runs the
+//! periodic work.
 //!
 //! The runtime knows commands only through the table and their specs'
 //! flags; it never names a family and never compares command names.
@@ -9,3 +10,4 @@
 
 pub mod cron;
 pub mod dispatch;
+pub mod script_call;

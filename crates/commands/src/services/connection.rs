@@ -17,8 +17,9 @@ pub fn unsubscribe_all(srv: &Server, c: &mut Client) {
     c.sync_pubsub_counts();
 }
 
-/// RESET: leaves Pub/Sub, the transaction and MONITOR mode.
+/// RESET: leaves Pub/Sub, the transaction, MONITOR mode and tracking.
 pub fn reset(srv: &Server, c: &mut Client) {
+    crate::services::tracking::disable(srv, c);
     unsubscribe_all(srv, c);
     discard_transaction(srv, c);
     if c.monitor {
@@ -32,6 +33,7 @@ pub fn close(srv: &Server, c: &mut Client) -> bool {
     if c.monitor {
         stop_monitor(srv, c);
     }
+    crate::services::tracking::disable(srv, c);
     unsubscribe_all(srv, c);
     let was_blocked = match c.blocked.take() {
         Some(w) => {

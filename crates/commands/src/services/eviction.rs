@@ -72,6 +72,11 @@ pub fn perform(
     if max == 0 {
         return Outcome::Ok;
     }
+    // Clients are paused: the dataset must stay as it is (Redis 7.0 lets
+    // commands run instead of evicting).
+    if srv.keyspace.expiry_frozen() {
+        return Outcome::Ok;
+    }
     let used = ev.used();
     if used <= max {
         return Outcome::Ok;
@@ -139,6 +144,7 @@ fn evicted(
     if srv.watches.any() {
         srv.watches.touch(Some(db), &key);
     }
+    crate::services::tracking::evicted(srv, &key, client_id, out);
     srv.notify_keyspace_event(
         flags,
         crate::kernel::notify::Event {

@@ -11,16 +11,20 @@
 //! * [`connection`]: what resetting or closing a connection undoes.
 //! * [`memory`], [`keysizes`]: the memory reports INFO and MEMORY share.
 //! * [`scan`]: the SCAN-family argument parsing (cursor, MATCH, COUNT, TYPE).
+//! * [`digest`]: Redis's dataset and value digests (DEBUG DIGEST).
 //!
 //! Services may use `kernel` and `base`, never `runtime`, `families` or
 //! `registry`.
 
 pub mod blocking;
+pub mod client_eviction;
 pub mod connection;
+pub mod digest;
 pub mod eviction;
 pub mod expiry;
 pub mod keysizes;
 pub mod memory;
 pub mod monitor;
 pub mod scan;
+pub mod tracking;
 pub mod transactions;

@@ -20,6 +20,7 @@ pub fn discard_transaction(srv: &Server, c: &mut Client) {
     c.tx.queue = None;
     c.tx.dirty_exec = false;
     c.shared.multi.store(-1, Relaxed);
+    c.shared.multi_mem.store(0, Relaxed);
     c.shared.set_flag(cflag::MULTI, false);
     unwatch_all(srv, c);
 }
@@ -30,5 +31,7 @@ pub fn queue_command(c: &mut Client, args: &[&[u8]]) {
     if let Some(q) = c.tx.queue.as_mut() {
         q.push(args.iter().map(|a| a.to_vec()).collect());
         c.shared.multi.store(q.len() as i64, Relaxed);
+        let bytes: usize = args.iter().map(|a| a.len() + 8).sum();
+        c.shared.multi_mem.fetch_add(bytes as u64, Relaxed);
     }
 }

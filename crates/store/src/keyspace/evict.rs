@@ -132,6 +132,9 @@ pub struct EvictShared {
     decay_minutes: AtomicU64,
     /// Best pooled priority per partition (see module docs).
     best: Box<[AtomicU64]>,
+    /// Some partition logged an expired key since the last
+    /// `Keyspace::drain_expired` (lets callers skip the drain cheaply).
+    pub(crate) expired_logged: AtomicBool,
 }
 
 impl EvictShared {
@@ -149,6 +152,7 @@ impl EvictShared {
             best: (0..partitions)
                 .map(|_| AtomicU64::new(PRIO_UNKNOWN))
                 .collect(),
+            expired_logged: AtomicBool::new(false),
         }
     }
 

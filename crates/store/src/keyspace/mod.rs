@@ -150,6 +150,8 @@ pub struct Keyspace {
     ndb: usize,
     expire_state: Mutex<ExpireState>,
     active_expire: std::sync::atomic::AtomicBool,
+    /// Shared with every partition: see [`Keyspace::set_expiry_frozen`].
+    expiry_frozen: Arc<std::sync::atomic::AtomicBool>,
     tracking_expired: std::sync::atomic::AtomicBool,
     /// Eviction mode, LRU clock and published candidates (see `evict`).
     pub(crate) evict: Arc<EvictShared>,
@@ -168,6 +170,7 @@ impl Keyspace {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
         let evict = Arc::new(EvictShared::new(cfg.partitions, now_ms));
+        let expiry_frozen = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let parts = (0..cfg.partitions)
             .map(|index| {
                 Padded(PartitionLock::new(Partition::new(
@@ -175,6 +178,7 @@ impl Keyspace {
                     pbits,
                     cfg.databases,
                     evict.clone(),
+                    expiry_frozen.clone(),
                 )))
             })
             .collect();
@@ -185,6 +189,7 @@ impl Keyspace {
             ndb: cfg.databases,
             expire_state: Mutex::new(ExpireState::default()),
             active_expire: std::sync::atomic::AtomicBool::new(true),
+            expiry_frozen,
             tracking_expired: std::sync::atomic::AtomicBool::new(false),
             evict,
             sweep: Mutex::new(Default::default()),
@@ -645,8 +650,20 @@ impl Keyspace {
         }
     }
 
+    /// Were keys logged by expiry since the last [`Keyspace::drain_expired`]?
+    /// One atomic load: lets a caller skip the drain, which visits every
+    /// partition.
+    pub fn expired_pending(&self) -> bool {
+        self.evict
+            .expired_logged
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Takes the keys removed by expiry since the last call: (db, key).
     pub fn drain_expired(&self) -> Vec<(usize, Vec<u8>)> {
+        self.evict
+            .expired_logged
+            .store(false, std::sync::atomic::Ordering::Relaxed);
         let mut out = Vec::new();
         for p in 0..self.parts.len() {
             let mut g = self.lock_partition(p);
@@ -658,6 +675,20 @@ impl Keyspace {
     }
 
     /// DEBUG SET-ACTIVE-EXPIRE.
+    /// Freezes expiry while clients are paused (CLIENT PAUSE), as Redis 7.0
+    /// does: expired keys read as missing but are neither deleted nor
+    /// counted (lazily or by the active cycle) until expiry thaws.
+    pub fn set_expiry_frozen(&self, frozen: bool) {
+        self.expiry_frozen
+            .store(frozen, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Is expiry frozen (see [`Keyspace::set_expiry_frozen`])?
+    pub fn expiry_frozen(&self) -> bool {
+        self.expiry_frozen
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     pub fn set_active_expire(&self, on: bool) {
         self.active_expire
             .store(on, std::sync::atomic::Ordering::Relaxed);
@@ -678,7 +709,7 @@ impl Keyspace {
     /// worker sharing the core waits at most that long.
     pub fn active_expire_cycle(&self, budget: Duration, now_ms: u64) -> ExpireReport {
         let mut rep = ExpireReport::default();
-        if !self.active_expire_enabled() {
+        if !self.active_expire_enabled() || self.expiry_frozen() {
             return rep;
         }
         let start = Instant::now();

@@ -44,6 +44,10 @@ pub struct Partition {
     /// keyspace notifications ("expired" events).
     pub(super) track_expired: bool,
     pub(super) expired_log: Vec<(usize, Vec<u8>)>,
+    /// Set while clients are paused (CLIENT PAUSE): expired keys read as
+    /// missing but stay in the table, uncounted, as Redis 7.0 keeps the
+    /// dataset static during a pause. Shared by every partition.
+    pub(super) expiry_frozen: Arc<std::sync::atomic::AtomicBool>,
     /// Eviction mode and clock shared by all partitions (see `evict`).
     pub(super) evict_shared: Arc<EvictShared>,
     /// This partition's candidate pool and generator.
@@ -52,14 +56,24 @@ pub struct Partition {
 }
 
 impl Partition {
+    /// Logs a key removed by expiry (only while `track_expired`).
+    fn log_expired(&mut self, db: usize, key: &[u8]) {
+        self.expired_log.push((db, key.to_vec()));
+        self.evict_shared
+            .expired_logged
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// Partition `index` of `2^pbits`, with `databases` empty databases.
     pub(super) fn new(
         index: usize,
         pbits: u32,
         databases: usize,
         evict_shared: Arc<EvictShared>,
+        expiry_frozen: Arc<std::sync::atomic::AtomicBool>,
     ) -> Partition {
         Partition {
+            expiry_frozen,
             index,
             pbits,
             dbs: (0..databases).map(|_| None).collect(),
@@ -177,6 +191,13 @@ impl Partition {
         self.dbs[db].get_or_insert_with(|| Box::new(Db::new(pbits)))
     }
 
+    /// Is expiry frozen by a client pause (see `expiry_frozen`)?
+    #[inline]
+    fn frozen(&self) -> bool {
+        self.expiry_frozen
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Looks a key up, dropping it if expired. No statistics, no touch
     /// (write lookups, TTL, TYPE, EXISTS).
     /// The entry becomes the pending lookup (module docs): changes made
@@ -190,6 +211,12 @@ impl Partition {
         // SAFETY: `e` points into `d.table`, which is not touched between the
         // lookup and this read; the returned borrow is tied to `&mut self`.
         if unsafe { (*e).is_expired(now_ms) } {
+            if self
+                .expiry_frozen
+                .load(std::sync::atomic::Ordering::Relaxed)
+            {
+                return None;
+            }
             let old = d
                 .table
                 .remove(d.table_hash(key.hash), |e| e.matches(key))
@@ -198,7 +225,7 @@ impl Partition {
             d.expires -= 1;
             self.stats.expired_keys += 1;
             if self.track_expired {
-                self.expired_log.push((db, key.bytes.to_vec()));
+                self.log_expired(db, key.bytes);
             }
             self.evict_shared.dispose_expired(old.into_value());
             return None;
@@ -306,9 +333,11 @@ impl Partition {
                 d.expires -= 1;
             }
             if o.is_expired(now_ms) {
-                self.stats.expired_keys += 1;
-                if self.track_expired {
-                    self.expired_log.push((db, key.bytes.to_vec()));
+                if !self.frozen() {
+                    self.stats.expired_keys += 1;
+                    if self.track_expired {
+                        self.log_expired(db, key.bytes);
+                    }
                 }
                 self.evict_shared
                     .dispose_expired(old.take().unwrap().into_value());
@@ -358,9 +387,11 @@ impl Partition {
             d.expires -= 1;
         }
         if old.is_expired(now_ms) {
-            self.stats.expired_keys += 1;
-            if self.track_expired {
-                self.expired_log.push((db, key.bytes.to_vec()));
+            if !self.frozen() {
+                self.stats.expired_keys += 1;
+                if self.track_expired {
+                    self.log_expired(db, key.bytes);
+                }
             }
             self.evict_shared.dispose_expired(old.into_value());
             return None;
@@ -479,6 +510,9 @@ impl Partition {
                         expired += 1;
                         if track {
                             log.push((db, e.key().to_vec()));
+                            shared
+                                .expired_logged
+                                .store(true, std::sync::atomic::Ordering::Relaxed);
                         }
                         if e.value().collection_len() > crate::keyspace::evict::LAZYFREE_THRESHOLD {
                             shared.dispose_expired(e.set_value(CompactValue::from_int(0)));

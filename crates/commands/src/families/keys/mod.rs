@@ -467,6 +467,7 @@ fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) {
     let doomed = watched_existing(ctx, Some(ctx.client.db));
     let dbs = ctx.srv.keyspace.flush_db(ctx.client.db);
     ctx.srv.lazyfree.free_dbs(dbs, lazy);
+    crate::services::tracking::flushed(ctx.srv, ctx.client);
     for (d, key) in doomed {
         ctx.modified(d, &key);
     }
@@ -499,6 +500,7 @@ fn flushall(ctx: &mut Ctx, args: &[&[u8]]) {
     let doomed = watched_existing(ctx, None);
     let dbs = ctx.srv.keyspace.flush_all();
     ctx.srv.lazyfree.free_dbs(dbs, lazy);
+    crate::services::tracking::flushed(ctx.srv, ctx.client);
     for (d, key) in doomed {
         ctx.modified(d, &key);
     }

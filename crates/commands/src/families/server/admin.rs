@@ -194,6 +194,14 @@ fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
             return ctx.syntax_error();
         }
     }
+    if save != Some(false) && ctx.srv.scripting.timed_out() {
+        // A script past busy-reply-threshold: only SHUTDOWN NOSAVE goes.
+        return ctx.error(if ctx.srv.scripting.running_function() {
+            errors::BUSY_FUNCTION
+        } else {
+            errors::BUSY_EVAL
+        });
+    }
     if save == Some(true) {
         // Persistence is not implemented: Redis fails SHUTDOWN SAVE when it cannot save.
         return ctx.error(errors::ERR_SHUTDOWN_FAILED);

@@ -4,8 +4,12 @@
 //! Replies and error texts follow Redis 7.0.15. NO-TOUCH, SETINFO, the
 //! MAXAGE filter of KILL and the `lib-name`/`lib-ver` fields of LIST/INFO
 //! arrived in Redis 7.2; they follow 7.2's behaviour. TRACKING, CACHING,
-//! GETREDIR and TRACKINGINFO are not registered, so they answer
-//! Redis's unknown-subcommand error.
+//! GETREDIR and TRACKINGINFO parse and answer here; the tracking itself is
+//! `services::tracking`.
+//!
+//! Every CLIENT subcommand carries `KEEPS_CACHING`: as in Redis, a `CLIENT
+//! CACHING` choice survives CLIENT commands and applies to the next other
+//! command.
 //!
 //! Clients served by other worker threads are only read through their
 //! [`ClientShared`]; `CLIENT KILL` marks them `killed` and pokes their worker,
@@ -24,13 +28,46 @@ use crate::kernel::server::{Pause, Server};
 use crate::kernel::spec::{flag, Arg, ArgType, CommandSpec, Docs};
 
 const ACL_CONN: &[&str] = &["connection"];
-const F_CONN: u32 = flag::NOSCRIPT | flag::LOADING | flag::STALE;
-const F_ADMIN: u32 = flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE;
+const F_CONN: u32 = flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::KEEPS_CACHING;
+const F_ADMIN: u32 =
+    flag::ADMIN | flag::NOSCRIPT | flag::LOADING | flag::STALE | flag::KEEPS_CACHING;
 
 const ON_OFF: &[Arg] =
     &[Arg::new("enabled", ArgType::OneOf).of(&[Arg::pure("on", "ON"), Arg::pure("off", "OFF")])];
 
 const SUBS: &[CommandSpec] = &[
+    CommandSpec {
+        acl: ACL_CONN,
+        docs: Docs::new(
+            "O(1). Some options may introduce additional complexity.",
+            "Enable or disable server assisted client side caching support",
+        ),
+        ..CommandSpec::new("tracking", -3, F_CONN, client_tracking)
+    },
+    CommandSpec {
+        acl: ACL_CONN,
+        docs: Docs::new(
+            "O(1)",
+            "Instruct the server about tracking or not keys in the next request",
+        ),
+        ..CommandSpec::new("caching", 3, F_CONN, client_caching)
+    },
+    CommandSpec {
+        acl: ACL_CONN,
+        docs: Docs::new(
+            "O(1)",
+            "Get tracking notifications redirection client ID if any",
+        ),
+        ..CommandSpec::new("getredir", 2, F_CONN, client_getredir)
+    },
+    CommandSpec {
+        acl: ACL_CONN,
+        docs: Docs::new(
+            "O(1)",
+            "Return information about server assisted client side caching for the current connection",
+        ),
+        ..CommandSpec::new("trackinginfo", 2, F_CONN, client_trackinginfo)
+    },
     CommandSpec {
         acl: ACL_CONN,
         docs: Docs::new(
@@ -74,7 +111,12 @@ const SUBS: &[CommandSpec] = &[
     CommandSpec {
         acl: ACL_CONN,
         docs: Docs::new("O(1)", "Show helpful text about the different subcommands"),
-        ..CommandSpec::new("help", 2, flag::LOADING | flag::STALE, client_help)
+        ..CommandSpec::new(
+            "help",
+            2,
+            flag::LOADING | flag::STALE | flag::KEEPS_CACHING,
+            client_help
+        )
     },
     CommandSpec {
         acl: ACL_CONN,
@@ -115,7 +157,7 @@ const SUBS: &[CommandSpec] = &[
             "O(N) Where N is the number of paused clients",
             "Resume processing of clients that were paused",
         ),
-        ..CommandSpec::new("unpause", 2, F_ADMIN | flag::PAUSE_EXEMPT, client_unpause)
+        ..CommandSpec::new("unpause", 2, F_ADMIN, client_unpause)
     },
     CommandSpec {
         acl: ACL_CONN,
@@ -152,6 +194,10 @@ pub const COMMANDS: &[CommandSpec] = &[CommandSpec {
 
 const HELP: &[&str] = &[
     "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CACHING (YES|NO)",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+    "GETREDIR",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
     "GETNAME",
     "    Return the name of the current connection.",
     "ID",
@@ -190,6 +236,11 @@ const HELP: &[&str] = &[
     "    Assign the name <name> to the current connection.",
     "UNBLOCK <clientid> [TIMEOUT|ERROR]",
     "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
+    "TRACKINGINFO",
+    "    Report tracking status for the current connection.",
     "SETINFO <option> <value>",
     "    Set client meta attr. Options are:",
     "    * LIB-NAME: the client lib name.",
@@ -290,6 +341,126 @@ fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) {
         Some(())
     });
     ctx.out.int(done.is_some() as i64);
+}
+
+/// CLIENT TRACKING on|off [REDIRECT id] [PREFIX p ...] [BCAST] [OPTIN]
+/// [OPTOUT] [NOLOOP]: options are parsed first (Redis's order of errors).
+fn client_tracking(ctx: &mut Ctx, args: &[&[u8]]) {
+    let mut o = crate::services::tracking::Options::default();
+    let mut j = 3;
+    while j < args.len() {
+        let a = args[j];
+        let more = j + 1 < args.len();
+        if eq_ic(a, "REDIRECT") && more {
+            j += 1;
+            if o.redirect != 0 {
+                return ctx.error(errors::ERR_TRACKING_ONE_REDIRECT);
+            }
+            let Some(id) = ctx.parse_i64(args[j]) else {
+                return;
+            };
+            match u64::try_from(id)
+                .ok()
+                .and_then(|id| ctx.srv.clients.get(id))
+            {
+                Some(c) if !c.killed.load(Relaxed) => o.redirect = c.id,
+                _ => return ctx.error(errors::ERR_TRACKING_NO_REDIRECT_CLIENT),
+            }
+        } else if eq_ic(a, "BCAST") {
+            o.bcast = true;
+        } else if eq_ic(a, "OPTIN") {
+            o.optin = true;
+        } else if eq_ic(a, "OPTOUT") {
+            o.optout = true;
+        } else if eq_ic(a, "NOLOOP") {
+            o.noloop = true;
+        } else if eq_ic(a, "PREFIX") && more {
+            j += 1;
+            o.prefixes.push(args[j].to_vec());
+        } else {
+            return ctx.syntax_error();
+        }
+        j += 1;
+    }
+    if eq_ic(args[2], "ON") {
+        if let Err(e) = crate::services::tracking::enable(ctx.srv, ctx.client, o) {
+            return ctx.error(&e);
+        }
+    } else if eq_ic(args[2], "OFF") {
+        crate::services::tracking::disable(ctx.srv, ctx.client);
+    } else {
+        return ctx.syntax_error();
+    }
+    ctx.ok();
+}
+
+/// CLIENT CACHING yes|no: applies to the next command (or transaction).
+fn client_caching(ctx: &mut Ctx, args: &[&[u8]]) {
+    let t = &mut ctx.client.tracking;
+    if !t.on {
+        return ctx.error(errors::ERR_CACHING_NOT_TRACKING);
+    }
+    if eq_ic(args[2], "YES") {
+        if !t.optin {
+            return ctx.error(errors::ERR_CACHING_YES_NEEDS_OPTIN);
+        }
+    } else if eq_ic(args[2], "NO") {
+        if !t.optout {
+            return ctx.error(errors::ERR_CACHING_NO_NEEDS_OPTOUT);
+        }
+    } else {
+        return ctx.syntax_error();
+    }
+    t.caching = true;
+    ctx.ok();
+}
+
+fn client_getredir(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let t = &ctx.client.tracking;
+    let v = if t.on { t.redirect as i64 } else { -1 };
+    ctx.out.int(v);
+}
+
+fn client_trackinginfo(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let t = &ctx.client.tracking;
+    let broken = ctx.client.shared.has_flag(cflag::TRACKING_BROKEN_REDIR);
+    let mut flags: Vec<&str> = vec![if t.on { "on" } else { "off" }];
+    if t.bcast {
+        flags.push("bcast");
+    }
+    if t.optin {
+        flags.push("optin");
+        if t.caching {
+            flags.push("caching-yes");
+        }
+    }
+    if t.optout {
+        flags.push("optout");
+        if t.caching {
+            flags.push("caching-no");
+        }
+    }
+    if t.noloop {
+        flags.push("noloop");
+    }
+    if t.on && broken {
+        flags.push("broken_redirect");
+    }
+    let redirect = if t.on { t.redirect as i64 } else { -1 };
+    let out = &mut *ctx.out;
+    out.map_len(3);
+    out.bulk(b"flags");
+    out.set_len(flags.len());
+    for f in flags {
+        out.bulk(f.as_bytes());
+    }
+    out.bulk(b"redirect");
+    out.int(redirect);
+    out.bulk(b"prefixes");
+    out.array_len(t.prefixes.len());
+    for p in &t.prefixes {
+        out.bulk(p);
+    }
 }
 
 fn client_no_evict(ctx: &mut Ctx, args: &[&[u8]]) {
@@ -426,8 +597,13 @@ pub fn client_line(srv: &Server, c: &ClientShared, now_ms: u64) -> String {
     let qbuf_free = c.qbuf_free.load(Relaxed);
     let argv_mem = c.argv_mem.load(Relaxed);
     let omem = c.omem.load(Relaxed);
-    let rbs = qbuf + qbuf_free;
-    let tot_mem = rbs + omem + argv_mem + std::mem::size_of::<ClientShared>() as u64;
+    let multi_mem = c.multi_mem.load(Relaxed);
+    let rbs = c.rbs.load(Relaxed);
+    let rbp = c.rbp.load(Relaxed);
+    let tot_mem = c
+        .tot_mem
+        .load(Relaxed)
+        .max(qbuf + qbuf_free + argv_mem + multi_mem);
     let cmd = match c.last_cmd.load(Relaxed) {
         0 => "NULL".to_string(),
         i => srv
@@ -438,10 +614,15 @@ pub fn client_line(srv: &Server, c: &ClientShared, now_ms: u64) -> String {
             .unwrap_or_else(|| "NULL".into()),
     };
     let events = if omem > 0 { "rw" } else { "r" };
+    let redir = if c.has_flag(cflag::TRACKING) {
+        c.tracking_redir.load(Relaxed) as i64
+    } else {
+        -1
+    };
     let mut s = String::with_capacity(320);
     let _ = write!(
         s,
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs={} rbp={} obl={} oll=0 omem={} tot-mem={} events={} cmd={} user={} redir=-1 resp={} lib-name={} lib-ver={}",
+        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll=0 omem={} tot-mem={} events={} cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
         c.id,
         c.addr,
         laddr_of(c),
@@ -458,14 +639,16 @@ pub fn client_line(srv: &Server, c: &ClientShared, now_ms: u64) -> String {
         qbuf,
         qbuf_free,
         argv_mem,
+        multi_mem,
         rbs,
-        rbs,
+        rbp,
         omem,
         omem,
         tot_mem,
         events,
         cmd,
         strings.user,
+        redir,
         c.resp.load(Relaxed),
         String::from_utf8_lossy(&strings.lib_name),
         String::from_utf8_lossy(&strings.lib_ver),

@@ -8,6 +8,7 @@
 use crate::base::errors;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::spec::{flag, CommandSpec, DebugSub, Docs};
+use crate::services::digest;
 
 /// DEBUG subcommands of the server core.
 pub const CORE: &[DebugSub] = &[
@@ -29,6 +30,77 @@ pub const CORE: &[DebugSub] = &[
             "    it and closes this connection only.",
         ],
         handler: debug_panic_connection,
+    },
+    DebugSub {
+        name: "CHANGE-REPL-ID",
+        arity: 2,
+        help: &[
+            "CHANGE-REPL-ID",
+            "    Change the replication IDs of the instance.",
+            "    Dangerous: should be used only for testing the replication subsystem.",
+        ],
+        handler: debug_change_repl_id,
+    },
+    DebugSub {
+        name: "CONFIG-REWRITE-FORCE-ALL",
+        arity: 2,
+        help: &[
+            "CONFIG-REWRITE-FORCE-ALL",
+            "    Like CONFIG REWRITE but writes all configuration options, including",
+            "    keywords not listed in original configuration file or default values.",
+        ],
+        handler: debug_config_rewrite_force_all,
+    },
+    DebugSub {
+        name: "DIGEST",
+        arity: 2,
+        help: &[
+            "DIGEST",
+            "    Output a hex signature representing the current DB content.",
+        ],
+        handler: debug_digest,
+    },
+    DebugSub {
+        name: "DIGEST-VALUE",
+        arity: -2,
+        help: &[
+            "DIGEST-VALUE <key> [<key> ...]",
+            "    Output a hex signature of the values of all the specified keys.",
+        ],
+        handler: debug_digest_value,
+    },
+    DebugSub {
+        name: "ERROR",
+        arity: 3,
+        help: &[
+            "ERROR <string>",
+            "    Return a Redis protocol error with <string> as message. Useful for clients",
+            "    unit tests to simulate Redis errors.",
+        ],
+        handler: debug_error,
+    },
+    DebugSub {
+        name: "LOG",
+        arity: 3,
+        help: &["LOG <message>", "    Write <message> to the server log."],
+        handler: debug_log,
+    },
+    DebugSub {
+        name: "PAUSE-CRON",
+        arity: 3,
+        help: &["PAUSE-CRON <0|1>", "    Stop periodic cron job processing."],
+        handler: debug_pause_cron,
+    },
+    DebugSub {
+        name: "PROTOCOL",
+        arity: 3,
+        help: &[
+            "PROTOCOL <type>",
+            "    Reply with a test value of the specified type. <type> can be: string,",
+            "    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+            "    true, false.",
+        ],
+        handler: debug_protocol,
     },
 ];
 
@@ -110,6 +182,121 @@ fn leading_float(s: &str) -> Option<f64> {
         .rev()
         .filter(|&i| s.is_char_boundary(i))
         .find_map(|i| s[..i].parse::<f64>().ok())
+}
+
+fn debug_change_repl_id(ctx: &mut Ctx, _args: &[&[u8]]) {
+    ctx.srv.replication.change_replid();
+    ctx.ok();
+}
+
+fn debug_config_rewrite_force_all(ctx: &mut Ctx, _args: &[&[u8]]) {
+    match ctx.srv.config.rewrite_with(true) {
+        Ok(()) => ctx.ok(),
+        Err(e) => ctx.error(&e),
+    }
+}
+
+/// `DEBUG DIGEST`: the dataset digest Redis computes (see
+/// `services::digest`), as a status reply.
+fn debug_digest(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let d = digest::dataset_digest(ctx.srv);
+    ctx.out.simple(digest::hex(&d));
+}
+
+/// `DEBUG DIGEST-VALUE key...`: one status reply per key; a logically
+/// expired key still counts (Redis reads the table directly).
+fn debug_digest_value(ctx: &mut Ctx, args: &[&[u8]]) {
+    let db = ctx.client.db;
+    ctx.out.array_len(args.len() - 2);
+    for key in &args[2..] {
+        let k = store::Key::new(key);
+        let p = ctx.srv.keyspace.lock(&k);
+        let d = digest::entry_value_digest(p.db(db).and_then(|d| d.find(&k)));
+        drop(p);
+        ctx.out.simple(digest::hex(&d));
+    }
+}
+
+/// `DEBUG ERROR <string>`: an error reply of exactly that text (newlines
+/// made spaces), as Redis sends it: `-<string>`.
+fn debug_error(ctx: &mut Ctx, args: &[&[u8]]) {
+    let text: String = String::from_utf8_lossy(args[2])
+        .chars()
+        .map(|c| if c == '\r' || c == '\n' { ' ' } else { c })
+        .collect();
+    ctx.error(&text);
+}
+
+fn debug_log(ctx: &mut Ctx, args: &[&[u8]]) {
+    crate::base::log::warning(&format!("DEBUG LOG: {}", String::from_utf8_lossy(args[2])));
+    ctx.ok();
+}
+
+fn debug_pause_cron(ctx: &mut Ctx, args: &[&[u8]]) {
+    let on = std::str::from_utf8(args[2])
+        .ok()
+        .and_then(|s| s.trim().parse::<i64>().ok())
+        .unwrap_or(0)
+        != 0;
+    ctx.srv
+        .cron_paused
+        .store(on, std::sync::atomic::Ordering::Relaxed);
+    ctx.ok();
+}
+
+/// `DEBUG PROTOCOL <type>`: Redis's test values of every reply type, as
+/// each protocol can express them.
+fn debug_protocol(ctx: &mut Ctx, args: &[&[u8]]) {
+    let name = String::from_utf8_lossy(args[2]).to_ascii_lowercase();
+    let resp3 = ctx.resp3();
+    let out = &mut *ctx.out;
+    match name.as_str() {
+        "string" => out.bulk(b"Hello World"),
+        "integer" => out.int(12345),
+        // Redis's test value, not an approximation of pi.
+        #[allow(clippy::approx_constant)]
+        "double" => out.double(3.141),
+        "bignum" => out.big_number(b"1234567999999999999999999999999999999"),
+        "null" => out.null(),
+        "array" | "set" | "map" => {
+            match name.as_str() {
+                "array" => out.array_len(3),
+                "set" => out.set_len(3),
+                _ => out.map_len(3),
+            }
+            for j in 0..3i64 {
+                out.int(j);
+                if name == "map" {
+                    out.boolean(j == 1);
+                }
+            }
+        }
+        "attrib" => {
+            if resp3 {
+                out.attribute_len(1);
+                out.bulk(b"key-popularity");
+                out.array_len(2);
+                out.bulk(b"key:123");
+                out.int(90);
+            }
+            // Attributes are not replies: a real one follows.
+            out.bulk(b"Some real reply following the attribute");
+        }
+        "push" => {
+            if !resp3 {
+                return ctx.error(crate::base::errors::ERR_RESP2_NOT_SUPPORTED);
+            }
+            out.push_len(2);
+            out.bulk(b"server-cpu-usage");
+            out.int(42);
+            // A push is not a reply: a real one follows.
+            out.bulk(b"Some real reply following the push reply");
+        }
+        "verbatim" => out.verbatim(b"txt", b"This is a verbatim\nstring"),
+        "true" => out.boolean(true),
+        "false" => out.boolean(false),
+        _ => ctx.error(crate::base::errors::ERR_DEBUG_PROTOCOL_TYPE),
+    }
 }
 
 fn debug_panic_connection(_ctx: &mut Ctx, _args: &[&[u8]]) {

@@ -18,7 +18,6 @@
 
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::OnceLock;
 
 use crate::kernel::ctx::Ctx;
 use crate::kernel::memprobe::probe;
@@ -45,11 +44,6 @@ fn total_system_memory() -> u64 {
         })
         .map(|kb| kb * 1024)
         .unwrap_or(0)
-}
-
-fn master_replid() -> &'static str {
-    static ID: OnceLock<String> = OnceLock::new();
-    ID.get_or_init(|| crate::base::text::random_hex(40))
 }
 
 /// Redis's `bytesToHuman`.
@@ -170,7 +164,7 @@ pub fn info_text(
             "memory" => memory_section(srv, &mut t),
             "persistence" => persistence_section(srv, settings, &mut t),
             "stats" => stats_section(srv, &mut t),
-            "replication" => replication_section(&mut t),
+            "replication" => replication_section(srv, &mut t),
             "cpu" => cpu_section(&mut t),
             "modules" => t.push_str("# Modules\r\n"),
             "commandstats" => commandstats_section(srv, &mut t),
@@ -298,7 +292,7 @@ fn clients_section(srv: &Server, s: &crate::kernel::config::Settings, t: &mut St
         "{}",
         srv.stats.blocked_clients.load(Relaxed)
     );
-    field!(t, "tracking_clients", "0");
+    field!(t, "tracking_clients", "{}", srv.tracking.clients());
     field!(t, "clients_in_timeout_table", "0");
 }
 
@@ -323,25 +317,35 @@ fn memory_section(srv: &Server, t: &mut String) {
     field!(t, "allocator_resident", "{}", a.resident);
     field!(t, "total_system_memory", "{sys}");
     field!(t, "total_system_memory_human", "{}", bytes_to_human(sys));
-    // No scripting engine: nothing is used by Lua or functions.
-    for f in [
-        "used_memory_lua:0",
-        "used_memory_vm_eval:0",
-        "used_memory_lua_human:0B",
-        "used_memory_scripts_eval:0",
-        "number_of_cached_scripts:0",
-        "number_of_functions:0",
-        "number_of_libraries:0",
-        "used_memory_vm_functions:0",
-        "used_memory_vm_total:0",
-        "used_memory_vm_total_human:0B",
-        "used_memory_functions:0",
-        "used_memory_scripts:0",
-        "used_memory_scripts_human:0B",
-    ] {
-        t.push_str(f);
-        t.push_str("\r\n");
-    }
+    // The Lua engines (kernel::scripting keeps their figures current, so
+    // INFO never waits for a running script).
+    let sc = srv.scripting.counts();
+    let vm_eval = sc.eval_vm_bytes as u64;
+    let vm_total = vm_eval + sc.functions_vm_bytes as u64;
+    let scripts = (sc.scripts_bytes + sc.functions_bytes) as u64;
+    field!(t, "used_memory_lua", "{vm_eval}");
+    field!(t, "used_memory_vm_eval", "{vm_eval}");
+    field!(t, "used_memory_lua_human", "{}", bytes_to_human(vm_eval));
+    field!(t, "used_memory_scripts_eval", "{}", sc.scripts_bytes);
+    field!(t, "number_of_cached_scripts", "{}", sc.cached_scripts);
+    field!(t, "number_of_functions", "{}", sc.functions);
+    field!(t, "number_of_libraries", "{}", sc.libraries);
+    field!(t, "used_memory_vm_functions", "{}", sc.functions_vm_bytes);
+    field!(t, "used_memory_vm_total", "{vm_total}");
+    field!(
+        t,
+        "used_memory_vm_total_human",
+        "{}",
+        bytes_to_human(vm_total)
+    );
+    field!(t, "used_memory_functions", "{}", sc.functions_bytes);
+    field!(t, "used_memory_scripts", "{scripts}");
+    field!(
+        t,
+        "used_memory_scripts_human",
+        "{}",
+        bytes_to_human(scripts)
+    );
     let maxmemory = srv.eviction.maxmemory();
     field!(t, "maxmemory", "{maxmemory}");
     field!(t, "maxmemory_human", "{}", bytes_to_human(maxmemory));
@@ -457,7 +461,7 @@ fn stats_section(srv: &Server, t: &mut String) {
         ks.expire_cycle_us / 1000
     );
     field!(t, "evicted_keys", "{}", g(&st.evicted_keys));
-    field!(t, "evicted_clients", "0");
+    field!(t, "evicted_clients", "{}", st.evicted_clients.load(Relaxed));
     field!(t, "total_eviction_exceeded_time", "0");
     field!(t, "current_eviction_exceeded_time", "0");
     field!(t, "keyspace_hits", "{}", ks.hits);
@@ -486,13 +490,14 @@ fn stats_section(srv: &Server, t: &mut String) {
         "active_defrag_key_misses:0",
         "total_active_defrag_time:0",
         "current_active_defrag_time:0",
-        "tracking_total_keys:0",
-        "tracking_total_items:0",
-        "tracking_total_prefixes:0",
     ] {
         t.push_str(f);
         t.push_str("\r\n");
     }
+    let tr = &srv.tracking;
+    field!(t, "tracking_total_keys", "{}", tr.total_keys());
+    field!(t, "tracking_total_items", "{}", tr.total_items());
+    field!(t, "tracking_total_prefixes", "{}", tr.total_prefixes());
     field!(
         t,
         "unexpected_error_replies",
@@ -531,15 +536,16 @@ fn stats_section(srv: &Server, t: &mut String) {
     );
 }
 
-fn replication_section(t: &mut String) {
+fn replication_section(srv: &Server, t: &mut String) {
     t.push_str("# Replication\r\n");
     field!(t, "role", "master");
     field!(t, "connected_slaves", "0");
     field!(t, "master_failover_state", "no-failover");
-    field!(t, "master_replid", "{}", master_replid());
-    field!(t, "master_replid2", "{}", "0".repeat(40));
+    let ids = srv.replication.ids();
+    field!(t, "master_replid", "{}", ids.replid);
+    field!(t, "master_replid2", "{}", ids.replid2);
     field!(t, "master_repl_offset", "0");
-    field!(t, "second_repl_offset", "-1");
+    field!(t, "second_repl_offset", "{}", ids.second_offset);
     field!(t, "repl_backlog_active", "0");
     field!(t, "repl_backlog_size", "1048576");
     field!(t, "repl_backlog_first_byte_offset", "0");

@@ -164,8 +164,11 @@ fn stats(ctx: &mut Ctx, _args: &[&[u8]]) {
         ("clients.normal", m.clients_normal as i64),
         ("cluster.links", 0),
         ("aof.buffer", 0),
-        ("lua.caches", 0),
-        ("functions.caches", 0),
+        ("lua.caches", srv.scripting.counts().scripts_bytes as i64),
+        (
+            "functions.caches",
+            srv.scripting.counts().functions_bytes as i64,
+        ),
     ];
     let mut n = ints.len() + m.dbs.len() + 17;
     let extra = petrel_fields(srv, &m);

@@ -208,13 +208,18 @@ impl ConfigStore {
     /// lines, replacing the lines of known parameters with their current value
     /// and appending changed parameters that had no line.
     pub fn rewrite(&self) -> Result<(), String> {
+        self.rewrite_with(false)
+    }
+
+    /// CONFIG REWRITE, writing every parameter when `force_all`.
+    pub fn rewrite_with(&self, force_all: bool) -> Result<(), String> {
         let path = self
             .file
             .as_ref()
             .ok_or(crate::base::errors::ERR_SERVER_RUNNING_WITHOUT_CONFIG_FILE)?;
         let old = std::fs::read_to_string(path).unwrap_or_default();
         let s = self.get();
-        let text = rewrite_text(&old, &s, self.params);
+        let text = file::rewrite_text_with(&old, &s, self.params, force_all);
         let tmp = path.with_extension("tmp-rewrite");
         std::fs::write(&tmp, text)
             .map_err(|e| crate::base::errors::config_rewrite_failed(&e.to_string()))?;

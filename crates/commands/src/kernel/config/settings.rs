@@ -14,26 +14,7 @@ pub struct OutputLimit {
     pub soft_seconds: u64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum LogLevel {
-    Debug,
-    Verbose,
-    Notice,
-    Warning,
-}
-
-impl LogLevel {
-    /// Redis 7.0's levels ("nothing" only arrived in 7.2).
-    pub const NAMES: &'static [&'static str] = &["debug", "verbose", "notice", "warning"];
-    pub fn from_index(i: usize) -> LogLevel {
-        [
-            LogLevel::Debug,
-            LogLevel::Verbose,
-            LogLevel::Notice,
-            LogLevel::Warning,
-        ][i]
-    }
-}
+pub use crate::base::log::LogLevel;
 
 /// `enable-debug-command` and friends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,6 +52,9 @@ pub struct Settings {
     /// `busy-poll` (Petrel's own): microseconds a worker that just served
     /// events keeps polling before it sleeps in `epoll_wait` (0 = never).
     pub busy_poll_us: u64,
+    /// `busy-reply-threshold` (`lua-time-limit`), in ms: how long a script
+    /// runs before other clients get `-BUSY`.
+    pub busy_reply_threshold_ms: u64,
     pub loglevel: LogLevel,
     pub logfile: String,
     pub daemonize: bool,
@@ -117,6 +101,27 @@ pub struct Settings {
     pub limits: collections::Limits,
     /// `stream-node-max-bytes` / `stream-node-max-entries`.
     pub stream_node: collections::stream::NodeLimits,
+    /// `tracking-table-max-keys` (0 = no limit).
+    pub tracking_table_max_keys: u64,
+    /// `maxmemory-clients` (see `services::client_eviction`).
+    pub maxmemory_clients: ClientsMemory,
+}
+
+/// `maxmemory-clients`: bytes (0 = no limit) or a percentage of `maxmemory`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientsMemory {
+    Bytes(u64),
+    Percent(u64),
+}
+
+impl ClientsMemory {
+    /// The limit in bytes for a given `maxmemory` (0 = none).
+    pub fn limit(self, maxmemory: u64) -> u64 {
+        match self {
+            ClientsMemory::Bytes(b) => b,
+            ClientsMemory::Percent(p) => maxmemory / 100 * p + maxmemory % 100 * p / 100,
+        }
+    }
 }
 
 impl Default for Settings {
@@ -135,6 +140,7 @@ impl Default for Settings {
             databases: 0,
             threads: 0,
             busy_poll_us: 0,
+            busy_reply_threshold_ms: 5000,
             loglevel: LogLevel::Notice,
             logfile: String::new(),
             daemonize: false,
@@ -182,6 +188,8 @@ impl Default for Settings {
             lazyfree_lazy_server_del: false,
             limits: collections::Limits::default(),
             stream_node: collections::stream::NodeLimits::default(),
+            tracking_table_max_keys: 0,
+            maxmemory_clients: ClientsMemory::Bytes(0),
         };
         s.apply_defaults(super::Params {
             groups: super::params::KERNEL,

@@ -5,12 +5,14 @@
 //! `Settings::default` (a registry test checks it names each of them).
 
 pub mod client_limits;
+pub mod clients;
 pub mod diagnostics;
 pub mod encodings;
 pub mod keyspace;
 pub mod memory;
 pub mod network;
 pub mod persistence;
+pub mod scripting;
 pub mod server;
 
 /// The kernel's groups, in registry order.
@@ -19,8 +21,10 @@ pub const KERNEL: &[&[super::Param]] = &[
     server::SERVER,
     persistence::PERSISTENCE,
     client_limits::CLIENT_LIMITS,
+    clients::CLIENTS,
     diagnostics::DIAGNOSTICS,
     keyspace::KEYSPACE,
     memory::MEMORY,
     encodings::ENCODINGS,
+    scripting::SCRIPTING,
 ];

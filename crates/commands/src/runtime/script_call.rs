@@ -1,0 +1,84 @@
+//! Commands called by scripts (`redis.call` / `redis.pcall`): the checks
+//! Redis 7.0 applies to a script's calls, then the same [`call`] every
+//! command goes through (statistics, SLOWLOG, MONITOR lines as `[db lua]`,
+//! WATCH invalidation, keyspace notifications).
+//!
+//! The checks, in Redis's order: the command exists (a container's
+//! subcommand too), its arity, `noscript`, writes from read-only scripts
+//! (`*_RO` or `no-writes`; `may-replicate` counts as a write), then
+//! `denyoom` commands while the server was over `maxmemory` when the
+//! script started and the script has not written yet (unless `allow-oom`).
+//! A refused call counts as a rejected call of that command. Every call
+//! sees the time the script started, as Redis 7.0 freezes time for a
+//! script (a key does not expire half-way through it).
+//!
+//! The client is the script's own (see the scripting family), which has
+//! `in_exec` set: blocking commands answer as their non-blocking forms, and
+//! waiters of the keys a script writes are served after the script.
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use resp::ReplyBuf;
+
+use crate::base::errors;
+use crate::kernel::client::Client;
+use crate::kernel::config::Settings;
+use crate::kernel::scripting::ScriptCall;
+use crate::kernel::server::Server;
+use crate::kernel::spec::flag;
+use crate::runtime::dispatch::call;
+
+/// Runs one command for a script (see the module doc).
+pub fn execute_from_script(
+    srv: &Server,
+    client: &mut Client,
+    settings: &Settings,
+    args: &[&[u8]],
+    sc: &ScriptCall,
+    out: &mut ReplyBuf,
+) {
+    let table = &srv.table;
+    let Some(mut idx) = table.lookup(args[0]) else {
+        return refuse(srv, None, out, errors::ERR_SCRIPT_UNKNOWN_COMMAND);
+    };
+    let top = table.get(idx);
+    if !(top.spec.subcommands.is_empty() || args.len() < 2 && top.spec.handler.is_some()) {
+        if args.len() < 2 {
+            return refuse(srv, Some(idx), out, errors::ERR_SCRIPT_WRONG_ARGS);
+        }
+        match table.lookup_sub(idx, args[1]) {
+            Some(s) => idx = s,
+            None => return refuse(srv, None, out, errors::ERR_SCRIPT_UNKNOWN_COMMAND),
+        }
+    }
+    let spec = table.get(idx).spec;
+    if !spec.arity_ok(args.len()) {
+        return refuse(srv, Some(idx), out, errors::ERR_SCRIPT_WRONG_ARGS);
+    }
+    if spec.flags & flag::NOSCRIPT != 0 {
+        return refuse(srv, Some(idx), out, errors::ERR_SCRIPT_NOSCRIPT);
+    }
+    if sc.read_only && spec.flags & (flag::WRITE | flag::MAY_REPLICATE) != 0 {
+        return refuse(srv, Some(idx), out, errors::ERR_SCRIPT_READ_ONLY);
+    }
+    if !sc.allow_oom
+        && sc.oom_at_start
+        && spec.flags & flag::DENYOOM != 0
+        && srv.eviction.maxmemory() > 0
+        && !srv.scripting.wrote()
+    {
+        return refuse(srv, Some(idx), out, errors::OOM_ERROR);
+    }
+    if spec.flags & flag::WRITE != 0 {
+        srv.scripting.mark_wrote();
+    }
+    call(srv, client, settings, idx, args, out, sc.now_ms);
+}
+
+fn refuse(srv: &Server, idx: Option<usize>, out: &mut ReplyBuf, msg: &str) {
+    if let Some(i) = idx {
+        srv.table.get(i).stats.rejected_calls.fetch_add(1, Relaxed);
+    }
+    out.error(msg);
+    srv.stats.count_error(msg.as_bytes());
+}
