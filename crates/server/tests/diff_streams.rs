@@ -642,3 +642,24 @@ DEL s
     let want = keyspace_events(&redis, &cmds);
     assert_eq!(got, want, "petrel vs redis keyspace events");
 }
+
+#[test]
+fn streams_digest() {
+    diff_text(
+        "streams_digest",
+        r###"
+XADD s 1-1 a 1 b 2
+XADD s 1-2 a 3 b 4
+XADD s 2-1 c 5 d -9223372036854775808 e 0x10
+XGROUP CREATE s g 0
+DEBUG DIGEST-VALUE s
+DEBUG DIGEST
+XDEL s 1-2
+DEBUG DIGEST-VALUE s
+XADD e MAXLEN 0 1 a 1
+DEBUG DIGEST-VALUE e
+PEXPIRE s 100000
+DEBUG DIGEST-VALUE s
+"###,
+    );
+}
