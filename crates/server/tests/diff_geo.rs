@@ -382,5 +382,5 @@ fn geo_random_searches() {
 #[test]
 #[ignore]
 fn geo_random_100k() {
-    random_searches("geo_random_100k", 100_000, 2_000, 0x2545_f491_4f6c_dd1d);
+    random_searches("geo_random_100k", 100_000, 500, 0x2545_f491_4f6c_dd1d);
 }
