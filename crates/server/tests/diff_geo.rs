@@ -295,7 +295,7 @@ fn center(r: &mut Rng) -> (f64, f64) {
 /// queries (radius and box, 50 m to 6000 km, every unit, sorted or not,
 /// COUNT with and without ANY, from a point or a member) on both servers:
 /// every reply must be identical.
-fn random_searches(name: &str, points: usize, searches: usize, seed: u64) {
+fn random_searches(name: &str, points: usize, searches: usize, seed: u64, max_km: f64) {
     let mut r = Rng(seed);
     let mut s = Script::new(name);
     let mut add: Vec<String> = vec!["GEOADD".into(), "g".into()];
@@ -311,7 +311,10 @@ fn random_searches(name: &str, points: usize, searches: usize, seed: u64) {
     }
     s = s.cmd(&["ZCARD", "g"]);
     let units = [("m", 1.0), ("km", 1000.0), ("mi", 1609.34), ("ft", 0.3048)];
-    let sizes_km = [0.05, 1.0, 10.0, 100.0, 500.0, 2000.0, 6000.0];
+    let sizes_km: Vec<f64> = [0.05, 1.0, 10.0, 100.0, 500.0, 2000.0, 6000.0]
+        .into_iter()
+        .filter(|&k| k <= max_km)
+        .collect();
     for _ in 0..searches {
         let (lon, lat) = center(&mut r);
         let (unit, conv) = units[r.below(4) as usize];
@@ -374,13 +377,28 @@ fn random_searches(name: &str, points: usize, searches: usize, seed: u64) {
 
 #[test]
 fn geo_random_searches() {
-    random_searches("geo_random_searches", 3_000, 300, 0x9e37_79b9_7f4a_7c15);
+    random_searches(
+        "geo_random_searches",
+        3_000,
+        300,
+        0x9e37_79b9_7f4a_7c15,
+        6000.0,
+    );
 }
 
 /// The size: `cargo test --release -p server --test diff_geo --
-/// --ignored geo_random_100k`.
+/// --ignored geo_random_100k`. Radii and box sides up to 3000 km; wider ones
+/// return tens of thousands of members, whose reply can take redis-server
+/// longer than the harness's 3 s read timeout on a loaded machine (the
+/// 3000-point run above covers the large sizes).
 #[test]
 #[ignore]
 fn geo_random_100k() {
-    random_searches("geo_random_100k", 100_000, 500, 0x2545_f491_4f6c_dd1d);
+    random_searches(
+        "geo_random_100k",
+        100_000,
+        500,
+        0x2545_f491_4f6c_dd1d,
+        2000.0,
+    );
 }

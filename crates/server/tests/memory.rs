@@ -285,6 +285,45 @@ fn encodings() -> Vec<(&'static str, &'static str, Vec<Vec<String>>)> {
                 ])
             }),
         ),
+        // Streams: entries over many nodes, then groups with pending
+        // entries, consumers, acknowledgements and tombstones.
+        (
+            "stream",
+            "stream",
+            each(700, &|i| {
+                s(&[
+                    "XADD",
+                    "k",
+                    &format!("{}-{}", i + 1, i % 3),
+                    "sensor",
+                    &i.to_string(),
+                    "v",
+                    &"x".repeat(i % 40),
+                ])
+            }),
+        ),
+        (
+            "stream",
+            "stream",
+            each(900, &|i| match i {
+                0..=599 => s(&["XADD", "k", &format!("{}-0", i + 1), "f", &i.to_string()]),
+                600 => s(&["XGROUP", "CREATE", "k", "g1", "0"]),
+                601 => s(&["XGROUP", "CREATE", "k", "g2", "$", "MKSTREAM"]),
+                602..=699 => s(&[
+                    "XREADGROUP",
+                    "GROUP",
+                    "g1",
+                    &format!("consumer:{}", i % 7),
+                    "COUNT",
+                    "5",
+                    "STREAMS",
+                    "k",
+                    ">",
+                ]),
+                700..=799 => s(&["XACK", "k", "g1", &format!("{}-0", (i - 700) * 3 + 1)]),
+                _ => s(&["XDEL", "k", &format!("{}-0", (i - 800) * 5 + 2)]),
+            }),
+        ),
     ]
 }
 
