@@ -48,11 +48,16 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     families::geo::COMMANDS,
     // EVAL, SCRIPT, FUNCTION, FCALL on crate `scripting`.
     families::scripting::COMMANDS,
+    families::persistence::COMMANDS,
 ];
 
 /// Every family's DEBUG subcommands, in DEBUG HELP order.
-pub const DEBUG_SUBCOMMANDS: &[&[DebugSub]] =
-    &[families::server::debug::CORE, families::keys::DEBUG];
+pub const DEBUG_SUBCOMMANDS: &[&[DebugSub]] = &[
+    families::server::debug::CORE,
+    families::keys::DEBUG,
+    families::lists::DEBUG,
+    families::persistence::DEBUG,
+];
 
 /// Every configuration parameter group, in the order CONFIG GET and CONFIG
 /// REWRITE walk them.
@@ -60,6 +65,7 @@ pub const CONFIG_GROUPS: &[&[Param]] = &[
     params::network::NETWORK,
     params::server::SERVER,
     params::persistence::PERSISTENCE,
+    params::replication::REPLICATION,
     params::client_limits::CLIENT_LIMITS,
     params::clients::CLIENTS,
     params::diagnostics::DIAGNOSTICS,
@@ -67,6 +73,7 @@ pub const CONFIG_GROUPS: &[&[Param]] = &[
     params::memory::MEMORY,
     params::encodings::ENCODINGS,
     params::scripting::SCRIPTING,
+    params::absent::ABSENT,
 ];
 
 /// The parameters of [`CONFIG_GROUPS`].

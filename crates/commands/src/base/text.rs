@@ -47,3 +47,18 @@ pub fn random_hex(n: usize) -> String {
     s.truncate(n);
     s
 }
+
+/// Compares two secrets in time that does not depend on where they differ
+/// or on their lengths (both are hashed first, as Redis compares password
+/// hashes), so a client cannot find a password byte by byte by timing AUTH.
+pub fn same_secret(a: &[u8], b: &[u8]) -> bool {
+    let ha = sha1_smol::Sha1::from(a).digest().bytes();
+    let hb = sha1_smol::Sha1::from(b).digest().bytes();
+    let diff = ha
+        .iter()
+        .zip(hb.iter())
+        .fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    // Equal digests of different inputs would need a SHA-1 collision; the
+    // length check only settles that case and runs after the hashing.
+    diff == 0 && a.len() == b.len()
+}

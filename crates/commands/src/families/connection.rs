@@ -16,7 +16,12 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["fast", "connection"],
         docs: Docs::new("O(1)", "Ping the server"),
-        ..CommandSpec::new("ping", -1, flag::FAST | flag::SUBSCRIBED_OK, ping)
+        ..CommandSpec::new(
+            "ping",
+            -1,
+            flag::FAST | flag::SUBSCRIBED_OK | flag::DISK_ERROR_PROBE,
+            ping,
+        )
     },
     CommandSpec {
         acl: &["fast", "connection"],
@@ -185,7 +190,7 @@ fn check_password(ctx: &mut Ctx, user: Option<&[u8]>, pass: &[u8]) -> bool {
             ctx.client.authenticated = true;
             return true;
         }
-    } else if user_ok && pass == required.as_bytes() {
+    } else if user_ok && crate::base::text::same_secret(pass, required.as_bytes()) {
         ctx.client.authenticated = true;
         return true;
     }

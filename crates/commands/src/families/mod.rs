@@ -7,10 +7,11 @@
 //! imports another family or the runtime. Shared operations go to
 //! `services`, shared state to `kernel`.
 //!
-//! Coming families and where they go: `streams` and `geo` (folders here),
-//! `scripting` (EVAL/FUNCTION commands here, the Lua engine in crate
-//! `scripting` behind a host trait), `persistence` (SAVE/BGSAVE/DUMP/RESTORE
-//! here, the codec in crate `rdb`), `replication`, `cluster`, `acl`.
+//! `scripting` has the EVAL/FUNCTION commands (the Lua engine is crate
+//! `scripting` behind a host trait). Families still to come:
+//! `replication`, `cluster`, `acl`.
+//! `persistence` holds SAVE/BGSAVE/LASTSAVE/DUMP/RESTORE (the codec is
+//! crate `rdb`, the machinery `services::snapshot`).
 
 pub mod bitmap;
 pub mod connection;
@@ -19,6 +20,7 @@ pub mod hashes;
 pub mod hyperloglog;
 pub mod keys;
 pub mod lists;
+pub mod persistence;
 pub mod pubsub;
 pub mod scripting;
 pub mod server;

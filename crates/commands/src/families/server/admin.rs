@@ -29,6 +29,7 @@ const CONFIG_SUBS: &[CommandSpec] = &[
             "O(N) when N is the number of configuration parameters provided",
             "Set configuration parameters to the given values",
         ),
+        redact: Some(redact_config_set),
         ..CommandSpec::new(
             "set",
             -4,
@@ -140,15 +141,33 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
         .iter()
         .map(|(a, b)| (a.as_str(), b.as_str()))
         .collect();
-    match ctx.srv.config.set_many(&pairs) {
+    match ctx.srv.config.set_many(&pairs, ctx.client.is_local) {
         Ok(()) => {
             let s = ctx.srv.settings();
             ctx.srv.slowlog.trim(s.slowlog_max_len as usize);
             ctx.srv.eviction.apply(&s, &ctx.srv.keyspace);
+            (crate::kernel::memprobe::probe().background_thread)(s.jemalloc_bg_thread);
             ctx.ok()
         }
         Err(e) => ctx.error(&e),
     }
+}
+
+/// CONFIG SET's arguments hidden from MONITOR and SLOWLOG: the values of
+/// secret settings (`kernel::config::SENSITIVE`), as Redis 7.0 does.
+fn redact_config_set(args: &[&[u8]]) -> Vec<usize> {
+    args.iter()
+        .enumerate()
+        .skip(2)
+        .step_by(2)
+        .filter(|(_, name)| {
+            crate::kernel::config::SENSITIVE
+                .iter()
+                .any(|s| name.eq_ignore_ascii_case(s.as_bytes()))
+        })
+        .map(|(i, _)| i + 1)
+        .filter(|&i| i < args.len())
+        .collect()
 }
 
 fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) {
@@ -176,6 +195,7 @@ fn time(ctx: &mut Ctx, _args: &[&[u8]]) {
 
 fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut save = None;
+    let mut force = false;
     for a in &args[1..] {
         if eq_ic(a, "NOSAVE") || eq_ic(a, "SAVE") {
             let this = eq_ic(a, "SAVE");
@@ -190,6 +210,7 @@ fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
             if eq_ic(a, "ABORT") {
                 return ctx.error(errors::ERR_NO_SHUTDOWN_PROGRESS);
             }
+            force |= eq_ic(a, "FORCE");
         } else {
             return ctx.syntax_error();
         }
@@ -202,8 +223,9 @@ fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
             errors::BUSY_EVAL
         });
     }
-    if save == Some(true) {
-        // Persistence is not implemented: Redis fails SHUTDOWN SAVE when it cannot save.
+    // Stops a background save and saves when asked or when save points are
+    // set; a failed save keeps the server running unless FORCE.
+    if crate::services::snapshot::prepare_shutdown(ctx.srv, save, force).is_err() {
         return ctx.error(errors::ERR_SHUTDOWN_FAILED);
     }
     ctx.srv.shutdown_requested.store(true, Relaxed);

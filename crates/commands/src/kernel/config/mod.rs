@@ -37,6 +37,28 @@ macro_rules! p {
     };
 }
 
+/// Builds the [`Param`] row of a setting whose feature Petrel does not
+/// have (yet): it reads as Redis's default and accepts only that default
+/// (so accepting it changes nothing); any other value is refused with a
+/// message naming the setting and the missing feature
+/// ([`values::only_default`]). `$kind` says how values compare
+/// (`values::Same`), `$default` is Redis 7.0's `CONFIG GET` form.
+macro_rules! absent {
+    ($name:expr, $mutable:expr, $default:expr, $kind:expr, $feature:expr) => {
+        absent!($name, [], $mutable, $default, $kind, $feature)
+    };
+    ($name:expr, [$($alias:expr),*], $mutable:expr, $default:expr, $kind:expr, $feature:expr) => {
+        Param {
+            name: $name,
+            aliases: &[$($alias),*],
+            mutable: $mutable,
+            default: || String::from($default),
+            get: |_| String::from($default),
+            set: |_, v| $crate::kernel::config::values::only_default($name, $feature, $kind, $default, v),
+        }
+    };
+}
+
 pub mod file;
 pub mod params;
 pub mod settings;
@@ -59,6 +81,20 @@ pub struct Param {
     /// Parses and stores; the error is Redis's reason text (without prefix).
     pub set: fn(&mut Settings, &str) -> Result<(), String>,
 }
+
+/// Settings CONFIG SET may change only when `enable-protected-configs`
+/// allows it (Redis 7.0's PROTECTED_CONFIG: they name files the server
+/// writes).
+pub const PROTECTED: &[&str] = &["dir", "dbfilename"];
+
+/// Settings whose values are secrets: MONITOR and SLOWLOG show CONFIG SET's
+/// value as `(redacted)` (Redis 7.0's SENSITIVE_CONFIG).
+pub const SENSITIVE: &[&str] = &[
+    "requirepass",
+    "masterauth",
+    "tls-key-file-pass",
+    "tls-client-key-file-pass",
+];
 
 /// Every parameter, as the groups `crate::registry` composes.
 #[derive(Clone, Copy)]
@@ -124,8 +160,10 @@ impl ConfigStore {
         self.generation.load(Ordering::Acquire)
     }
 
-    /// Applies `pairs` all-or-nothing. Errors carry Redis's full CONFIG SET text.
-    pub fn set_many(&self, pairs: &[(&str, &str)]) -> Result<(), String> {
+    /// Applies `pairs` all-or-nothing. Errors carry Redis's full CONFIG SET
+    /// text. `local` says whether the client is on a local connection (for
+    /// `enable-protected-configs local`).
+    pub fn set_many(&self, pairs: &[(&str, &str)], local: bool) -> Result<(), String> {
         let mut guard = self.current.write();
         let mut next: Settings = (**guard).clone();
         let mut seen: Vec<&'static str> = Vec::new();
@@ -145,6 +183,12 @@ impl ConfigStore {
                 return Err(crate::base::errors::config_set_failed(
                     name,
                     "can't set immutable config",
+                ));
+            }
+            if PROTECTED.contains(&p.name) && !guard.enable_protected_configs.allows(local) {
+                return Err(crate::base::errors::config_set_failed(
+                    name,
+                    "can't set protected config",
                 ));
             }
             (p.set)(&mut next, value)

@@ -60,8 +60,22 @@ pub struct Settings {
     pub daemonize: bool,
     pub pidfile: String,
     pub dir: String,
-    pub save: String,
-    pub appendonly: bool,
+    /// `save`: RDB save points (seconds, changes), in the order given.
+    pub save_points: Vec<SavePoint>,
+    /// `dbfilename`: the RDB file's name inside `dir`.
+    pub dbfilename: String,
+    pub rdbcompression: bool,
+    pub rdbchecksum: bool,
+    pub rdb_save_incremental_fsync: bool,
+    pub stop_writes_on_bgsave_error: bool,
+    /// `sanitize-dump-payload` as set; Petrel validates every payload and
+    /// file fully whatever it says (see crate `rdb`).
+    pub sanitize_dump_payload: usize,
+    /// `shutdown-on-sigterm` / `shutdown-on-sigint` flags.
+    pub shutdown_on_sigterm: ShutdownFlags,
+    pub shutdown_on_sigint: ShutdownFlags,
+    /// `jemalloc-bg-thread`: jemalloc purges freed pages from its own thread.
+    pub jemalloc_bg_thread: bool,
     pub proto_max_bulk_len: u64,
     pub client_query_buffer_limit: u64,
     pub output_normal: OutputLimit,
@@ -73,6 +87,9 @@ pub struct Settings {
     pub latency_tracking: bool,
     pub latency_tracking_info_percentiles: Vec<f64>,
     pub enable_debug_command: Enablement,
+    /// Whether CONFIG SET may change protected settings (`dir`,
+    /// `dbfilename`): no, yes, or from local connections only.
+    pub enable_protected_configs: Enablement,
     pub hz: u64,
     /// Extension values registered by other modules (collections thresholds etc.)
     /// are plain fields added here as features land.
@@ -105,6 +122,25 @@ pub struct Settings {
     pub tracking_table_max_keys: u64,
     /// `maxmemory-clients` (see `services::client_eviction`).
     pub maxmemory_clients: ClientsMemory,
+}
+
+/// One RDB save point: save when at least `changes` writes happened and
+/// more than `seconds` passed since the last save.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SavePoint {
+    pub seconds: u64,
+    pub changes: u64,
+}
+
+/// What SHUTDOWN does by default on a signal (`shutdown-on-sigterm`,
+/// `shutdown-on-sigint`: `default` or any of `save`, `nosave`, `now`,
+/// `force`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShutdownFlags {
+    pub save: bool,
+    pub nosave: bool,
+    pub now: bool,
+    pub force: bool,
 }
 
 /// `maxmemory-clients`: bytes (0 = no limit) or a percentage of `maxmemory`.
@@ -146,8 +182,16 @@ impl Default for Settings {
             daemonize: false,
             pidfile: String::new(),
             dir: String::new(),
-            save: String::new(),
-            appendonly: false,
+            save_points: Vec::new(),
+            dbfilename: String::new(),
+            rdbcompression: true,
+            rdbchecksum: true,
+            rdb_save_incremental_fsync: true,
+            stop_writes_on_bgsave_error: true,
+            sanitize_dump_payload: 0,
+            shutdown_on_sigterm: ShutdownFlags::default(),
+            shutdown_on_sigint: ShutdownFlags::default(),
+            jemalloc_bg_thread: true,
             proto_max_bulk_len: 0,
             client_query_buffer_limit: 0,
             output_normal: OutputLimit {
@@ -171,6 +215,7 @@ impl Default for Settings {
             latency_tracking: true,
             latency_tracking_info_percentiles: Vec::new(),
             enable_debug_command: Enablement::No,
+            enable_protected_configs: Enablement::No,
             hz: 10,
             active_expire_enabled: true,
             notify_keyspace_events: 0,

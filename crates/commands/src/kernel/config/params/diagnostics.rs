@@ -63,4 +63,15 @@ pub static DIAGNOSTICS: &[Param] = &[
             Ok(())
         }
     ),
+    p!(
+        "enable-protected-configs",
+        false,
+        "no",
+        |s| ENABLEMENT[s.enable_protected_configs as usize].to_string(),
+        |s, v| {
+            s.enable_protected_configs =
+                [Enablement::No, Enablement::Yes, Enablement::Local][enum_of(v, ENABLEMENT)?];
+            Ok(())
+        }
+    ),
 ];

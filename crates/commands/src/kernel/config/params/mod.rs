@@ -4,6 +4,7 @@
 //! CONFIG REWRITE walk them. [`KERNEL`] lists these for
 //! `Settings::default` (a registry test checks it names each of them).
 
+pub mod absent;
 pub mod client_limits;
 pub mod clients;
 pub mod diagnostics;
@@ -12,6 +13,7 @@ pub mod keyspace;
 pub mod memory;
 pub mod network;
 pub mod persistence;
+pub mod replication;
 pub mod scripting;
 pub mod server;
 
@@ -20,6 +22,7 @@ pub const KERNEL: &[&[super::Param]] = &[
     network::NETWORK,
     server::SERVER,
     persistence::PERSISTENCE,
+    replication::REPLICATION,
     client_limits::CLIENT_LIMITS,
     clients::CLIENTS,
     diagnostics::DIAGNOSTICS,
@@ -27,4 +30,5 @@ pub const KERNEL: &[&[super::Param]] = &[
     memory::MEMORY,
     encodings::ENCODINGS,
     scripting::SCRIPTING,
+    absent::ABSENT,
 ];
