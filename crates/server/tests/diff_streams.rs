@@ -456,9 +456,9 @@ XCLAIM s nogroup c3 0 4
 XCLAIM nokey g c3 0 4
 XCLAIM s g c3 0 x
 XCLAIM s g c3 0 4 IDLE 1000000 JUSTID
-XPENDING s g IDLE 999000 - + 10
+XPENDING s g IDLE 999000 - + 10   # type (the idle time can be 1 ms more on a loaded machine)
 XCLAIM s g c3 0 4 TIME 1 JUSTID
-XPENDING s g IDLE 999000 - + 10
+XPENDING s g IDLE 999000 - + 10   # type (idle = now - 1: the two servers answer in different milliseconds)
 XDEL s 2
 XCLAIM s g c4 0 2 3
 XPENDING s g
