@@ -10,6 +10,8 @@ pub enum Model {
     Set(std::collections::BTreeSet<Vec<u8>>),
     Hash(std::collections::BTreeMap<Vec<u8>, Vec<u8>>),
     Zset(Vec<(Vec<u8>, u64)>),
+    /// A stream as its RDB body (nodes, IDs, groups and PELs at once).
+    Stream(Vec<u8>),
 }
 
 pub fn model(v: &CompactValue) -> Model {
@@ -39,7 +41,7 @@ pub fn model(v: &CompactValue) -> Model {
                 .map(|(m, s)| (m, s.to_bits()))
                 .collect(),
         ),
-        Kind::Stream => unreachable!(),
+        Kind::Stream => Model::Stream(rdb::dump(v, &rdb::WriteOptions::default())),
     }
 }
 

@@ -42,6 +42,10 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     families::bitmap::COMMANDS,
     // HyperLogLog: edits sparse values exactly as Redis does (byte-identical values).
     families::hyperloglog::COMMANDS,
+    // Streams (issue 25): the X* family over collections::stream.
+    families::streams::COMMANDS,
+    // Geo (issue 25): points in sorted sets, math in collections::geo.
+    families::geo::COMMANDS,
     // EVAL, SCRIPT, FUNCTION, FCALL on crate `scripting`.
     families::scripting::COMMANDS,
     families::persistence::COMMANDS,

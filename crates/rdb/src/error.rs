@@ -22,7 +22,7 @@ pub enum ErrorKind {
     Signature,
     /// A file version outside 1..=12 (Redis 7.0 itself loads 1..=10).
     Version(u32),
-    /// A record this codec recognises but Petrel cannot hold (yet): streams,
+    /// A record this codec recognises but Petrel cannot hold (yet):
     /// modules, functions, hash field expiry. `code` is the type or opcode.
     Unsupported { code: u8, what: String },
     /// The stored CRC64 differs from the one computed over the input.

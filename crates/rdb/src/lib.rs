@@ -36,15 +36,17 @@
 //! holding one element of at least the packed threshold as plain nodes);
 //! sets as `SET_INTSET` or `SET` (version 10 has no listpack set, so
 //! Petrel's small string sets are written as `SET`); hashes as
-//! `HASH_LISTPACK` or `HASH`; sorted sets as `ZSET_LISTPACK` or `ZSET_2`.
+//! `HASH_LISTPACK` or `HASH`; sorted sets as `ZSET_LISTPACK` or `ZSET_2`;
+//! streams as `STREAM_LISTPACKS_2` (nodes copied byte for byte).
 //!
 //! # What is read
 //! Versions 1 to 12 (Redis 7.0 itself reads 1 to 10). Value types: `STRING`,
 //! `LIST`, `SET`, `ZSET` (text doubles), `HASH`, `ZSET_2`, `HASH_ZIPMAP`,
 //! `LIST_ZIPLIST`, `SET_INTSET`, `ZSET_ZIPLIST`, `HASH_ZIPLIST`,
 //! `LIST_QUICKLIST` (ziplist nodes), `HASH_LISTPACK`, `ZSET_LISTPACK`,
-//! `LIST_QUICKLIST_2` (plain and packed nodes, compressed or not) and, from
-//! version 11, `SET_LISTPACK`. Opcodes: `AUX`, `SELECTDB`, `RESIZEDB`,
+//! `LIST_QUICKLIST_2` (plain and packed nodes, compressed or not),
+//! `STREAM_LISTPACKS` and `STREAM_LISTPACKS_2`, and, from version 11,
+//! `SET_LISTPACK` and `STREAM_LISTPACKS_3`. Opcodes: `AUX`, `SELECTDB`, `RESIZEDB`,
 //! `EXPIRETIME`, `EXPIRETIME_MS`, `IDLE`, `FREQ`, `EOF`, and from version
 //! 12 `SLOT_INFO`. Zipmaps and ziplists are converted to listpacks, as
 //! Redis does. Values get the encoding Redis would give them under the
@@ -53,8 +55,7 @@
 //! module in [`reader`] states its rule.
 //!
 //! # What is refused (an error naming the key, the type and the offset)
-//! Streams (`STREAM_LISTPACKS` 15, 19, 21: the stream reader will go in
-//! [`reader::value`] where they are refused now), module values (6, 7; the
+//! Module values (6, 7; the
 //! module's name is decoded for the message) and module aux data (247),
 //! function libraries (`FUNCTION2` 245, unless
 //! [`ReadOptions::allow_functions`] asks for them as items; the

@@ -330,10 +330,78 @@ fn hand_made_corrupt_values() {
     let mut b = vec![types::SET_LISTPACK];
     s(&mut b, &lp(&[b"a"]));
     assert!(msg(bad_value(&b)).contains("newer than RDB version 10"));
-    // Streams and modules: refused, naming the type.
-    let e = bad_value(&[types::STREAM_LISTPACKS_2, 0]);
+    // Streams: node keys, counts against the nodes, groups and PELs.
+    let stream = |nodes: &[(&[u8], &[u8])], len: u64, tail: &[u8]| {
+        let mut b = vec![types::STREAM_LISTPACKS_2];
+        l(&mut b, nodes.len() as u64);
+        for (k, v) in nodes {
+            s(&mut b, k);
+            s(&mut b, v);
+        }
+        l(&mut b, len);
+        for n in [9, 9, 0, 0, 0, 0] {
+            l(&mut b, n); // last, first, max deleted IDs
+        }
+        l(&mut b, len); // entries added
+        b.extend_from_slice(tail);
+        b
+    };
+    let e = bad_value(&stream(&[(b"abc", b"x")], 1, &[0]));
+    assert!(msg(e).contains("not the size of a stream ID"));
+    let e = bad_value(&stream(&[], 5, &[0]));
     assert!(
-        matches!(e.kind, ErrorKind::Unsupported { code: 19, .. }),
+        msg(e).contains("length"),
+        "{}",
+        msg(bad_value(&stream(&[], 5, &[0])))
+    );
+    let key = [0u8; 16];
+    let e = bad_value(&stream(&[(&key, &lp(&[b"a"]))], 1, &[0]));
+    assert!(matches!(e.kind, ErrorKind::Corrupt(_)), "{e}");
+    // Two groups of one name.
+    let mut groups = Vec::new();
+    l(&mut groups, 2);
+    for _ in 0..2 {
+        s(&mut groups, b"g");
+        l(&mut groups, 0);
+        l(&mut groups, 0);
+        l(&mut groups, 0);
+        l(&mut groups, 0); // empty PEL
+        l(&mut groups, 0); // no consumers
+    }
+    let e = bad_value(&stream(&[], 0, &groups));
+    assert!(msg(e).contains("Duplicated consumer group name"));
+    // A consumer's pending entry missing from the group's PEL.
+    let mut g = Vec::new();
+    l(&mut g, 1);
+    s(&mut g, b"g");
+    l(&mut g, 0);
+    l(&mut g, 0);
+    l(&mut g, 0);
+    l(&mut g, 0); // empty global PEL
+    l(&mut g, 1); // one consumer
+    s(&mut g, b"c");
+    g.extend_from_slice(&0i64.to_le_bytes());
+    l(&mut g, 1);
+    g.extend_from_slice(&[0u8; 16]);
+    let e = bad_value(&stream(&[], 0, &g));
+    assert!(msg(e).contains("not found in group global PEL"));
+    // An empty stream with a group and a consumer loads.
+    let mut ok = Vec::new();
+    l(&mut ok, 1);
+    s(&mut ok, b"g");
+    for _ in 0..4 {
+        l(&mut ok, 0);
+    }
+    l(&mut ok, 1);
+    s(&mut ok, b"c");
+    ok.extend_from_slice(&5i64.to_le_bytes());
+    l(&mut ok, 0);
+    let v = rdb::restore(&payload(&stream(&[], 0, &ok), 10), &lim()).unwrap();
+    assert_eq!(v.kind(), store::Kind::Stream);
+    // Modules: refused, naming the type.
+    let e = bad_value(&[types::MODULE_2, 0]);
+    assert!(
+        matches!(e.kind, ErrorKind::Unsupported { code: 7, .. }),
         "{e}"
     );
 }
@@ -412,4 +480,60 @@ fn file_level_errors() {
     let e = load_all(&f, read_opts(true)).unwrap_err();
     assert_eq!(e.key.as_deref(), Some(&b"the-key"[..]));
     assert_eq!(e.offset, at as u64);
+}
+
+/// A Redis 5..6.2 stream (`STREAM_LISTPACKS`, no first ID, max deleted ID,
+/// entries added or entries read): the 7.0 fields are derived on load.
+#[test]
+fn stream_v1_loads_with_derived_fields() {
+    use collections::stream::{AddId, NodeLimits, Stream, StreamId};
+    let mut st = Stream::new();
+    for i in 1..=5u64 {
+        st.add(
+            AddId::Explicit(StreamId::new(i, 0)),
+            &[b"f".as_slice(), b"v"],
+            0,
+            NodeLimits::default(),
+        )
+        .unwrap();
+    }
+    st.delete(&[StreamId::new(1, 0)]);
+    let mut b = vec![types::STREAM_LISTPACKS];
+    let nodes: Vec<(StreamId, Vec<u8>)> = st.nodes().map(|(k, v)| (k, v.to_vec())).collect();
+    l(&mut b, nodes.len() as u64);
+    for (k, v) in &nodes {
+        s(&mut b, &k.to_be_bytes());
+        s(&mut b, v);
+    }
+    l(&mut b, 4); // length
+    l(&mut b, 5);
+    l(&mut b, 0); // last ID 5-0
+    l(&mut b, 1); // one group
+    s(&mut b, b"g");
+    l(&mut b, 3);
+    l(&mut b, 0); // last delivered 3-0
+    l(&mut b, 1); // PEL: 3-0
+    b.extend_from_slice(&StreamId::new(3, 0).to_be_bytes());
+    b.extend_from_slice(&1000i64.to_le_bytes());
+    l(&mut b, 2);
+    l(&mut b, 1); // one consumer owning it
+    s(&mut b, b"c");
+    b.extend_from_slice(&900i64.to_le_bytes());
+    l(&mut b, 1);
+    b.extend_from_slice(&StreamId::new(3, 0).to_be_bytes());
+    let v = rdb::restore(&payload(&b, 10), &lim()).unwrap();
+    let got = v.as_stream().unwrap();
+    assert_eq!(got.len(), 4);
+    assert_eq!(got.first_id(), StreamId::new(2, 0));
+    assert_eq!(got.max_deleted_id(), StreamId::MIN);
+    assert_eq!(got.entries_added(), 4);
+    let g = got.group(b"g").unwrap();
+    assert_eq!(g.pending_len(), 1);
+    assert_eq!(g.consumer(b"c").unwrap().seen_time(), 900);
+    assert_eq!(g.nack(StreamId::new(3, 0)).unwrap().delivery_count, 2);
+    // Written back as 7.0 writes it.
+    assert_eq!(
+        rdb::dump(&v, &rdb::WriteOptions::default())[0],
+        types::STREAM_LISTPACKS_2
+    );
 }

@@ -1,8 +1,9 @@
 //! RDB files and DUMP payloads between petrel and redis-server 7.0, both
 //! ways: every type and encoding (`common::rdbdata`), TTLs in all 16
-//! databases, compressed and plain list nodes, LFU and LRU metadata. Each
-//! direction compares every key (type, expiry, encoding where Redis
-//! defines it, `DEBUG DIGEST-VALUE`) and the whole `DEBUG DIGEST`; files
+//! databases, compressed and plain list nodes, streams with consumer
+//! groups, LFU and LRU metadata. Each direction compares every key (type,
+//! expiry, encoding where Redis defines it, `DEBUG DIGEST-VALUE`, a
+//! stream's `XINFO STREAM FULL`) and the whole `DEBUG DIGEST`; files
 //! petrel writes must pass `redis-check-rdb`.
 
 mod common;

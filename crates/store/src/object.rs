@@ -28,6 +28,8 @@
 //!                      68 small hash: pointer at v[8..16] to the hash's
 //!                      PackBlock itself (listpack header + entries in one
 //!                      exact-size block, no enum box; HashValue::Pack)
+//!                      69 stream: pointer at v[8..16] to a Box<Stream>
+//!                      (collections::stream; may be empty, as in Redis)
 //!            v[1]      eviction byte (LRU clock / LFU counter)
 //!            inline:   v[2..2+plen] payload, the rest free ("value tail")
 //!            heap str: v[3..8] free ("value tail")
@@ -94,6 +96,7 @@ const V_SET: u8 = 65;
 const V_ZSET: u8 = 66;
 const V_HASH: u8 = 67;
 const V_HASH_PACK: u8 = 68;
+const V_STREAM: u8 = 69;
 const V_RAWFLAG: u8 = 0x80;
 
 /// Longest heap string (in chars) that is stored packed. Reading a packed
@@ -103,6 +106,7 @@ pub const PACK_MAX: usize = 64;
 /// formatted integers.
 const BUF: usize = PACK_MAX;
 
+use collections::stream::Stream;
 use collections::{HashValue, ListValue, PackHash, SetValue, ZsetValue};
 use std::mem::ManuallyDrop;
 
@@ -414,6 +418,11 @@ impl CompactValue {
         Self::from_box(V_ZSET, v)
     }
 
+    /// A stream value (boxed; an empty stream is a valid value).
+    pub fn from_stream(v: Stream) -> CompactValue {
+        Self::from_box(V_STREAM, v)
+    }
+
     /// A hash value: a small listpack hash as its block pointed to by
     /// the cell (code 68), the other forms boxed (code 67).
     pub fn from_hash(v: HashValue) -> CompactValue {
@@ -500,6 +509,14 @@ impl CompactValue {
         self.boxed_mut(V_ZSET)
     }
 
+    pub fn as_stream(&self) -> Option<&Stream> {
+        self.boxed(V_STREAM)
+    }
+
+    pub fn as_stream_mut(&mut self) -> Option<&mut Stream> {
+        self.boxed_mut(V_STREAM)
+    }
+
     /// Write access to a hash; the cell is brought up to date (code and
     /// pointer) when the guard is dropped.
     #[inline]
@@ -532,6 +549,7 @@ impl CompactValue {
             V_SET => Kind::Set,
             V_ZSET => Kind::ZSet,
             V_HASH | V_HASH_PACK => Kind::Hash,
+            V_STREAM => Kind::Stream,
             c => panic!("unknown value code {c}"),
         }
     }
@@ -691,6 +709,7 @@ impl CompactValue {
             V_ZSET => self.as_zset().unwrap().encoding_name(),
             V_HASH => self.as_hash().unwrap().encoding_name(),
             V_HASH_PACK => "listpack",
+            V_STREAM => "stream",
             _ => "unknown",
         }
     }
@@ -718,6 +737,7 @@ impl CompactValue {
             V_ZSET => boxed_size::<ZsetValue>(self.as_zset().unwrap().heap_bytes()),
             V_HASH => boxed_size::<HashValue>(self.as_hash().unwrap().heap_bytes()),
             V_HASH_PACK => self.pack_hash().unwrap().heap_bytes(),
+            V_STREAM => boxed_size::<Stream>(self.as_stream().unwrap().heap_bytes()),
             _ => 0,
         }
     }
@@ -729,6 +749,7 @@ impl CompactValue {
             V_SET => self.as_set().unwrap().len(),
             V_ZSET => self.as_zset().unwrap().len(),
             V_HASH | V_HASH_PACK => self.as_hash().unwrap().len(),
+            V_STREAM => self.as_stream().unwrap().len() as usize,
             _ => 0,
         }
     }
@@ -773,6 +794,7 @@ impl Drop for CompactValue {
                 V_ZSET => drop(Box::from_raw(p.cast::<ZsetValue>())),
                 V_HASH => drop(Box::from_raw(p.cast::<HashValue>())),
                 V_HASH_PACK => drop(PackHash::from_raw(p)),
+                V_STREAM => drop(Box::from_raw(p.cast::<Stream>())),
                 _ => {}
             }
         }
@@ -793,6 +815,7 @@ impl Clone for CompactValue {
             V_SET => Self::from_set(self.as_set().unwrap().clone()),
             V_ZSET => Self::from_zset(self.as_zset().unwrap().clone()),
             V_HASH | V_HASH_PACK => Self::from_hash(self.as_hash().unwrap().clone()),
+            V_STREAM => Self::from_stream(self.as_stream().unwrap().clone()),
             c => unreachable!("value code {c}"),
         }
     }
@@ -1060,6 +1083,10 @@ impl Entry {
 
     pub fn zset_mut(&mut self) -> Option<&mut ZsetValue> {
         self.v.as_zset_mut()
+    }
+
+    pub fn stream_mut(&mut self) -> Option<&mut Stream> {
+        self.v.as_stream_mut()
     }
 
     /// Write access to a hash value (see [`HashMut`]); the guard keeps the
@@ -1527,7 +1554,61 @@ mod tests {
             big.insert(&lim, format!("f{i}").as_bytes(), b"v");
         }
         v.push(("hash-box", CompactValue::from_hash(big)));
+        v.push(("stream-empty", CompactValue::from_stream(Stream::new())));
+        let mut st = Stream::new();
+        for i in 0..300u64 {
+            st.add(
+                collections::stream::AddId::Auto,
+                &[b"f".as_slice(), format!("{i}").as_bytes()],
+                i as i64,
+                Default::default(),
+            )
+            .unwrap();
+        }
+        st.create_group(b"g", st.last_id(), None).unwrap();
+        v.push(("stream", CompactValue::from_stream(st)));
         v
+    }
+
+    #[test]
+    fn stream_values() {
+        let mut st = Stream::new();
+        let lim = collections::stream::NodeLimits::default();
+        for i in 1..=250u64 {
+            st.add(
+                collections::stream::AddId::Explicit(collections::stream::StreamId::new(i, 0)),
+                &[b"field".as_slice(), b"value"],
+                0,
+                lim,
+            )
+            .unwrap();
+        }
+        let heap = st.heap_bytes();
+        let v = CompactValue::from_stream(st);
+        assert_eq!(v.kind(), Kind::Stream);
+        assert_eq!(v.kind().name(), "stream");
+        assert_eq!(v.encoding_name(), "stream");
+        assert_eq!(v.internal_encoding(), "stream");
+        assert_eq!(v.collection_len(), 250);
+        assert!(!v.is_string() && v.string().is_none());
+        assert_eq!(
+            v.heap_size(),
+            crate::heap::size_class(std::mem::size_of::<Stream>()) + heap
+        );
+        // A deep copy: changing the copy leaves the original alone.
+        let mut e = Entry::new(&Key::new(b"s"), v.clone());
+        let c = e.stream_mut().unwrap();
+        c.delete(&[collections::stream::StreamId::new(1, 0)]);
+        assert_eq!(e.value().collection_len(), 249);
+        assert_eq!(v.collection_len(), 250);
+        assert!(CompactValue::from_bytes(b"x").as_stream().is_none());
+        assert!(CompactValue::from_zset(ZsetValue::default())
+            .as_stream()
+            .is_none());
+        // An empty stream is a value too (XGROUP CREATE MKSTREAM).
+        let empty = CompactValue::from_stream(Stream::new());
+        assert_eq!(empty.collection_len(), 0);
+        assert_eq!(empty.kind(), Kind::Stream);
     }
 
     /// Every key form (raw 0..=15, 6-bit 4..=20, 7-bit 8..=17 chars) with

@@ -7,9 +7,9 @@
 //! imports another family or the runtime. Shared operations go to
 //! `services`, shared state to `kernel`.
 //!
-//! Coming families and where they go: `streams` and `geo` (folders here),
-//! `scripting` (EVAL/FUNCTION commands here, the Lua engine in crate
-//! `scripting` behind a host trait), `replication`, `cluster`.
+//! `scripting` has the EVAL/FUNCTION commands (the Lua engine is crate
+//! `scripting` behind a host trait); `streams` and `geo` are folders here.
+//! Families still to come: `replication`, `cluster`.
 //! `persistence` holds SAVE/BGSAVE/LASTSAVE/DUMP/RESTORE (the codec is
 //! crate `rdb`, the machinery `services::snapshot`); `acl` the ACL command
 //! family (the permission check itself is `services::acl`, run by dispatch).
@@ -17,6 +17,7 @@
 pub mod acl;
 pub mod bitmap;
 pub mod connection;
+pub mod geo;
 pub mod hashes;
 pub mod hyperloglog;
 pub mod keys;
@@ -26,6 +27,7 @@ pub mod pubsub;
 pub mod scripting;
 pub mod server;
 pub mod sets;
+pub mod streams;
 pub mod strings;
 pub mod transactions;
 pub mod zsets;

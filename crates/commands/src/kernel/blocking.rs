@@ -72,14 +72,20 @@ impl Served {
 /// What [`BlockedOp::ready`] found under the locks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Readiness {
-    /// The key is missing or empty: nothing to do (a waiter keeps waiting).
+    /// The key is missing or empty: nothing to do (a waiter keeps waiting),
+    /// and no other waiter for the same type in this database can be
+    /// served from it either.
     Empty,
+    /// Nothing for this waiter (it keeps waiting), but the key may serve
+    /// other waiters: stream readers each wait for entries after their own
+    /// ID.
+    NotYet,
     /// The key holds data the operation can take.
     Ready,
     /// The key has data but the operation cannot be done: the client is
     /// answered with this error and the data stays where it is (BLMOVE whose
     /// destination holds another type; a waiter is then unblocked, as in
-    /// Redis).
+    /// Redis; XREADGROUP whose group or key is gone).
     Refused(&'static str),
 }
 
@@ -88,6 +94,13 @@ pub enum Readiness {
 /// locks the keys, calls [`BlockedOp::ready`], claims the waiter, then calls
 /// [`BlockedOp::serve`] under the same locks.
 pub trait BlockedOp: Send + Sync + std::fmt::Debug {
+    /// The type the operation waits for. When a waiter finds its key
+    /// [`Readiness::Empty`] or of another type, the service skips the
+    /// other waiters of that type on the key in that database, and only
+    /// those (a BLPOP waiter on a key holding a stream says nothing about
+    /// XREAD waiters).
+    fn awaits(&self) -> store::Kind;
+
     /// Keys written besides the served one (BLMOVE's destination); the
     /// service locks them together with the served key.
     fn extra_keys(&self) -> &[Vec<u8>] {

@@ -5,10 +5,13 @@
 //! Invariant kept by every family: the keyspace never holds an empty
 //! collection. A write that removes the last element calls
 //! [`remove_if_empty`] before releasing the partition lock, so no other
-//! client can see the empty value.
+//! client can see the empty value. Streams are the exception, as in Redis:
+//! an empty stream keeps its IDs and groups, so [`CollType::is_empty`] is
+//! false for every stream and the helpers never delete one.
 
 use std::ops::{Deref, DerefMut};
 
+use collections::stream::Stream;
 use collections::{HashValue, ListValue, SetValue, ZsetValue};
 use store::keyspace::Partition;
 use store::{CompactValue, Entry, HashMut, HashRef, Key, Kind};
@@ -92,6 +95,27 @@ coll_type!(
     list_mut,
     from_list
 );
+
+impl CollType for Stream {
+    const KIND: Kind = Kind::Stream;
+    type Ref<'a> = &'a Stream;
+    type Mut<'a> = &'a mut Stream;
+    #[inline]
+    fn of(v: &CompactValue) -> Option<&Stream> {
+        v.as_stream()
+    }
+    #[inline]
+    fn of_mut(e: &mut Entry) -> Option<&mut Stream> {
+        e.stream_mut()
+    }
+    fn into_value(self) -> CompactValue {
+        CompactValue::from_stream(self)
+    }
+    /// Never: an empty stream is a value of its own (see the module docs).
+    fn is_empty(&self) -> bool {
+        false
+    }
+}
 
 /// Read lookup (counts a hit or miss, touches the eviction byte): the value
 /// if the key holds a `T`, `Ok(None)` if the key does not exist.

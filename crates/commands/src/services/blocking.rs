@@ -39,6 +39,8 @@ enum Attempt {
     Refused(&'static str),
     /// Nothing to pop (the key is missing or empty).
     Empty,
+    /// Nothing for this waiter; the key may serve others.
+    NotYet,
     /// The waiter was claimed by another party first (served through
     /// another key, timed out, unblocked): nothing was done.
     Lost,
@@ -66,6 +68,7 @@ fn attempt(
     // Type and emptiness checks first, so a failed attempt changes nothing.
     let refused = match op.ready(&mut g, db, &k, now_ms)? {
         Readiness::Empty => return Ok(Attempt::Empty),
+        Readiness::NotYet => return Ok(Attempt::NotYet),
         Readiness::Ready => None,
         Readiness::Refused(e) => Some(e),
     };
@@ -161,7 +164,7 @@ pub fn try_now(
         )
         .map_err(|WrongType| ERR_WRONGTYPE)?
         {
-            Attempt::Empty | Attempt::Lost => continue,
+            Attempt::Empty | Attempt::NotYet | Attempt::Lost => continue,
             Attempt::Refused(e) => return Err(e),
             Attempt::Served => {
                 out.raw(reply.as_bytes());
@@ -210,27 +213,35 @@ pub fn block_or_serve(ctx: &mut Ctx, keys: &[&[u8]], timeout: &[u8], op: Box<dyn
         Ok(Some(_)) => return,
         Ok(None) => {}
     }
+    park(ctx, keys, deadline, op);
+    drop(hold);
+}
+
+/// Blocks the client on `keys` until `deadline` (None = forever), for a
+/// command that made its own first try (XREAD serves several keys at
+/// once). Must be called while the caller holds the keys' partitions
+/// (`Keyspace::hold_keys`), so no write can slip between the try and the
+/// registration. Inside EXEC, or off a worker thread, the client gets what
+/// the non-blocking form answers instead.
+pub fn park(ctx: &mut Ctx, keys: &[&[u8]], deadline: Option<u64>, op: Box<dyn BlockedOp>) {
     if ctx.client.in_exec {
-        drop(hold);
         op.empty_reply(ctx.out);
         return;
     }
     let Some(worker) = crate::kernel::hub::current_worker() else {
-        drop(hold);
         op.timeout_reply(ctx.out);
         return;
     };
     let w = Arc::new(Waiter::new(
         ctx.client.id,
         worker,
-        db,
+        ctx.client.db,
         keys.iter().map(|k| k.to_vec()).collect(),
         op,
         ctx.client.protocol,
         deadline,
     ));
-    srv.blocking.register(w.clone());
-    drop(hold);
+    ctx.srv.blocking.register(w.clone());
     ctx.client.blocked = Some(w);
 }
 
@@ -252,10 +263,12 @@ pub fn serve_ready(srv: &Server, limits: &Limits, notify_flags: u32, keys: Vec<V
         if !srv.blocking.any() {
             return;
         }
-        // Databases where this key turned out empty (or of another type).
-        let mut dead_dbs: Vec<usize> = Vec::new();
+        // (database, awaited type) pairs for which this key turned out
+        // empty or of another type.
+        let mut dead: Vec<(usize, store::Kind)> = Vec::new();
         for w in srv.blocking.waiters_of(&key) {
-            if dead_dbs.contains(&w.db) || !w.is_waiting() {
+            let class = (w.db, w.op.awaits());
+            if dead.contains(&class) || !w.is_waiting() {
                 continue;
             }
             let mut effects = Served::default();
@@ -302,10 +315,11 @@ pub fn serve_ready(srv: &Server, limits: &Limits, notify_flags: u32, keys: Vec<V
                         },
                     );
                 }
-                // Claimed by someone else: the key may still feed the next.
-                Ok(Attempt::Lost) => {}
+                // Claimed by someone else, or not for this waiter: the key
+                // may still feed the next.
+                Ok(Attempt::Lost) | Ok(Attempt::NotYet) => {}
                 // Empty or of another type in this database.
-                Ok(Attempt::Empty) | Err(_) => dead_dbs.push(w.db),
+                Ok(Attempt::Empty) | Err(_) => dead.push(class),
             }
         }
     }

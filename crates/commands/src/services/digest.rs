@@ -9,7 +9,9 @@
 //! * a value: `mix(type as 4 big-endian bytes)`, then strings `mix(bytes)`;
 //!   lists `mix` each element head to tail; sets `xor` each member; sorted
 //!   sets and hashes `xor` one per-element digest (`mix(member)`,
-//!   `mix(score as %.17g)`; `mix(field)`, `mix(value)`); then
+//!   `mix(score as %.17g)`; `mix(field)`, `mix(value)`); streams `mix`
+//!   each entry's `<ms>.<seq>` then its fields and values in order (groups
+//!   are not part of it); then
 //!   `xor("!!expire!!")` when the key has a TTL. Integers are their decimal
 //!   text.
 //! * the dataset: for each non-empty database `mix(db index as 4 big-endian
@@ -103,7 +105,18 @@ pub fn value_digest(digest: &mut Digest, v: &CompactValue, has_expire: bool) {
                 });
             }
         }
-        Kind::Stream => {}
+        Kind::Stream => {
+            if let Some(st) = v.as_stream() {
+                use collections::stream::StreamId;
+                for e in st.range(StreamId::MIN, StreamId::MAX, false) {
+                    mix(digest, format!("{}.{}", e.id.ms, e.id.seq).as_bytes());
+                    for (f, val) in e.fields() {
+                        mix_lp(digest, f);
+                        mix_lp(digest, val);
+                    }
+                }
+            }
+        }
         Kind::Hash => {
             if let Some(h) = v.as_hash() {
                 let h: &HashValue = &h;
@@ -116,8 +129,6 @@ pub fn value_digest(digest: &mut Digest, v: &CompactValue, has_expire: bool) {
             }
         }
     }
-    // Kind::Stream: no stream value exists in the keyspace yet (issue 25);
-    // the streams family extends this with Redis's stream digest.
     if has_expire {
         xor(digest, b"!!expire!!");
     }

@@ -25,6 +25,7 @@ pub mod hash;
 pub mod input;
 pub mod list;
 pub mod set;
+pub mod stream;
 pub mod value;
 pub mod zset;
 

@@ -1,7 +1,7 @@
 //! One value of a given RDB type, built as a Petrel value
 //! ([`CompactValue`]) with the encoding Redis would choose under the
 //! caller's [`collections::Limits`]. The families are in [`super::list`],
-//! [`super::set`], [`super::hash`] and [`super::zset`].
+//! [`super::set`], [`super::hash`], [`super::zset`] and [`super::stream`].
 //!
 //! `Ok(None)` is an empty collection: Redis skips such a key when loading a
 //! file (and RESTORE refuses it).
@@ -35,14 +35,9 @@ pub fn read_value<R: Read>(
         SET | SET_INTSET | SET_LISTPACK => super::set::read(inp, t, cx),
         ZSET | ZSET_2 | ZSET_ZIPLIST | ZSET_LISTPACK => super::zset::read(inp, t, cx),
         HASH | HASH_ZIPMAP | HASH_ZIPLIST | HASH_LISTPACK => super::hash::read(inp, t, cx),
-        // Streams arrive with the streams issue: their reader goes here,
-        // building the stream value from the listpacks, the consumer
-        // groups and their PELs.
-        STREAM_LISTPACKS | STREAM_LISTPACKS_2 | STREAM_LISTPACKS_3 => Err(unsupported(
-            at,
-            t,
-            "streams are not supported by Petrel yet",
-        )),
+        STREAM_LISTPACKS | STREAM_LISTPACKS_2 | STREAM_LISTPACKS_3 => {
+            super::stream::read(inp, t, cx)
+        }
         MODULE_PRE_GA | MODULE_2 => {
             let id = super::decode::read_len(inp)?;
             let (name, ver) = types::module_name(id);

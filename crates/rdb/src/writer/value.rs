@@ -11,6 +11,7 @@
 //! | hash `hashtable` | `HASH` | count, field/value pairs |
 //! | zset `listpack` | `ZSET_LISTPACK` | the listpack block |
 //! | zset `skiplist` | `ZSET_2` | count, member/binary-double pairs from the highest rank down (Redis's order, cheap for its loader) |
+//! | stream | `STREAM_LISTPACKS_2` | nodes (master ID, listpack), IDs and counters, groups with their PELs and consumers |
 //!
 //! Blocks (listpack, intset) are copied byte for byte; as any string they
 //! may be LZF-compressed in the file when compression is on. A quicklist
@@ -22,12 +23,14 @@
 use std::io;
 
 use collections::quicklist::{Container, Node};
+use collections::stream::{Stream, StreamId};
 use collections::value::hash::lp_bytes;
 use collections::{HashValue, LpValue, SetValue, ZsetValue};
 use store::{CompactValue, Kind};
 
 use super::encode::{
-    write_binary_double, write_len, write_lzf_block, write_string, write_string_parts, Sink,
+    write_binary_double, write_len, write_lzf_block, write_ms_time, write_string,
+    write_string_parts, Sink,
 };
 use super::WriteOptions;
 use crate::types;
@@ -52,7 +55,7 @@ pub fn value_type(v: &CompactValue) -> u8 {
             ZsetValue::Listpack(_) => types::ZSET_LISTPACK,
             ZsetValue::Tree(_) => types::ZSET_2,
         },
-        Kind::Stream => unreachable!("Petrel has no stream values yet"),
+        Kind::Stream => types::STREAM_LISTPACKS_2,
     }
 }
 
@@ -122,8 +125,52 @@ pub fn write_value<S: Sink + ?Sized>(
                 res
             }
         },
-        Kind::Stream => unreachable!("Petrel has no stream values yet"),
+        Kind::Stream => write_stream(s, v.as_stream().expect("stream"), z),
     }
+}
+
+fn write_id<S: Sink + ?Sized>(s: &mut S, id: StreamId) -> io::Result<()> {
+    write_len(s, id.ms)?;
+    write_len(s, id.seq)
+}
+
+/// `STREAM_LISTPACKS_2` (see [`crate::reader::stream`] for the layout):
+/// the nodes as they are, the stream's IDs and counters, then each group
+/// with its PEL and consumers, in name order as Redis's radix trees give
+/// them.
+fn write_stream<S: Sink + ?Sized>(s: &mut S, st: &Stream, z: bool) -> io::Result<()> {
+    write_len(s, st.node_count() as u64)?;
+    for (id, lp) in st.nodes() {
+        write_string(s, &id.to_be_bytes(), z)?;
+        write_string(s, lp, z)?;
+    }
+    write_len(s, st.len())?;
+    write_id(s, st.last_id())?;
+    write_id(s, st.first_id())?;
+    write_id(s, st.max_deleted_id())?;
+    write_len(s, st.entries_added())?;
+    write_len(s, st.groups().len() as u64)?;
+    for g in st.groups() {
+        write_string(s, g.name(), z)?;
+        write_id(s, g.last_id())?;
+        write_len(s, g.entries_read().unwrap_or(u64::MAX))?;
+        write_len(s, g.pending_len() as u64)?;
+        for (id, nack, _) in g.pending() {
+            s.put(&id.to_be_bytes())?;
+            write_ms_time(s, nack.delivery_time)?;
+            write_len(s, nack.delivery_count)?;
+        }
+        write_len(s, g.consumer_count() as u64)?;
+        for c in g.consumers() {
+            write_string(s, c.name(), z)?;
+            write_ms_time(s, c.seen_time())?;
+            write_len(s, c.pending() as u64)?;
+            for id in c.pending_ids() {
+                s.put(&id.to_be_bytes())?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// One quicklist node: container, then the listpack (or plain element),

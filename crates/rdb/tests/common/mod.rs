@@ -242,6 +242,9 @@ pub enum Model {
     Hash(BTreeMap<Vec<u8>, Vec<u8>>),
     /// (member, score bits) in rank order.
     Zset(Vec<(Vec<u8>, u64)>),
+    /// The stream's RDB form (its DUMP body): nodes, IDs, groups, PELs
+    /// and consumers all compared at once.
+    Stream(Vec<u8>),
 }
 
 pub fn model(v: &CompactValue) -> Model {
@@ -276,7 +279,7 @@ pub fn model(v: &CompactValue) -> Model {
                 .map(|(m, s)| (m, s.to_bits()))
                 .collect(),
         ),
-        Kind::Stream => unreachable!(),
+        Kind::Stream => Model::Stream(rdb::dump(v, &rdb::WriteOptions::default())),
     }
 }
 

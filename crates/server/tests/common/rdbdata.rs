@@ -178,6 +178,71 @@ pub fn dataset_commands() -> Vec<Vec<Vec<u8>>> {
         &mut cmds,
         &[b"ZADD", b"zset:longmember", b"1e300", &[b'm'; 100]],
     );
+    // Streams: small, multi-node (a value over stream-node-max-bytes gets
+    // a node of its own), tombstones, trimmed, the smallest and largest
+    // IDs, consumer groups with PELs (NOACK too), an idle consumer, acks,
+    // an empty stream with a group, and one emptied with XSETID's
+    // counters. Explicit IDs so both servers build the same stream.
+    for i in 1..=700u32 {
+        let id = format!("{i}-{}", i % 3);
+        let v = match i {
+            _ if i % 97 == 0 => "y".repeat(5000),
+            _ if i % 7 == 0 => "x".repeat(100),
+            _ => i.to_string(),
+        };
+        let mut x = vec![
+            b"XADD".to_vec(),
+            b"x:big".to_vec(),
+            id.clone().into_bytes(),
+            b"f".to_vec(),
+            v.into_bytes(),
+            b"g".to_vec(),
+            b"-9".to_vec(),
+        ];
+        if i % 11 == 0 {
+            // A different field set: the entry is not "same fields".
+            x.push(format!("extra{i}").into_bytes());
+            x.push(b"".to_vec());
+        }
+        cmds.push(x);
+        if i <= 20 {
+            c(
+                &mut cmds,
+                &[
+                    b"XADD",
+                    b"x:small",
+                    id.as_bytes(),
+                    b"a",
+                    b"1",
+                    format!("k{i}").as_bytes(),
+                    b"v",
+                ],
+            );
+        }
+    }
+    for line in [
+        "XDEL x:big 5-2 6-0 300-0 700-1",
+        "XTRIM x:big MINID 40",
+        "XGROUP CREATE x:big g1 0",
+        "XGROUP CREATE x:big g2 $ ENTRIESREAD 3",
+        "XGROUP CREATE x:big 12345 100-0",
+        "XREADGROUP GROUP g1 alice COUNT 30 STREAMS x:big >",
+        "XREADGROUP GROUP g1 bob COUNT 5 STREAMS x:big >",
+        "XREADGROUP GROUP 12345 777 NOACK COUNT 5 STREAMS x:big >",
+        "XGROUP CREATECONSUMER x:big g1 idle",
+        "XACK x:big g1 41-2 42-0",
+        "XCLAIM x:big g1 bob 0 43-1 44-2",
+        "XGROUP CREATE x:empty g 0 MKSTREAM",
+        "XADD x:gone 1-0 a b",
+        "XDEL x:gone 1-0",
+        "XSETID x:gone 5-5 ENTRIESADDED 9 MAXDELETEDID 3-0",
+        "XADD x:edges 0-1 a 1",
+        "XADD x:edges 18446744073709551615-18446744073709551615 b 2",
+        "XADD x:edges-ttl 1-1 f v",
+        "PEXPIRE x:edges-ttl 9000000",
+    ] {
+        cmds.push(line.split(' ').map(|w| w.as_bytes().to_vec()).collect());
+    }
     // TTLs in every database, and a key of each type per database.
     for db in 0..16 {
         c(&mut cmds, &[b"SELECT", db.to_string().as_bytes()]);
@@ -216,6 +281,10 @@ pub fn dataset_commands() -> Vec<Vec<Vec<u8>>> {
             &mut cmds,
             &[b"ZADD", format!("db{db}:z").as_bytes(), b"1", b"x"],
         );
+        c(
+            &mut cmds,
+            &[b"XADD", format!("db{db}:x").as_bytes(), b"1-1", b"f", b"v"],
+        );
     }
     cmds
 }
@@ -242,6 +311,10 @@ pub struct KeyView {
     /// Absolute expiry (PEXPIRETIME), -1 when none.
     pub expire_at: i64,
     pub digest: String,
+    /// A stream's `XINFO STREAM FULL` (entries, IDs and counters, groups,
+    /// PELs with delivery times and counts, consumers), which the digest
+    /// leaves out; empty for other types.
+    pub stream: String,
 }
 
 /// Every key of every database: (db, key) -> view.
@@ -264,6 +337,17 @@ pub fn describe(c: &mut redis::Connection, dbs: usize) -> BTreeMap<(usize, Vec<u
                 .query::<Vec<String>>(c)
                 .unwrap()
                 .remove(0);
+            let stream = if kind == "stream" {
+                let full: redis::Value = redis::cmd("XINFO")
+                    .arg("STREAM")
+                    .arg(&k)
+                    .arg("FULL")
+                    .query(c)
+                    .unwrap();
+                format!("{full:?}")
+            } else {
+                String::new()
+            };
             out.insert(
                 (db, k),
                 KeyView {
@@ -271,6 +355,7 @@ pub fn describe(c: &mut redis::Connection, dbs: usize) -> BTreeMap<(usize, Vec<u
                     encoding,
                     expire_at,
                     digest,
+                    stream,
                 },
             );
         }
@@ -323,7 +408,11 @@ pub fn assert_same_keyspace(
         match got.get(k) {
             None => diffs.push(format!("missing {k:?}")),
             Some(g) => {
-                if g.kind != w.kind || g.expire_at != w.expire_at || g.digest != w.digest {
+                if g.kind != w.kind
+                    || g.expire_at != w.expire_at
+                    || g.digest != w.digest
+                    || g.stream != w.stream
+                {
                     diffs.push(format!("{k:?}: got {g:?}, want {w:?}"));
                 } else if !encodings_compatible(&w.kind, &g.encoding, &w.encoding) {
                     diffs.push(format!(

@@ -471,7 +471,26 @@ fn flushdb(ctx: &mut Ctx, args: &[&[u8]]) {
     for (d, key) in doomed {
         ctx.modified(d, &key);
     }
+    wake_flushed(ctx, Some(ctx.client.db));
     ctx.ok();
+}
+
+/// Hands the keys with blocked clients in the flushed databases to
+/// dispatch, which serves them after the command: a blocked XREADGROUP
+/// whose stream was flushed is answered, as in Redis (`-UNBLOCKED`);
+/// list and sorted-set waiters find nothing and keep waiting.
+fn wake_flushed(ctx: &mut Ctx, db: Option<usize>) {
+    if !ctx.srv.blocking.any() {
+        return;
+    }
+    let dbs: Vec<usize> = match db {
+        Some(d) => vec![d],
+        None => (0..ctx.srv.keyspace.databases()).collect(),
+    };
+    for d in dbs {
+        let keys = ctx.srv.blocking.keys_in_db(d);
+        ctx.client.ready_keys.extend(keys);
+    }
 }
 
 fn flushall(ctx: &mut Ctx, args: &[&[u8]]) {
@@ -489,6 +508,7 @@ fn flushall(ctx: &mut Ctx, args: &[&[u8]]) {
     for (d, key) in doomed {
         ctx.modified(d, &key);
     }
+    wake_flushed(ctx, None);
     ctx.ok();
 }
 

@@ -86,6 +86,10 @@ fn end(left: bool) -> End {
 }
 
 impl BlockedOp for ListOp {
+    fn awaits(&self) -> store::Kind {
+        store::Kind::List
+    }
+
     fn extra_keys(&self) -> &[Vec<u8>] {
         match self {
             ListOp::Move { dest, .. } => dest,

@@ -54,6 +54,10 @@ pub enum ZsetOp {
 }
 
 impl BlockedOp for ZsetOp {
+    fn awaits(&self) -> store::Kind {
+        store::Kind::ZSet
+    }
+
     fn ready(
         &self,
         g: &mut MultiGuard<'_>,

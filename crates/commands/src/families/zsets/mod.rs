@@ -93,38 +93,13 @@ pub(crate) fn reply_pairs_flat_or_nested(ctx: &mut Ctx, pairs: &[(Vec<u8>, f64)]
     }
 }
 
-/// C `strtod` over the whole text (no leading/trailing blanks here):
-/// decimal, `inf`/`infinity`, and hexadecimal integers (`0x10`). Returns
-/// the value and whether it over- or underflowed (`ERANGE` to inf or 0).
-fn strtod_full(b: &[u8]) -> Option<(f64, bool)> {
-    let (neg, body) = match b.first() {
-        Some(b'-') => (true, &b[1..]),
-        Some(b'+') => (false, &b[1..]),
-        _ => (false, b),
-    };
-    if body.len() > 2 && (body.starts_with(b"0x") || body.starts_with(b"0X")) {
-        let mut v = 0f64;
-        for &c in &body[2..] {
-            v = v * 16.0 + (c as char).to_digit(16)? as f64;
-        }
-        return Some((if neg { -v } else { v }, false));
-    }
-    let v = crate::base::parse::parse_f64(b)?;
-    let lower = b.to_ascii_lowercase();
-    let named_inf = lower.windows(3).any(|w| w == b"inf");
-    let mantissa = lower.split(|&c| c == b'e').next().unwrap_or(&[]);
-    let nonzero_digits = mantissa.iter().any(|c| (b'1'..=b'9').contains(c));
-    let erange = (v.is_infinite() && !named_inf) || (v == 0.0 && nonzero_digits);
-    Some((v, erange))
-}
+// `strtod_full` and `get_double` (this family's score parsing) live in
+// `base::parse`: the geo family parses coordinates the same way.
+use crate::base::parse::{get_double as parse_score_impl, strtod_full};
 
-/// A score or weight argument as Redis's `getDoubleFromObject`: `strtod`,
-/// no blanks, no NaN, and no overflow or underflow to zero.
+/// A score or weight argument as Redis's `getDoubleFromObject`.
 pub(crate) fn parse_score(b: &[u8]) -> Option<f64> {
-    match strtod_full(b)? {
-        (_, true) => None,
-        (v, false) => Some(v),
-    }
+    parse_score_impl(b)
 }
 
 /// Redis's `strtod`-based bound parsing for score ranges: leading blanks

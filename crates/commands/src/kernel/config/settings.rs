@@ -116,6 +116,8 @@ pub struct Settings {
     pub lazyfree_lazy_server_del: bool,
     /// Collection encoding thresholds (`hash-max-listpack-entries` ...).
     pub limits: collections::Limits,
+    /// `stream-node-max-bytes` / `stream-node-max-entries`.
+    pub stream_node: collections::stream::NodeLimits,
     /// `tracking-table-max-keys` (0 = no limit).
     pub tracking_table_max_keys: u64,
     /// `maxmemory-clients` (see `services::client_eviction`).
@@ -253,6 +255,7 @@ impl Default for Settings {
             lazyfree_lazy_expire: false,
             lazyfree_lazy_server_del: false,
             limits: collections::Limits::default(),
+            stream_node: collections::stream::NodeLimits::default(),
             tracking_table_max_keys: 0,
             maxmemory_clients: ClientsMemory::Bytes(0),
             aclfile: String::new(),

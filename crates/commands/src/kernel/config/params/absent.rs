@@ -245,22 +245,6 @@ pub static ABSENT: &[Param] = &[
         Same::Word,
         "modules"
     ),
-    absent!(
-        "stream-node-max-bytes",
-        [],
-        true,
-        "4096",
-        Same::Mem,
-        "stream commands"
-    ),
-    absent!(
-        "stream-node-max-entries",
-        [],
-        true,
-        "100",
-        Same::Int,
-        "stream commands"
-    ),
     absent!("masterauth", [], true, "", Same::Words, "replication"),
     absent!("masteruser", [], true, "", Same::Words, "replication"),
     absent!(

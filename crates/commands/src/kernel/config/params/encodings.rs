@@ -1,6 +1,7 @@
 //! Value encodings: the HyperLogLog sparse limit and the collection encoding
 //! thresholds (Redis 7.0 names and ranges, with the old `ziplist` names as
-//! aliases; the set listpack pair comes from Redis 7.2).
+//! aliases; the set listpack pair comes from Redis 7.2) and the stream
+//! node limits.
 
 use super::super::values::*;
 use super::super::Param;
@@ -94,5 +95,25 @@ pub static ENCODINGS: &[Param] = &[
         "0",
         list_compress_depth,
         |v| Ok::<u32, String>(int_in(v, 0, i32::MAX as i64)? as u32)
+    ),
+    p!(
+        "stream-node-max-bytes",
+        true,
+        "4096",
+        |s| s.stream_node.max_bytes.to_string(),
+        |s, v| {
+            s.stream_node.max_bytes = bytes_limit(v)?;
+            Ok(())
+        }
+    ),
+    p!(
+        "stream-node-max-entries",
+        true,
+        "100",
+        |s| s.stream_node.max_entries.to_string(),
+        |s, v| {
+            s.stream_node.max_entries = count_limit(v)?;
+            Ok(())
+        }
     ),
 ];
