@@ -44,11 +44,16 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     families::hyperloglog::COMMANDS,
     // EVAL, SCRIPT, FUNCTION, FCALL on crate `scripting`.
     families::scripting::COMMANDS,
+    // BGREWRITEAOF on services::aof.
+    families::aof::COMMANDS,
 ];
 
 /// Every family's DEBUG subcommands, in DEBUG HELP order.
-pub const DEBUG_SUBCOMMANDS: &[&[DebugSub]] =
-    &[families::server::debug::CORE, families::keys::DEBUG];
+pub const DEBUG_SUBCOMMANDS: &[&[DebugSub]] = &[
+    families::server::debug::CORE,
+    families::keys::DEBUG,
+    families::aof::DEBUG,
+];
 
 /// Every configuration parameter group, in the order CONFIG GET and CONFIG
 /// REWRITE walk them.
@@ -56,6 +61,7 @@ pub const CONFIG_GROUPS: &[&[Param]] = &[
     params::network::NETWORK,
     params::server::SERVER,
     params::persistence::PERSISTENCE,
+    params::aof::AOF,
     params::replication::REPLICATION,
     params::client_limits::CLIENT_LIMITS,
     params::clients::CLIENTS,

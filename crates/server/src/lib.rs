@@ -45,6 +45,18 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         config_file,
     ));
 
+    // The append-only file (`appendonly yes`): loaded before any client.
+    let load_start = std::time::Instant::now();
+    match commands::services::aof::load_at_startup(&srv, &settings) {
+        Ok(Some(r)) => notice!(
+            "DB loaded from append only file: {:.3} seconds ({} commands)",
+            load_start.elapsed().as_secs_f64(),
+            r.commands
+        ),
+        Ok(None) => {}
+        Err(e) => return Err(e),
+    }
+
     let mut listeners: Vec<Listener> = Vec::new();
     if settings.port != 0 {
         let tcp = net::bind_tcp(&settings.bind, settings.port, settings.tcp_backlog as i32)?;
@@ -136,6 +148,7 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         let _ = j.join();
     }
     notice!("User requested shutdown...");
+    commands::services::aof::flush_on_shutdown(&srv);
     if !settings.unixsocket.is_empty() {
         let _ = std::fs::remove_file(&settings.unixsocket);
     }

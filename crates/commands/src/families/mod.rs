@@ -12,6 +12,7 @@
 //! `scripting` behind a host trait), `persistence` (SAVE/BGSAVE/DUMP/RESTORE
 //! here, the codec in crate `rdb`), `replication`, `cluster`, `acl`.
 
+pub mod aof;
 pub mod bitmap;
 pub mod connection;
 pub mod hashes;

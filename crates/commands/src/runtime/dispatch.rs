@@ -52,6 +52,9 @@ pub fn execute(
     }
     if !client.ready_keys.is_empty() && !client.in_exec {
         let keys = std::mem::take(&mut client.ready_keys);
+        // Serving waiters writes: one journal unit.
+        let _journal =
+            crate::services::journal::scope(srv, crate::services::journal::Mode::Exclusive);
         crate::services::blocking::serve_ready(
             srv,
             &settings.limits,
@@ -201,6 +204,15 @@ fn execute_inner(
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         reject_cmd(srv, client, out, crate::base::errors::OOM_ERROR);
         return Outcome::Done;
+    }
+    // Writes are refused while the AOF cannot be written (`MISCONF`).
+    if flags & flag::WRITE != 0
+        || spec.flags & flag::RUNS_QUEUE != 0 && queued_any(srv, client, flag::WRITE)
+    {
+        if let Some(msg) = crate::services::aof::write_error(srv) {
+            reject_cmd(srv, client, out, &msg);
+            return Outcome::Done;
+        }
     }
     if client.tx.in_multi() && spec.flags & flag::NOT_QUEUED == 0 {
         if spec.flags & flag::NO_MULTI != 0 {
@@ -405,6 +417,9 @@ pub(crate) fn call(
         let redacted = redact(spec, args);
         crate::services::monitor::feed_monitors(srv, client, redacted.as_deref().unwrap_or(args));
     }
+    // The write journal's unit around the handler (services::journal).
+    let journal = journal_scope(srv, spec);
+    let db_before = client.db;
     let start = crate::base::stopwatch::Stopwatch::start();
     let mut ctx = Ctx {
         srv,
@@ -414,11 +429,16 @@ pub(crate) fn call(
         cmd_index: idx,
         failed: false,
         now_ms,
+        propagate: Default::default(),
     };
     handler(&mut ctx, args);
     let failed = ctx.failed;
+    let propagate = std::mem::take(&mut ctx.propagate);
     let client = ctx.client;
     let out = ctx.out;
+    if journal.is_some() {
+        journal_record(spec, client, db_before, failed, propagate, args);
+    }
     client
         .shared
         .argv_mem
@@ -486,6 +506,61 @@ pub(crate) fn call(
     {
         let redacted = redact(spec, args);
         crate::services::monitor::feed_monitors(srv, client, redacted.as_deref().unwrap_or(args));
+    }
+}
+
+/// Opens the command's journal unit (None when the journal is off):
+/// exclusive for anything that may write, shared for the rest, none for
+/// admin and `allow-busy` commands that do not write (they never touch
+/// keys, and some, like BGREWRITEAOF, take the order lock themselves).
+fn journal_scope<'a>(
+    srv: &'a Server,
+    spec: &CommandSpec,
+) -> Option<crate::services::journal::Scope<'a>> {
+    use crate::services::journal::{scope, Mode};
+    if !srv.journal.enabled() {
+        return None;
+    }
+    let writes = flag::WRITE | flag::MAY_REPLICATE | flag::RUNS_QUEUE | flag::RUNS_SCRIPT;
+    if spec.flags & writes != 0 {
+        scope(srv, Mode::Exclusive)
+    } else if spec.flags & (flag::ADMIN | flag::ALLOW_BUSY) != 0 {
+        None
+    } else {
+        scope(srv, Mode::Shared)
+    }
+}
+
+/// Adds the command's propagated form to the open journal unit: as sent
+/// when it reported a change (or changes whole databases), its rewrite
+/// when it gave one, nothing for reads, no-op writes and commands that run
+/// others (EXEC and scripts journal what they ran).
+fn journal_record(
+    spec: &CommandSpec,
+    client: &Client,
+    db: usize,
+    failed: bool,
+    propagate: crate::kernel::journal::Propagate,
+    args: &[&[u8]],
+) {
+    use crate::kernel::journal::Propagate;
+    use crate::services::journal::{record, record_args};
+    match propagate {
+        Propagate::Nothing => {}
+        Propagate::As(cmds) => cmds.into_iter().for_each(|c| record(db, c)),
+        Propagate::Always => {
+            if !failed {
+                record_args(db, args)
+            }
+        }
+        Propagate::Verbatim => {
+            let writes = spec.flags & (flag::WRITE | flag::MAY_REPLICATE) != 0;
+            let runs_others = spec.flags & (flag::RUNS_QUEUE | flag::RUNS_SCRIPT) != 0;
+            let whole = spec.flags & flag::WHOLE_KEYSPACE != 0 && !failed;
+            if writes && !runs_others && (client.changes > 0 || whole) {
+                record_args(db, args);
+            }
+        }
     }
 }
 

@@ -16,12 +16,14 @@
 //! Services may use `kernel` and `base`, never `runtime`, `families` or
 //! `registry`.
 
+pub mod aof;
 pub mod blocking;
 pub mod client_eviction;
 pub mod connection;
 pub mod digest;
 pub mod eviction;
 pub mod expiry;
+pub mod journal;
 pub mod keysizes;
 pub mod memory;
 pub mod monitor;

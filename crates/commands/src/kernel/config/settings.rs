@@ -61,7 +61,6 @@ pub struct Settings {
     pub pidfile: String,
     pub dir: String,
     pub save: String,
-    pub appendonly: bool,
     pub proto_max_bulk_len: u64,
     pub client_query_buffer_limit: u64,
     pub output_normal: OutputLimit,
@@ -106,6 +105,28 @@ pub struct Settings {
     pub tracking_table_max_keys: u64,
     /// `maxmemory-clients` (see `services::client_eviction`).
     pub maxmemory_clients: ClientsMemory,
+    /// The append-only file (`params::aof`).
+    pub aof: AofSettings,
+}
+
+/// The append-only file's settings (`params::aof`).
+#[derive(Clone, Debug, Default)]
+pub struct AofSettings {
+    /// `appendonly`.
+    pub enabled: bool,
+    /// `appendfilename`: the prefix of the files' names.
+    pub filename: String,
+    /// `appenddirname`: the directory inside `dir`.
+    pub dirname: String,
+    pub fsync: crate::kernel::aof::Fsync,
+    pub no_fsync_on_rewrite: bool,
+    pub rewrite_percentage: u64,
+    pub rewrite_min_size: u64,
+    pub load_truncated: bool,
+    pub use_rdb_preamble: bool,
+    pub timestamp_enabled: bool,
+    pub rewrite_incremental_fsync: bool,
+    pub disable_auto_gc: bool,
 }
 
 /// `maxmemory-clients`: bytes (0 = no limit) or a percentage of `maxmemory`.
@@ -148,7 +169,6 @@ impl Default for Settings {
             pidfile: String::new(),
             dir: String::new(),
             save: String::new(),
-            appendonly: false,
             proto_max_bulk_len: 0,
             client_query_buffer_limit: 0,
             output_normal: OutputLimit {
@@ -191,6 +211,7 @@ impl Default for Settings {
             limits: collections::Limits::default(),
             tracking_table_max_keys: 0,
             maxmemory_clients: ClientsMemory::Bytes(0),
+            aof: AofSettings::default(),
         };
         s.apply_defaults(super::Params {
             groups: super::params::KERNEL,

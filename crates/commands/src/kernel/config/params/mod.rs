@@ -4,6 +4,7 @@
 //! CONFIG REWRITE walk them. [`KERNEL`] lists these for
 //! `Settings::default` (a registry test checks it names each of them).
 
+pub mod aof;
 pub mod client_limits;
 pub mod clients;
 pub mod diagnostics;
@@ -21,6 +22,7 @@ pub const KERNEL: &[&[super::Param]] = &[
     network::NETWORK,
     server::SERVER,
     persistence::PERSISTENCE,
+    aof::AOF,
     replication::REPLICATION,
     client_limits::CLIENT_LIMITS,
     clients::CLIENTS,

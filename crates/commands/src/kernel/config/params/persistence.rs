@@ -1,6 +1,5 @@
 //! Persistence (RDB save points, the append-only file).
 
-use super::super::values::*;
 use super::super::Param;
 
 pub static PERSISTENCE: &[Param] = &[
@@ -13,17 +12,4 @@ pub static PERSISTENCE: &[Param] = &[
         s.save = String::new();
         Ok(())
     }),
-    p!(
-        "appendonly",
-        true,
-        "no",
-        |s| fmt_bool(s.appendonly),
-        |s, v| {
-            if parse_bool(v)? {
-                return Err("the append only file is not supported by this server yet".into());
-            }
-            s.appendonly = false;
-            Ok(())
-        }
-    ),
 ];
