@@ -437,7 +437,7 @@ pub(crate) fn call(
     let client = ctx.client;
     let out = ctx.out;
     if journal.is_some() {
-        journal_record(spec, client, db_before, failed, propagate, args);
+        journal_record(srv, spec, client, db_before, failed, propagate, args);
     }
     client
         .shared
@@ -536,6 +536,7 @@ fn journal_scope<'a>(
 /// when it gave one, nothing for reads, no-op writes and commands that run
 /// others (EXEC and scripts journal what they ran).
 fn journal_record(
+    srv: &Server,
     spec: &CommandSpec,
     client: &Client,
     db: usize,
@@ -544,7 +545,8 @@ fn journal_record(
     args: &[&[u8]],
 ) {
     use crate::kernel::journal::Propagate;
-    use crate::services::journal::{record, record_args};
+    use crate::services::journal::{expired_into_unit, record, record_args};
+    expired_into_unit(srv);
     match propagate {
         Propagate::Nothing => {}
         Propagate::As(cmds) => cmds.into_iter().for_each(|c| record(db, c)),

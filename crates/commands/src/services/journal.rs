@@ -34,7 +34,9 @@
 //! with everything they call, and so is serving blocked clients after a
 //! write. A unit of more than one record is wrapped in MULTI/EXEC (as
 //! Redis 7.0 does: a MULTI/EXEC or script with a single write is journaled
-//! bare). Keys removed by expiry during the unit are journaled first, bare.
+//! bare). Keys a command finds expired are journaled as `DEL` in its unit,
+//! ahead of its own records; keys the active cycle expires, and evicted
+//! keys, are journaled bare.
 //!
 //! # Scopes and the order lock
 //! [`scope`] opens a unit on this thread: the outermost scope takes the
@@ -190,6 +192,21 @@ pub fn deleted(srv: &Server, db: usize, key: &[u8], lazy: bool) {
     let name: &[u8] = if lazy { b"UNLINK" } else { b"DEL" };
     let mut out = srv.journal.out.lock();
     append(&srv.journal, &mut out, db, &[name, key]);
+}
+
+/// Adds the keys the keyspace removed by expiry since the last call to
+/// the open unit, as `DEL` (`UNLINK` with `lazyfree-lazy-expire`): a
+/// command's lazy expirations belong to its unit, ahead of its own
+/// records, as Redis 7.0 propagates them.
+pub fn expired_into_unit(srv: &Server) {
+    if !srv.keyspace.journal_expired_pending() {
+        return;
+    }
+    let lazy = srv.settings().lazyfree_lazy_expire;
+    let name: &[u8] = if lazy { b"UNLINK" } else { b"DEL" };
+    for (db, key) in srv.keyspace.drain_journal_expired() {
+        record(db, vec![name.to_vec(), key]);
+    }
 }
 
 /// Journals keys the keyspace removed by expiry since the last call (the

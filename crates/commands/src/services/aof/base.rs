@@ -1,6 +1,8 @@
 //! Writing an AOF base file: the dataset at one instant as an RDB file
 //! (`aof-use-rdb-preamble yes`, Redis's default: the `aof-base` aux field
-//! set, function libraries first), or as commands (`no`).
+//! set, function libraries first), or as commands (`no`): the ones Redis
+//! 7.0's rewrite writes (`SET`, `RPUSH`, `SADD`, `ZADD`, `HMSET` in
+//! batches of 64 elements, `PEXPIREAT`).
 //!
 //! The caller holds the journal's order lock exclusively and every
 //! partition, so the base is exactly the state at the journal's cut (the
@@ -90,10 +92,85 @@ impl<W: Write> Write for Counting<W> {
     }
 }
 
-/// The base as commands: `FUNCTION LOAD` per library, then per database a
-/// `SELECT` and one `RESTORE key 0 payload ABSTTL` per key (the value in
-/// DUMP form, its absolute TTL when it has one), which redis-server and
-/// Petrel both replay.
+/// Redis's `AOF_REWRITE_ITEMS_PER_CMD`: elements per command in a base.
+const ITEMS_PER_CMD: usize = 64;
+
+fn lp_bytes(v: collections::LpValue<'_>) -> Vec<u8> {
+    match v {
+        collections::LpValue::Str(s) => s.to_vec(),
+        collections::LpValue::Int(i) => i.to_string().into_bytes(),
+    }
+}
+
+/// Appends the commands that rebuild one key, as Redis 7.0's rewrite
+/// writes them: `SET`, or `RPUSH`/`SADD`/`ZADD`/`HMSET` with at most 64
+/// elements each, then `PEXPIREAT` when it has a TTL.
+fn key_commands(buf: &mut Vec<u8>, key: &[u8], v: &store::CompactValue, expire: Option<u64>) {
+    use store::Kind;
+    let mut batch = |name: &[u8], items: Vec<Vec<u8>>, per: usize| {
+        for chunk in items.chunks(ITEMS_PER_CMD * per) {
+            let mut argv: Vec<&[u8]> = vec![name, key];
+            argv.extend(chunk.iter().map(|a| a.as_slice()));
+            encode_command(buf, &argv);
+        }
+    };
+    match v.kind() {
+        Kind::String => {
+            if let Some(s) = v.string() {
+                batch(b"SET", vec![s.to_vec()], 1);
+            }
+        }
+        Kind::List => {
+            let mut items = Vec::new();
+            if let Some(l) = v.as_list() {
+                l.for_each(|e| items.push(lp_bytes(e)));
+            }
+            batch(b"RPUSH", items, 1);
+        }
+        Kind::Set => {
+            let mut items = Vec::new();
+            if let Some(s) = v.as_set() {
+                for m in s.iter() {
+                    items.push(match m {
+                        collections::value::set::Member::Int(i) => i.to_string().into_bytes(),
+                        collections::value::set::Member::Str(b) => b.to_vec(),
+                    });
+                }
+            }
+            batch(b"SADD", items, 1);
+        }
+        Kind::ZSet => {
+            let mut items = Vec::new();
+            if let Some(z) = v.as_zset() {
+                z.for_each_in(0, z.len(), false, |m, score| {
+                    items.push(resp::format_double_like_redis(score).to_vec());
+                    items.push(m.to_vec());
+                    true
+                });
+            }
+            batch(b"ZADD", items, 2);
+        }
+        Kind::Hash => {
+            let mut items = Vec::new();
+            if let Some(h) = v.as_hash() {
+                let h: &collections::HashValue = &h;
+                for (f, val) in h.iter() {
+                    items.push(lp_bytes(f));
+                    items.push(lp_bytes(val));
+                }
+            }
+            batch(b"HMSET", items, 2);
+        }
+        Kind::Stream => {}
+    }
+    if let Some(t) = expire {
+        let t = t.to_string();
+        encode_command(buf, &[b"PEXPIREAT".as_slice(), key, t.as_bytes()]);
+    }
+}
+
+/// The base as commands (`aof-use-rdb-preamble no`): `FUNCTION LOAD` per
+/// library, then per database a `SELECT` and each key's commands.
 fn write_commands<W: Write>(srv: &Server, w: W, now_ms: u64) -> io::Result<u64> {
     let settings = srv.settings();
     let mut out = Counting { w, n: 0 };
@@ -115,19 +192,7 @@ fn write_commands<W: Write>(srv: &Server, w: W, now_ms: u64) -> io::Result<u64> 
             if err.is_some() {
                 return;
             }
-            let payload = rdb::dump(e.value(), &rdb::WriteOptions::default());
-            let ttl = e.expire_at().unwrap_or(0).to_string();
-            let key = e.key();
-            encode_command(
-                &mut buf,
-                &[
-                    b"RESTORE".as_slice(),
-                    &key,
-                    ttl.as_bytes(),
-                    &payload,
-                    b"ABSTTL",
-                ],
-            );
+            key_commands(&mut buf, &e.key(), e.value(), e.expire_at());
             if buf.len() >= 1 << 16 {
                 if let Err(x) = out.write_all(&buf) {
                     err = Some(x);
