@@ -139,7 +139,9 @@ fn open_on_start(srv: &Server, s: &Settings) -> Result<(), String> {
     let dir = aof_dir(s);
     let prefix = s.aof.filename.clone();
     match read_manifest(&dir, &prefix)? {
-        None => start(srv, s),
+        // Redis writes this first base synchronously; it is not counted
+        // as a background rewrite.
+        None => rewrite_inner(srv, s, true, false),
         Some(mut m) => {
             let io = |e: std::io::Error| format!("Can't open the append-only file: {e}");
             if m.incrs.is_empty() {
@@ -221,7 +223,7 @@ fn delete_history(dir: &Path, prefix: &str, m: &mut Manifest) {
 /// Turns the AOF on at runtime: a rewrite from the current data (module
 /// doc). Also the first start of a fresh directory.
 fn start(srv: &Server, s: &Settings) -> Result<(), String> {
-    rewrite_inner(srv, s, true)
+    rewrite_inner(srv, s, true, true)
 }
 
 /// Turns the AOF off: writes and syncs what is pending, closes the files,
@@ -255,10 +257,12 @@ pub fn apply_settings(srv: &Server, s: &Settings) -> Result<(), String> {
 /// BGREWRITEAOF: rewrites the AOF from the current data (module doc).
 pub fn rewrite(srv: &Server) -> Result<(), String> {
     let s = srv.settings();
-    rewrite_inner(srv, &s, false)
+    rewrite_inner(srv, &s, false, true)
 }
 
-fn rewrite_inner(srv: &Server, s: &Settings, starting: bool) -> Result<(), String> {
+/// A rewrite; `starting` turns the AOF on with it, `counted` makes it
+/// count in INFO (`aof_rewrites`...) as Redis's background rewrites do.
+fn rewrite_inner(srv: &Server, s: &Settings, starting: bool, counted: bool) -> Result<(), String> {
     if srv.aof.rewrite_in_progress.swap(true, Relaxed) {
         return Err("Background append only file rewriting already in progress".into());
     }
@@ -268,6 +272,9 @@ fn rewrite_inner(srv: &Server, s: &Settings, starting: bool) -> Result<(), Strin
         .store(crate::base::clock::unix_time_ms(), Relaxed);
     let res = rewrite_locked(srv, s, starting);
     srv.aof.rewrite_in_progress.store(false, Relaxed);
+    if !counted {
+        return res;
+    }
     srv.aof
         .last_rewrite_secs
         .store(started.elapsed().as_secs() as i64, Relaxed);
