@@ -22,41 +22,6 @@ fn digest(srv: &Server) -> Vec<u8> {
         .to_vec()
 }
 
-/// Asserts both servers hold the same dataset; on a difference, names
-/// the keys whose values differ.
-fn assert_same(a: &Server, b: &Server, what: &str) {
-    if digest(a) == digest(b) {
-        return;
-    }
-    let mut diffs = Vec::new();
-    for db in 0..16 {
-        let (mut ca, mut cb) = (a.raw(), b.raw());
-        ca.cmd(&["SELECT", &db.to_string()]);
-        cb.cmd(&["SELECT", &db.to_string()]);
-        let keys = |c: &mut RawConn| -> Vec<Vec<u8>> {
-            match c.cmd(&["KEYS", "*"]) {
-                Value::Array(v) => v
-                    .into_iter()
-                    .filter_map(|k| k.as_bytes().map(|b| b.to_vec()))
-                    .collect(),
-                _ => vec![],
-            }
-        };
-        let mut all = keys(&mut ca);
-        all.extend(keys(&mut cb));
-        all.sort();
-        all.dedup();
-        for k in all {
-            let da = ca.cmd(&[b"DEBUG".as_slice(), b"DIGEST-VALUE", &k]);
-            let db_ = cb.cmd(&[b"DEBUG".as_slice(), b"DIGEST-VALUE", &k]);
-            if da != db_ {
-                diffs.push(format!("db{db} {}", String::from_utf8_lossy(&k)));
-            }
-        }
-    }
-    panic!("{what}: datasets differ; keys: {diffs:?}");
-}
-
 /// A dataset of every type, with TTLs, in two databases, through a mix of
 /// commands whose journal forms are rewritten.
 fn populate(srv: &Server, tag: &str) {

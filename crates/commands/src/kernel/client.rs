@@ -300,6 +300,11 @@ pub struct Client {
     pub changes: u64,
     /// Client-side caching mode (CLIENT TRACKING; see `kernel::tracking`).
     pub tracking: crate::kernel::tracking::ClientTracking,
+    /// The time commands run through `execute_queued` see instead of the
+    /// clock: the AOF loader's client sets 0, so nothing expires while an
+    /// AOF loads and a past PEXPIREAT sets a TTL instead of deleting (as
+    /// Redis 7.0 does while loading).
+    pub replay_now_ms: Option<u64>,
 }
 
 impl Client {
@@ -328,6 +333,7 @@ impl Client {
             modified: Vec::new(),
             changes: 0,
             tracking: Default::default(),
+            replay_now_ms: None,
         }
     }
 

@@ -348,16 +348,11 @@ pub fn execute_queued(
     args: &[&[u8]],
     out: &mut ReplyBuf,
 ) {
+    let now_ms = client
+        .replay_now_ms
+        .unwrap_or_else(crate::base::clock::unix_time_ms);
     match resolve(srv, args) {
-        Ok(idx) => call(
-            srv,
-            client,
-            settings,
-            idx,
-            args,
-            out,
-            crate::base::clock::unix_time_ms(),
-        ),
+        Ok(idx) => call(srv, client, settings, idx, args, out, now_ms),
         Err(msg) => reject(srv, out, &msg),
     }
 }

@@ -76,3 +76,39 @@ pub fn show(c: &[Vec<u8>]) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// Asserts both servers hold the same dataset; on a difference, names
+/// the keys whose values differ.
+pub fn assert_same(a: &crate::common::Server, b: &crate::common::Server, what: &str) {
+    let digest = |s: &crate::common::Server| s.raw().cmd(&["DEBUG", "DIGEST"]);
+    if digest(a) == digest(b) {
+        return;
+    }
+    let mut diffs = Vec::new();
+    for db in 0..16 {
+        let (mut ca, mut cb) = (a.raw(), b.raw());
+        ca.cmd(&["SELECT", &db.to_string()]);
+        cb.cmd(&["SELECT", &db.to_string()]);
+        let keys = |c: &mut crate::common::RawConn| -> Vec<Vec<u8>> {
+            match c.cmd(&["KEYS", "*"]) {
+                crate::common::Value::Array(v) => v
+                    .into_iter()
+                    .filter_map(|k| k.as_bytes().map(|b| b.to_vec()))
+                    .collect(),
+                _ => vec![],
+            }
+        };
+        let mut all = keys(&mut ca);
+        all.extend(keys(&mut cb));
+        all.sort();
+        all.dedup();
+        for k in all {
+            let da = ca.cmd(&[b"DEBUG".as_slice(), b"DIGEST-VALUE", &k]);
+            let db_ = cb.cmd(&[b"DEBUG".as_slice(), b"DIGEST-VALUE", &k]);
+            if da != db_ {
+                diffs.push(format!("db{db} {}", String::from_utf8_lossy(&k)));
+            }
+        }
+    }
+    panic!("{what}: datasets differ; keys: {diffs:?}");
+}

@@ -107,6 +107,68 @@ fn parse_command(buf: &[u8], at: usize) -> Parsed {
     Parsed::Command(argv, pos)
 }
 
+/// Commands replay at time 0 (nothing expires while loading, as in Redis),
+/// so the relative-TTL forms older servers wrote (`SETEX`, `PSETEX`, `SET
+/// .. EX|PX`, `EXPIRE`, `PEXPIRE`, `RESTORE` without `ABSTTL`; Redis 7.0
+/// and Petrel write only absolute forms) are made absolute against the
+/// clock first, which is when Redis would have run them. None: unchanged.
+fn absolute(argv: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
+    let name = argv[0].to_ascii_lowercase();
+    let now = crate::base::clock::unix_time_ms() as i64;
+    let int = |a: &[u8]| crate::base::parse::parse_i64(a);
+    let at = |ms: i64| now.saturating_add(ms).to_string().into_bytes();
+    match name.as_slice() {
+        b"setex" | b"psetex" if argv.len() == 4 => {
+            let mul = if name == b"setex" { 1000 } else { 1 };
+            let t = int(&argv[2])?;
+            Some(vec![
+                b"SET".to_vec(),
+                argv[1].clone(),
+                argv[3].clone(),
+                b"PXAT".to_vec(),
+                at(t.saturating_mul(mul)),
+            ])
+        }
+        b"expire" | b"pexpire" if argv.len() >= 3 => {
+            let mul = if name == b"expire" { 1000 } else { 1 };
+            let t = int(&argv[2])?;
+            let mut c = vec![
+                b"PEXPIREAT".to_vec(),
+                argv[1].clone(),
+                at(t.saturating_mul(mul)),
+            ];
+            c.extend(argv[3..].iter().cloned());
+            Some(c)
+        }
+        b"set" if argv.len() > 3 => {
+            let mut c = argv.to_vec();
+            for i in 3..c.len().saturating_sub(1) {
+                let opt = c[i].to_ascii_lowercase();
+                if opt == b"ex" || opt == b"px" {
+                    let mul = if opt == b"ex" { 1000 } else { 1 };
+                    let t = int(&c[i + 1])?;
+                    c[i] = b"PXAT".to_vec();
+                    c[i + 1] = at(t.saturating_mul(mul));
+                    return Some(c);
+                }
+            }
+            None
+        }
+        b"restore" if argv.len() >= 4 => {
+            let abs = argv[4..].iter().any(|a| a.eq_ignore_ascii_case(b"ABSTTL"));
+            let t = int(&argv[2])?;
+            if abs || t <= 0 {
+                return None;
+            }
+            let mut c = argv.to_vec();
+            c[2] = at(t);
+            c.push(b"ABSTTL".to_vec());
+            Some(c)
+        }
+        _ => None,
+    }
+}
+
 /// Replays commands through the runtime.
 struct Replayer<'a> {
     srv: &'a Server,
@@ -130,6 +192,8 @@ impl<'a> Replayer<'a> {
         let mut client = Client::new(shared, false, true);
         client.authenticated = true;
         client.in_exec = true;
+        // Nothing expires while loading (see `absolute`).
+        client.replay_now_ms = Some(0);
         Replayer {
             srv,
             client,
@@ -140,6 +204,8 @@ impl<'a> Replayer<'a> {
     }
 
     fn run(&mut self, argv: &[Vec<u8>]) -> Result<(), String> {
+        let fixed = absolute(argv);
+        let argv = fixed.as_deref().unwrap_or(argv);
         let args: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
         if self.srv.table.lookup(args[0]).is_none() {
             return Err(format!(
@@ -249,20 +315,19 @@ fn load_rdb(srv: &Server, name: &str, buf: &[u8], report: &mut Report) -> Result
         ))
     };
     let mut rd = rdb::Reader::new(buf, opts).map_err(|e| err(e.to_string()))?;
-    let now = crate::base::clock::unix_time_ms();
     loop {
         match rd.read_item().map_err(|e| err(e.to_string()))? {
             rdb::Item::Entry(e) => {
                 if e.db as usize >= settings.databases {
                     return Err(err(format!("database {} out of range", e.db)));
                 }
-                if e.expire_ms.is_some_and(|t| t >= 0 && (t as u64) <= now) {
-                    continue;
-                }
+                // Keys whose TTL passed are kept (the commands after the
+                // preamble may touch them), as Redis loads an AOF preamble;
+                // they expire once the load is over.
                 let k = store::object::Key::new(&e.key);
                 let ttl = e.expire_ms.map(|t| t.max(0) as u64);
                 let mut p = srv.keyspace.lock(&k);
-                drop(p.insert(e.db as usize, &k, e.value, ttl, now));
+                drop(p.insert(e.db as usize, &k, e.value, ttl, 0));
                 report.keys_loaded += 1;
             }
             rdb::Item::Function { code } => {
