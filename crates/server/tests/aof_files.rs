@@ -141,13 +141,17 @@ fn redis_aof_loads_in_petrel() {
         assert!(wait_until(Duration::from_secs(10), || {
             let info = redis.raw().cmd(&["INFO", "persistence"]);
             let t = String::from_utf8_lossy(info.as_bytes().unwrap()).into_owned();
-            t.contains("aof_rewrite_in_progress:0") && t.contains("aof_rewrite_scheduled:0") && t.contains("aof_rewrites:1")
+            t.contains("aof_rewrite_in_progress:0")
+                && t.contains("aof_rewrite_scheduled:0")
+                && t.contains("aof_rewrites:1")
         }));
         std::thread::sleep(Duration::from_millis(200));
         populate(&redis, "b");
         let (d, petrel) = start_on_copy(Kind::Petrel, &aof_dir(redis.dir()), &[]);
         if digest(&redis) != digest(&petrel) && std::env::var("AOF_DEBUG").is_ok() {
-            let _ = std::process::Command::new("cp").args(["-r", &d.path().display().to_string(), "/tmp/aof_debug2"]).status();
+            let _ = std::process::Command::new("cp")
+                .args(["-r", &d.path().display().to_string(), "/tmp/aof_debug2"])
+                .status();
             eprintln!("{}", petrel.log());
         }
         assert_same(&redis, &petrel, &format!("preamble {preamble}"));
