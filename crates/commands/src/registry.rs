@@ -44,6 +44,7 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     families::hyperloglog::COMMANDS,
     // EVAL, SCRIPT, FUNCTION, FCALL on crate `scripting`.
     families::scripting::COMMANDS,
+    families::persistence::COMMANDS,
     // BGREWRITEAOF on services::aof.
     families::aof::COMMANDS,
 ];
@@ -52,6 +53,8 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
 pub const DEBUG_SUBCOMMANDS: &[&[DebugSub]] = &[
     families::server::debug::CORE,
     families::keys::DEBUG,
+    families::lists::DEBUG,
+    families::persistence::DEBUG,
     families::aof::DEBUG,
 ];
 
@@ -70,6 +73,7 @@ pub const CONFIG_GROUPS: &[&[Param]] = &[
     params::memory::MEMORY,
     params::encodings::ENCODINGS,
     params::scripting::SCRIPTING,
+    params::absent::ABSENT,
 ];
 
 /// The parameters of [`CONFIG_GROUPS`].

@@ -39,13 +39,25 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     }
     commands::base::stopwatch::calibrate();
     commands::kernel::scripting::set_log_sink(log::log);
+    // Like Redis, the server works in `dir`: files it names without a path
+    // (the RDB file, logs given relative) land there.
+    std::env::set_current_dir(&settings.dir)
+        .map_err(|e| format!("Can't chdir to '{}': {e}", settings.dir))?;
     let threads = settings.threads.max(1);
     let srv = Arc::new(commands::registry::build_server(
         settings.clone(),
         config_file,
     ));
+    // Clients that connect before the RDB file is loaded get -LOADING.
+    // With `appendonly yes` the AOF is the dataset and the RDB file is
+    // ignored, as Redis does.
+    let rdb_file = commands::services::snapshot::rdb_path(&settings);
+    if !settings.aof.enabled && rdb_file.exists() {
+        srv.persistence.loading.active.store(true, Relaxed);
+    }
 
-    // The append-only file (`appendonly yes`): loaded before any client.
+    // The append-only file (`appendonly yes`): loaded before the listeners
+    // open (a client connecting meanwhile waits in the backlog).
     let load_start = std::time::Instant::now();
     match commands::services::aof::load_at_startup(&srv, &settings) {
         Ok(Some(r)) => notice!(
@@ -109,7 +121,7 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         threads,
         std::process::id()
     );
-    notice!("Ready to accept connections");
+    notice!("Server initialized");
 
     let acceptor_poll = Poll::new().map_err(|e| e.to_string())?;
     let acceptor_waker =
@@ -144,9 +156,20 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         .spawn(move || acceptor.run())
         .map_err(|e| e.to_string())?;
 
-    for j in joins {
-        let _ = j.join();
+    // Load the dataset while clients get -LOADING (a partial dataset is
+    // never served: an error ends the process).
+    if settings.aof.enabled {
+        // Loaded above.
+    } else if let Err(e) = commands::services::snapshot::load_at_startup(&srv) {
+        if !srv.shutdown_requested.load(Relaxed) {
+            warning!("{e}");
+            std::process::exit(1);
+        }
     }
+    srv.persistence.loading.active.store(false, Relaxed);
+    notice!("Ready to accept connections");
+
+    wait_for_workers(&srv, joins);
     notice!("User requested shutdown...");
     commands::services::aof::flush_on_shutdown(&srv);
     if !settings.unixsocket.is_empty() {
@@ -157,6 +180,30 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     }
     notice!("Petrel is now ready to exit, bye bye...");
     Ok(())
+}
+
+/// Waits for the worker threads to end. After a shutdown that saved, the
+/// keyspace stays held (`services::snapshot::prepare_shutdown`), so a
+/// worker that was waiting for a partition never ends: once shutdown is
+/// requested, the rest get a few seconds, then the process exits without
+/// them.
+fn wait_for_workers(srv: &Server, joins: Vec<std::thread::JoinHandle<()>>) {
+    let mut since: Option<std::time::Instant> = None;
+    loop {
+        if joins.iter().all(|j| j.is_finished()) {
+            break;
+        }
+        if srv.shutdown_requested.load(Relaxed) {
+            let t = *since.get_or_insert_with(std::time::Instant::now);
+            if t.elapsed() > Duration::from_secs(3) {
+                return;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for j in joins {
+        let _ = j.join();
+    }
 }
 
 /// Token of the acceptor's waker (CONFIG SET port/bind requests).
@@ -357,11 +404,31 @@ fn spawn_signal_thread(srv: Arc<Server>) -> Result<(), String> {
     std::thread::Builder::new()
         .name("petrel-signals".into())
         .spawn(move || {
-            if let Some(sig) = signals.forever().next() {
+            for sig in signals.forever() {
                 let name = if sig == SIGINT { "SIGINT" } else { "SIGTERM" };
                 warning!("Received {name} scheduling shutdown...");
+                // `shutdown-on-sigterm` / `shutdown-on-sigint`: by default
+                // save when save points are set, as SHUTDOWN does.
+                let s = srv.settings();
+                let f = if sig == SIGINT {
+                    s.shutdown_on_sigint
+                } else {
+                    s.shutdown_on_sigterm
+                };
+                let save = if f.save {
+                    Some(true)
+                } else if f.nosave {
+                    Some(false)
+                } else {
+                    None
+                };
+                if commands::services::snapshot::prepare_shutdown(&srv, save, f.force).is_err() {
+                    warning!("{name} received but errors trying to shut down the server, check the logs for more information");
+                    continue;
+                }
                 srv.shutdown_requested.store(true, Relaxed);
                 srv.hub.broadcast_shutdown();
+                return;
             }
         })
         .map_err(|e| e.to_string())?;

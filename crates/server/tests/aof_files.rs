@@ -147,6 +147,14 @@ fn redis_aof_loads_in_petrel() {
         }));
         std::thread::sleep(Duration::from_millis(200));
         populate(&redis, "b");
+        // Under `everysec` Redis postpones its write(2) (up to 2 s) while a
+        // background fsync runs, replies sent all the same: wait until its
+        // AOF buffer is in the file before copying the directory.
+        assert!(wait_until(Duration::from_secs(10), || {
+            let info = redis.raw().cmd(&["INFO", "persistence"]);
+            let t = String::from_utf8_lossy(info.as_bytes().unwrap()).into_owned();
+            t.contains("aof_buffer_length:0\r")
+        }));
         let (d, petrel) = start_on_copy(Kind::Petrel, &aof_dir(redis.dir()), &[]);
         if digest(&redis) != digest(&petrel) && std::env::var("AOF_DEBUG").is_ok() {
             let _ = std::process::Command::new("cp")
