@@ -97,6 +97,7 @@ fn petrel_to_redis(preamble: &str) {
     let mut c = petrel.raw();
     c.cmd(&["BGREWRITEAOF"]);
     populate(&petrel, "b");
+    wait_rewrite(|| info_text(&petrel));
     let want = digest(&petrel);
     let dir = aof_dir(petrel.dir());
     let base = &manifest_files(&dir)[0].0;
@@ -176,8 +177,13 @@ fn restart_rewrite_and_history() {
         Value::Simple("Background append only file rewriting started".into())
     );
     populate(&petrel, "b");
-    c.cmd(&["BGREWRITEAOF"]);
+    wait_rewrite(|| info_text(&petrel));
+    assert_eq!(
+        c.cmd(&["BGREWRITEAOF"]),
+        Value::Simple("Background append only file rewriting started".into())
+    );
     c.cmd(&["SET", "after", "rewrite"]);
+    wait_rewrite(|| info_text(&petrel));
     let dir = aof_dir(petrel.dir());
     let files = manifest_files(&dir);
     assert_eq!(
@@ -399,5 +405,86 @@ fn old_single_file_is_upgraded() {
     assert_eq!(digest(&again), want);
     if redis_available() {
         check_aof(&aof.join("appendonly.aof.manifest"));
+    }
+}
+
+fn info_text(s: &Server) -> String {
+    String::from_utf8_lossy(s.raw().cmd(&["INFO", "persistence"]).as_bytes().unwrap()).into_owned()
+}
+
+/// BGREWRITEAOF is forkless and in the background: writers go on during
+/// the walk (overwriting, deleting and growing keys the walk has not
+/// reached yet), and the rewritten AOF still loads, into Petrel and into
+/// redis-server, as the dataset the writers left.
+#[test]
+fn background_rewrite_under_concurrent_writes() {
+    let petrel = Server::start(&[("appendonly", "yes"), DEBUG_ON]);
+    let mut c = petrel.raw();
+    c.cmd(&["DEBUG", "POPULATE", "100000", "k", "32"]);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writers: Vec<_> = (0..3u64)
+        .map(|w| {
+            let mut c = petrel.raw();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut n = 0u64;
+                let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ w;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) || n < 3000 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let k = format!("k:{}", x % 100_000);
+                    match n % 4 {
+                        0 => c.cmd(&["SET", &k, &format!("w{w}-{n}")]),
+                        1 => c.cmd(&["DEL", &k]),
+                        2 => c.cmd(&["RPUSH", &format!("l:{}", x % 97), &n.to_string()]),
+                        _ => c.cmd(&["APPEND", &k, "+"]),
+                    };
+                    n += 1;
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!(
+        c.cmd(&["BGREWRITEAOF"]),
+        Value::Simple("Background append only file rewriting started".into())
+    );
+    // A second one while the first runs is refused, as Redis.
+    let second = c.cmd(&["BGREWRITEAOF"]);
+    assert!(
+        second == Value::Simple("Background append only file rewriting started".into())
+            || matches!(&second, Value::Error(e) if String::from_utf8_lossy(e).contains("already in progress")),
+        "{second:?}"
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for w in writers {
+        w.join().unwrap();
+    }
+    wait_rewrite(|| info_text(&petrel));
+    let info = info_text(&petrel);
+    assert!(info.contains("aof_last_bgrewrite_status:ok"), "{info}");
+    let want = digest(&petrel);
+    let dir = aof_dir(petrel.dir());
+    let files = manifest_files(&dir);
+    assert_eq!(files[0].1, "b", "{files:?}");
+    assert!(files[1..].iter().all(|f| f.1 == "i"), "{files:?}");
+    check_aof(&dir.join("appendonly.aof.manifest"));
+    for kind in [Kind::Petrel, Kind::Redis] {
+        if kind == Kind::Redis && !redis_available() {
+            continue;
+        }
+        let (_d, other) = start_on_copy(kind, &dir, &[]);
+        // redis-server answers -LOADING while it reads the 3 MB base.
+        assert!(wait_until(Duration::from_secs(30), || info_text(&other)
+            .contains("loading:0")));
+        if digest(&other) != want {
+            if std::env::var("AOF_DEBUG").is_ok() {
+                let _ = std::process::Command::new("cp")
+                    .args(["-r", &dir.display().to_string(), "/tmp/aof_debug3"])
+                    .status();
+            }
+            assert_same(&petrel, &other, &format!("{kind:?}"));
+        }
     }
 }

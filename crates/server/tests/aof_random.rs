@@ -182,6 +182,16 @@ fn check_round(seed: u64, preamble: &str) {
     collect_expired(&petrel);
     let info = petrel.raw().cmd(&["INFO", "stats"]);
     let stats = String::from_utf8_lossy(info.as_bytes().unwrap()).into_owned();
+    wait_rewrite(|| {
+        String::from_utf8_lossy(
+            petrel
+                .raw()
+                .cmd(&["INFO", "persistence"])
+                .as_bytes()
+                .unwrap(),
+        )
+        .into_owned()
+    });
     let want = digest(&petrel);
     let dir = aof_dir(petrel.dir());
     for kind in [Kind::Petrel, Kind::Redis] {

@@ -5,11 +5,18 @@ use crate::kernel::ctx::Ctx;
 use crate::kernel::spec::{flag, CommandSpec, DebugSub, Docs};
 
 fn bgrewriteaof(ctx: &mut Ctx, _args: &[&[u8]]) {
-    match crate::services::aof::rewrite(ctx.srv) {
-        Ok(()) => ctx
+    use crate::services::aof::Rewrite;
+    match crate::services::aof::rewrite(ctx.srv, ctx.client.in_exec) {
+        Ok(Rewrite::Started) => ctx
             .out
             .simple("Background append only file rewriting started"),
-        Err(e) => ctx.error(&format!("ERR {e}")),
+        Ok(Rewrite::Scheduled) => ctx
+            .out
+            .simple("Background append only file rewriting scheduled"),
+        Err(e) if e.contains("already in progress") => ctx.error(&format!("ERR {e}")),
+        Err(_) => ctx.error(
+            "ERR Can't execute an AOF background rewriting. Please check the server logs for more information.",
+        ),
     }
 }
 

@@ -114,6 +114,21 @@ pub struct Aof {
     pub last_fsync_ms: AtomicU64,
     /// Loading statistics for INFO.
     pub loading: AtomicBool,
+    /// The running background rewrite (`services::aof::rewrite`).
+    pub running: Mutex<RunningRewrite>,
+    /// `aof_last_cow_size`: peak bytes the last background rewrite held
+    /// between its encoders and its writer.
+    pub last_cow: AtomicU64,
+}
+
+/// The running background rewrite's control, if any.
+#[derive(Default)]
+pub struct RunningRewrite(pub Option<std::sync::Arc<dyn crate::kernel::persistence::SaveControl>>);
+
+impl std::fmt::Debug for RunningRewrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RunningRewrite({})", self.0.is_some())
+    }
 }
 
 impl Aof {

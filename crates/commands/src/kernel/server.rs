@@ -134,7 +134,7 @@ pub struct Server {
     /// The write journal (see `kernel::journal`, `services::journal`).
     pub journal: crate::kernel::journal::Journal,
     /// The append-only file (see `kernel::aof`, `services::aof`).
-    pub aof: crate::kernel::aof::Aof,
+    pub aof: std::sync::Arc<crate::kernel::aof::Aof>,
     /// CLIENT PAUSE state; written through [`Server::set_pause`] only.
     pause: Mutex<Pause>,
     /// Copy of `pause.until_ms` so the per-command check is one atomic load.

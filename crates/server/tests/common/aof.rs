@@ -112,3 +112,20 @@ pub fn assert_same(a: &crate::common::Server, b: &crate::common::Server, what: &
     }
     panic!("{what}: datasets differ; keys: {diffs:?}");
 }
+
+/// Waits (up to 30 s) until the server `info` reads from has no AOF rewrite
+/// running or scheduled (BGREWRITEAOF replies before its base is written).
+pub fn wait_rewrite(mut info: impl FnMut() -> String) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let t = info();
+        if t.contains("aof_rewrite_in_progress:0") && t.contains("aof_rewrite_scheduled:0") {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the AOF rewrite did not end:\n{t}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -16,8 +16,15 @@
 //!   `auto-aof-rewrite-percentage`): under the journal's order lock (held
 //!   exclusively, so no write is half-way) a new incremental file is
 //!   opened and named in the manifest; the base is written from the same
-//!   cut; then a new manifest names the new base and that incremental
-//!   file only, and the older files are deleted.
+//!   cut; then a new manifest names the new base and the incremental
+//!   files from that one on, and the older files are deleted. While the
+//!   AOF is on with an RDB preamble this is forkless and in the
+//!   background ([`rewrite::start`], on the keyspace snapshot BGSAVE
+//!   uses); a command-format base (`aof-use-rdb-preamble no`), the first
+//!   base (startup, `CONFIG SET appendonly yes`) and BGREWRITEAOF with
+//!   the AOF off are written while the server waits (`rewrite_locked`).
+//!   A rewrite asked for while a BGSAVE runs (or inside a transaction) is
+//!   scheduled and started by the cron, as Redis does.
 //!
 //! # Writing and fsync
 //! The journal's stream is written to the open incremental file before
@@ -39,6 +46,7 @@
 pub mod base;
 pub mod load;
 pub mod manifest;
+pub mod rewrite;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -121,14 +129,14 @@ fn upgrade(dir: &Path, prefix: &str, old: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-fn open_append(path: &Path) -> std::io::Result<std::fs::File> {
+pub(crate) fn open_append(path: &Path) -> std::io::Result<std::fs::File> {
     std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(path)
 }
 
-fn file_size(path: &Path) -> u64 {
+pub(crate) fn file_size(path: &Path) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
@@ -201,7 +209,7 @@ fn install(srv: &Server, files: Files) {
 
 /// Removes the history files a manifest lists, then persists it without
 /// them (failures are logged: the files are only garbage).
-fn delete_history(dir: &Path, prefix: &str, m: &mut Manifest) {
+pub(crate) fn delete_history(dir: &Path, prefix: &str, m: &mut Manifest) {
     if m.history.is_empty() {
         return;
     }
@@ -229,6 +237,11 @@ fn start(srv: &Server, s: &Settings) -> Result<(), String> {
 /// Turns the AOF off: writes and syncs what is pending, closes the files,
 /// stops the journal.
 pub fn stop(srv: &Server) {
+    // A running background rewrite is of no use any more (Redis kills its
+    // child): it stops and removes its files.
+    if let Some(r) = srv.aof.running.lock().0.as_ref() {
+        r.abort();
+    }
     let _order = srv.journal.order.write();
     write_out(srv, true);
     srv.journal.set_enabled(false);
@@ -254,43 +267,85 @@ pub fn apply_settings(srv: &Server, s: &Settings) -> Result<(), String> {
     }
 }
 
-/// BGREWRITEAOF: rewrites the AOF from the current data (module doc).
-pub fn rewrite(srv: &Server) -> Result<(), String> {
-    let s = srv.settings();
-    rewrite_inner(srv, &s, false, true)
+/// What BGREWRITEAOF did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Rewrite {
+    Started,
+    Scheduled,
 }
 
-/// A rewrite; `starting` turns the AOF on with it, `counted` makes it
-/// count in INFO (`aof_rewrites`...) as Redis's background rewrites do.
+/// BGREWRITEAOF: rewrites the AOF from the current data (module doc).
+/// `in_exec`: called from a transaction (the cut would deadlock on its
+/// locks: scheduled).
+pub fn rewrite(srv: &Server, in_exec: bool) -> Result<Rewrite, String> {
+    if srv.aof.rewrite_in_progress.load(Relaxed) {
+        return Err("Background append only file rewriting already in progress".into());
+    }
+    if in_exec || srv.persistence.bgsave_running() {
+        srv.aof.rewrite_scheduled.store(true, Relaxed);
+        return Ok(Rewrite::Scheduled);
+    }
+    let s = srv.settings();
+    let background = s.aof.use_rdb_preamble && srv.aof.files.lock().is_some();
+    if !background {
+        return rewrite_inner(srv, &s, false, true).map(|()| Rewrite::Started);
+    }
+    if srv.aof.rewrite_in_progress.swap(true, Relaxed) {
+        return Err("Background append only file rewriting already in progress".into());
+    }
+    srv.aof.rewrite_scheduled.store(false, Relaxed);
+    match rewrite::start(srv, &s) {
+        Ok(()) => Ok(Rewrite::Started),
+        Err(e) if srv.persistence.bgsave_running() => {
+            let _ = e;
+            srv.aof.rewrite_scheduled.store(true, Relaxed);
+            Ok(Rewrite::Scheduled)
+        }
+        Err(e) => {
+            rewrite_done(&srv.aof, Err(e.clone()));
+            Err(e)
+        }
+    }
+}
+
+/// A rewrite ended: INFO's figures and Redis's log lines.
+pub fn rewrite_done(aof: &crate::kernel::aof::Aof, res: Result<(), String>) {
+    aof.running.lock().0 = None;
+    let started = aof.rewrite_started_ms.load(Relaxed);
+    let secs = crate::base::clock::unix_time_ms().saturating_sub(started) / 1000;
+    aof.last_rewrite_secs.store(secs as i64, Relaxed);
+    match &res {
+        Ok(()) => {
+            aof.rewrites.fetch_add(1, Relaxed);
+            aof.rewrite_failures.store(0, Relaxed);
+            aof.last_rewrite_ok.store(true, Relaxed);
+            crate::base::log::notice("Background AOF rewrite finished successfully");
+        }
+        Err(e) => {
+            aof.rewrite_failures.fetch_add(1, Relaxed);
+            aof.last_rewrite_ok.store(false, Relaxed);
+            crate::base::log::warning(&format!("Background AOF rewrite failed: {e}"));
+        }
+    }
+    aof.rewrite_in_progress.store(false, Relaxed);
+}
+
+/// A rewrite while the server waits; `starting` turns the AOF on with it,
+/// `counted` makes it count in INFO (`aof_rewrites`...) as Redis's
+/// background rewrites do.
 fn rewrite_inner(srv: &Server, s: &Settings, starting: bool, counted: bool) -> Result<(), String> {
     if srv.aof.rewrite_in_progress.swap(true, Relaxed) {
         return Err("Background append only file rewriting already in progress".into());
     }
-    let started = std::time::Instant::now();
     srv.aof
         .rewrite_started_ms
         .store(crate::base::clock::unix_time_ms(), Relaxed);
     let res = rewrite_locked(srv, s, starting);
-    srv.aof.rewrite_in_progress.store(false, Relaxed);
     if !counted {
+        srv.aof.rewrite_in_progress.store(false, Relaxed);
         return res;
     }
-    srv.aof
-        .last_rewrite_secs
-        .store(started.elapsed().as_secs() as i64, Relaxed);
-    match &res {
-        Ok(()) => {
-            srv.aof.rewrites.fetch_add(1, Relaxed);
-            srv.aof.rewrite_failures.store(0, Relaxed);
-            srv.aof.last_rewrite_ok.store(true, Relaxed);
-            crate::base::log::notice("Background AOF rewrite finished successfully");
-        }
-        Err(e) => {
-            srv.aof.rewrite_failures.fetch_add(1, Relaxed);
-            srv.aof.last_rewrite_ok.store(false, Relaxed);
-            crate::base::log::warning(&format!("Background AOF rewrite failed: {e}"));
-        }
-    }
+    rewrite_done(&srv.aof, res.clone());
     res
 }
 
@@ -499,7 +554,14 @@ pub fn cron_sync(srv: &Server) {
 /// `auto-aof-rewrite-percentage` of its size after the last rewrite and
 /// past `auto-aof-rewrite-min-size`.
 pub fn cron(srv: &Server) {
-    if !srv.journal.enabled() || srv.aof.rewrite_in_progress.load(Relaxed) {
+    if srv.aof.rewrite_in_progress.load(Relaxed) || srv.persistence.bgsave_running() {
+        return;
+    }
+    if srv.aof.rewrite_scheduled.load(Relaxed) {
+        let _ = rewrite(srv, false);
+        return;
+    }
+    if !srv.journal.enabled() {
         return;
     }
     let s = srv.settings();
@@ -522,7 +584,7 @@ pub fn cron(srv: &Server) {
         "Starting automatic rewriting of AOF on {}% growth",
         size.saturating_sub(base) * 100 / base
     ));
-    let _ = rewrite(srv);
+    let _ = rewrite(srv, false);
 }
 
 /// Sizes for INFO: (base, current).
@@ -573,7 +635,7 @@ pub fn info_fields(srv: &Server, t: &mut String) {
             "aof_last_write_status:{}",
             ok(!a.write_failed.load(Relaxed))
         ),
-        "aof_last_cow_size:0".to_string(),
+        format!("aof_last_cow_size:{}", a.last_cow.load(Relaxed)),
         "module_fork_in_progress:0".to_string(),
         "module_fork_last_cow_size:0".to_string(),
     ];
