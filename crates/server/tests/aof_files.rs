@@ -488,3 +488,31 @@ fn background_rewrite_under_concurrent_writes() {
         }
     }
 }
+
+/// `aof-timestamp-enabled yes`: `#TS:` lines in the incremental file, which
+/// redis-check-aof accepts and both servers skip when loading.
+#[test]
+fn timestamp_annotations() {
+    let petrel = Server::start(&[("appendonly", "yes"), DEBUG_ON]);
+    let mut c = petrel.raw();
+    c.cmd(&["CONFIG", "SET", "aof-timestamp-enabled", "yes"]);
+    c.cmd(&["SET", "a", "1"]);
+    c.cmd(&["SET", "b", "2"]);
+    let dir = aof_dir(petrel.dir());
+    let incr = manifest_files(&dir)
+        .into_iter()
+        .find(|f| f.1 == "i")
+        .unwrap()
+        .0;
+    let text = String::from_utf8_lossy(&std::fs::read(dir.join(incr)).unwrap()).into_owned();
+    assert!(text.starts_with("#TS:"), "{text}");
+    check_aof(&dir.join("appendonly.aof.manifest"));
+    let want = digest(&petrel);
+    for kind in [Kind::Petrel, Kind::Redis] {
+        if kind == Kind::Redis && !redis_available() {
+            continue;
+        }
+        let (_d, other) = start_on_copy(kind, &dir, &[]);
+        assert_eq!(digest(&other), want, "{kind:?}");
+    }
+}

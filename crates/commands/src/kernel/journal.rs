@@ -55,6 +55,8 @@ pub struct Out {
     pub buf: Vec<u8>,
     /// Database selected by the stream's last record (`None`: select first).
     pub db: Option<usize>,
+    /// Unix second of the last `#TS:` annotation (`aof-timestamp-enabled`).
+    pub ts: u64,
 }
 
 /// The journal (see the module doc).
@@ -66,6 +68,9 @@ pub struct Journal {
     pub out: Mutex<Out>,
     /// Bytes ever appended (the stream offset).
     appended: AtomicU64,
+    /// `aof-timestamp-enabled`: a `#TS:<unix seconds>` line before the
+    /// first record of each second, as Redis 7.0 writes in its AOF.
+    pub timestamps: AtomicBool,
 }
 
 impl Journal {

@@ -253,6 +253,13 @@ fn emit_unit(srv: &Server, records: Vec<(usize, Vec<Vec<u8>>)>) {
 /// current one differs.
 fn append<A: AsRef<[u8]>>(j: &Journal, out: &mut Out, db: usize, argv: &[A]) {
     let mut bytes = Vec::with_capacity(64);
+    if j.timestamps.load(std::sync::atomic::Ordering::Relaxed) {
+        let now = crate::base::clock::unix_time_ms() / 1000;
+        if now > out.ts {
+            out.ts = now;
+            bytes.extend_from_slice(format!("#TS:{now}\r\n").as_bytes());
+        }
+    }
     if out.db != Some(db) {
         let n = db.to_string();
         encode_command(&mut bytes, &[b"SELECT".as_slice(), n.as_bytes()]);

@@ -84,6 +84,9 @@ fn read_manifest(dir: &Path, prefix: &str) -> Result<Option<Manifest>, String> {
 /// before this returns.
 pub fn load_at_startup(srv: &Server, s: &Settings) -> Result<Option<load::Report>, String> {
     srv.aof.set_policy(s.aof.fsync);
+    srv.journal
+        .timestamps
+        .store(s.aof.timestamp_enabled, Relaxed);
     if !s.aof.enabled {
         return Ok(None);
     }
@@ -256,6 +259,9 @@ pub fn stop(srv: &Server) {
 /// policy, and `appendonly` turned on (a rewrite) or off.
 pub fn apply_settings(srv: &Server, s: &Settings) -> Result<(), String> {
     srv.aof.set_policy(s.aof.fsync);
+    srv.journal
+        .timestamps
+        .store(s.aof.timestamp_enabled, Relaxed);
     let on = srv.aof.files.lock().is_some();
     if s.aof.enabled && !on {
         start(srv, s)
