@@ -8,7 +8,13 @@
 //! ```sh
 //! cargo build --release -p server --bin petrel --example aof_crash
 //! target/release/examples/aof_crash [--rounds 20] [--clients 16] [--pipeline 8] \
-//!     [--fsync always,everysec] [--threads 2] [--bin target/release/petrel]
+//!     [--fsync always,everysec] [--threads 2] [--bin target/release/petrel] \
+//!     [--rewrite yes|no]
+//! ```
+//! With `--rewrite yes` (the default) every other round sends BGREWRITEAOF
+//! at a random moment of the load, so kills also land during the
+//! background rewrite and just after its switch of files.
+//! ```
 //! ```
 //! Prints one line per round and a summary per policy; exits non-zero if
 //! any acknowledged write was lost under `always`, any write acknowledged
@@ -33,6 +39,7 @@ fn main() {
     let pipeline: usize = arg(&args, "--pipeline", "8").parse().unwrap();
     let threads: usize = arg(&args, "--threads", "2").parse().unwrap();
     let bin = arg(&args, "--bin", "target/release/petrel");
+    let rewrite = arg(&args, "--rewrite", "yes") == "yes";
     let mut failed = false;
     for fsync in arg(&args, "--fsync", "always,everysec").split(',') {
         let dir =
@@ -61,6 +68,10 @@ fn main() {
                 pipeline,
                 run: Duration::from_millis(300 + seed % 1700),
                 threads,
+                // Every other round a BGREWRITEAOF at a random moment
+                // before the kill.
+                rewrite_after: (rewrite && r % 2 == 1)
+                    .then(|| Duration::from_millis(100 + (seed >> 20) % 1500)),
             };
             match crash::round(&cfg, r) {
                 Ok(o) => {
@@ -75,6 +86,12 @@ fn main() {
                         o.restart.as_secs_f64() * 1000.0,
                         if o.truncated { ", truncated tail cut" } else { "" }
                     );
+                    if let Some(t) = cfg.rewrite_after {
+                        println!(
+                            "{fsync:8} round {r:3}: (BGREWRITEAOF sent at {} ms)",
+                            t.as_millis()
+                        );
+                    }
                     let bad = if fsync == "always" {
                         o.lost_acked > 0
                     } else {

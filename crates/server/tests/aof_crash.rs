@@ -20,8 +20,14 @@ fn rounds(fsync: &str, n: usize) {
         pipeline: 4,
         run: Duration::from_millis(400),
         threads: 2,
+        rewrite_after: None,
     };
     for r in 0..n {
+        // Every other round rewrites the AOF while the clients write.
+        let cfg = crash::Config {
+            rewrite_after: (r % 2 == 1).then(|| Duration::from_millis(150 + 100 * r as u64 % 200)),
+            ..cfg.clone()
+        };
         let o = crash::round(&cfg, r).unwrap_or_else(|e| panic!("{fsync} round {r}: {e}"));
         assert!(o.acked > 0, "{fsync} round {r}: nothing acknowledged");
         if fsync == "always" {

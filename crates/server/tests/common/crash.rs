@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+#[derive(Clone, Debug)]
 pub struct Config {
     pub bin: PathBuf,
     pub dir: PathBuf,
@@ -30,6 +31,9 @@ pub struct Config {
     /// Time under load before the kill.
     pub run: Duration,
     pub threads: usize,
+    /// Send BGREWRITEAOF after this long under load (the kill may land
+    /// while the background rewrite runs, or after it switched files).
+    pub rewrite_after: Option<Duration>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -191,7 +195,15 @@ pub fn round(cfg: &Config, round: usize) -> Result<Outcome, String> {
             std::thread::spawn(move || client(port, key, p, stop))
         })
         .collect();
-    std::thread::sleep(cfg.run);
+    match cfg.rewrite_after {
+        Some(t) if t < cfg.run => {
+            std::thread::sleep(t);
+            let mut s = TcpStream::connect(("127.0.0.1", cfg.port)).unwrap();
+            s.write_all(&cmd(&[b"BGREWRITEAOF"])).unwrap();
+            std::thread::sleep(cfg.run - t);
+        }
+        _ => std::thread::sleep(cfg.run),
+    }
     child.kill().expect("SIGKILL");
     let killed = Instant::now();
     let _ = child.wait();
