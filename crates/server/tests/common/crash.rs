@@ -212,6 +212,15 @@ pub fn round(cfg: &Config, round: usize) -> Result<Outcome, String> {
 
     let mut child = spawn(cfg);
     let restart = wait_ready(cfg, &mut child)?;
+    // A rewrite the kill interrupted leaves no temporary file behind.
+    if let Ok(rd) = std::fs::read_dir(cfg.dir.join("appendonlydir")) {
+        for e in rd.flatten() {
+            if e.file_name().to_string_lossy().starts_with("temp-") {
+                let _ = child.kill();
+                return Err(format!("{:?} left after the restart", e.file_name()));
+            }
+        }
+    }
     let mut out = Outcome {
         restart,
         truncated: log(&cfg.dir).contains("aof-load-truncated"),

@@ -149,6 +149,7 @@ pub(crate) fn file_size(path: &Path) -> u64 {
 fn open_on_start(srv: &Server, s: &Settings) -> Result<(), String> {
     let dir = aof_dir(s);
     let prefix = s.aof.filename.clone();
+    remove_stale_rewrite_files(&dir);
     match read_manifest(&dir, &prefix)? {
         // Redis writes this first base synchronously; it is not counted
         // as a background rewrite.
@@ -187,6 +188,21 @@ fn open_on_start(srv: &Server, s: &Settings) -> Result<(), String> {
                 },
             );
             Ok(())
+        }
+    }
+}
+
+/// Removes the temporary bases of rewrites a killed server left in the
+/// directory (`temp-rewriteaof-bg-<pid>-<n>.aof`); no manifest names them.
+fn remove_stale_rewrite_files(dir: &Path) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with("temp-rewriteaof-") && name.ends_with(".aof") {
+            let _ = std::fs::remove_file(e.path());
         }
     }
 }
