@@ -51,6 +51,8 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     families::persistence::COMMANDS,
     // ACL users, rules, DRYRUN, LOG (the check itself runs in dispatch).
     families::acl::COMMANDS,
+    // BGREWRITEAOF on services::aof.
+    families::aof::COMMANDS,
 ];
 
 /// Every family's DEBUG subcommands, in DEBUG HELP order.
@@ -59,6 +61,7 @@ pub const DEBUG_SUBCOMMANDS: &[&[DebugSub]] = &[
     families::keys::DEBUG,
     families::lists::DEBUG,
     families::persistence::DEBUG,
+    families::aof::DEBUG,
 ];
 
 /// Every configuration parameter group, in the order CONFIG GET and CONFIG
@@ -68,6 +71,7 @@ pub const CONFIG_GROUPS: &[&[Param]] = &[
     params::acl::ACL,
     params::server::SERVER,
     params::persistence::PERSISTENCE,
+    params::aof::AOF,
     params::replication::REPLICATION,
     params::client_limits::CLIENT_LIMITS,
     params::clients::CLIENTS,

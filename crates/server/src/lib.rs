@@ -64,9 +64,24 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         log::log(commands::base::log::LogLevel::Warning, e);
     })?;
     // Clients that connect before the RDB file is loaded get -LOADING.
+    // With `appendonly yes` the AOF is the dataset and the RDB file is
+    // ignored, as Redis does.
     let rdb_file = commands::services::snapshot::rdb_path(&settings);
-    if rdb_file.exists() {
+    if !settings.aof.enabled && rdb_file.exists() {
         srv.persistence.loading.active.store(true, Relaxed);
+    }
+
+    // The append-only file (`appendonly yes`): loaded before the listeners
+    // open (a client connecting meanwhile waits in the backlog).
+    let load_start = std::time::Instant::now();
+    match commands::services::aof::load_at_startup(&srv, &settings) {
+        Ok(Some(r)) => notice!(
+            "DB loaded from append only file: {:.3} seconds ({} commands)",
+            load_start.elapsed().as_secs_f64(),
+            r.commands
+        ),
+        Ok(None) => {}
+        Err(e) => return Err(e),
     }
 
     let mut listeners: Vec<Listener> = Vec::new();
@@ -158,7 +173,9 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
 
     // Load the dataset while clients get -LOADING (a partial dataset is
     // never served: an error ends the process).
-    if let Err(e) = commands::services::snapshot::load_at_startup(&srv) {
+    if settings.aof.enabled {
+        // Loaded above.
+    } else if let Err(e) = commands::services::snapshot::load_at_startup(&srv) {
         if !srv.shutdown_requested.load(Relaxed) {
             warning!("{e}");
             std::process::exit(1);
@@ -169,6 +186,7 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
 
     wait_for_workers(&srv, joins, &acceptor_join);
     notice!("User requested shutdown...");
+    commands::services::aof::flush_on_shutdown(&srv);
     if !settings.unixsocket.is_empty() {
         let _ = std::fs::remove_file(&settings.unixsocket);
     }

@@ -460,6 +460,9 @@ impl Worker {
     }
 
     fn flush_touched(&mut self) {
+        // The journal reaches the AOF (and disk, under `appendfsync
+        // always`) before any reply of this pass leaves.
+        commands::services::aof::before_reply(&self.srv);
         let mut touched = std::mem::take(&mut self.touched);
         touched.sort_unstable();
         touched.dedup();

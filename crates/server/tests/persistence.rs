@@ -619,12 +619,6 @@ fn stock_redis_conf_starts_petrel() {
     }
     // A setting for a missing feature with a non-default value is refused
     // at startup, naming the setting and the feature.
-    let (code, log) = petrel_startup_failure(Some("port 0\nappendonly yes\n"), &[]);
-    assert_eq!(code, Some(1));
-    assert!(
-        log.contains("'appendonly'") && log.contains("append only file"),
-        "{log}"
-    );
     let (code, log) = petrel_startup_failure(Some("cluster-enabled yes\n"), &[]);
     assert_eq!(code, Some(1));
     assert!(log.contains("cluster mode"), "{log}");

@@ -268,6 +268,15 @@ fn hincrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) {
         Err(WrongType) => ctx.error(ERR_WRONGTYPE),
         Ok(Err(e)) => ctx.error(e),
         Ok(Ok(text)) => {
+            // Journaled as the value it produced, as Redis 7.0 does.
+            ctx.propagate_as(|| {
+                vec![vec![
+                    b"HSET".to_vec(),
+                    args[1].to_vec(),
+                    args[2].to_vec(),
+                    text.to_vec(),
+                ]]
+            });
             ctx.notify(notify::HASH, "hincrbyfloat", args[1]);
             ctx.out.bulk(&text);
         }

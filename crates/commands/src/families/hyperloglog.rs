@@ -230,6 +230,8 @@ fn pfcount(ctx: &mut Ctx, args: &[&[u8]]) {
                 // Storing the cache modifies the value (Redis's
                 // signalModifiedKey): WATCHers of the key see a change.
                 ctx.srv.watches.touch(Some(db), args[1]);
+                // ... and Redis propagates the command (the cache is data).
+                ctx.propagate_always();
             }
             ctx.out.int(c as i64)
         }

@@ -15,6 +15,7 @@
 //! family (the permission check itself is `services::acl`, run by dispatch).
 
 pub mod acl;
+pub mod aof;
 pub mod bitmap;
 pub mod connection;
 pub mod geo;

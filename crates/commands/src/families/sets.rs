@@ -531,10 +531,17 @@ fn spop(ctx: &mut Ctx, args: &[&[u8]]) {
     };
     let mut rng = thread_rng();
     let whole = count.is_some_and(|c| c >= s.len() as u64);
+    // Journaled as one SREM per popped member (DEL for the whole set), as
+    // Redis 7.0 does: the choice was random.
+    let journaling = ctx.journaling();
+    let mut popped: Vec<Vec<u8>> = Vec::new();
     match count {
         None => {
             let m = s.pop_random(&mut rng).expect("sets are never empty");
             ctx.out.bulk(&m);
+            if journaling {
+                popped.push(m.to_vec());
+            }
         }
         Some(0) => {
             drop(p);
@@ -546,8 +553,22 @@ fn spop(ctx: &mut Ctx, args: &[&[u8]]) {
             for _ in 0..c {
                 let m = s.pop_random(&mut rng).expect("count < len");
                 ctx.out.bulk(&m);
+                if journaling {
+                    popped.push(m.to_vec());
+                }
             }
         }
+    }
+    if journaling {
+        ctx.propagate_as(|| {
+            if whole {
+                return vec![vec![b"DEL".to_vec(), args[1].to_vec()]];
+            }
+            popped
+                .into_iter()
+                .map(|m| vec![b"SREM".to_vec(), args[1].to_vec(), m])
+                .collect()
+        });
     }
     let old = if whole || s.is_empty() {
         p.remove(db, &k, now)

@@ -163,10 +163,21 @@ fn set(ctx: &mut Ctx, args: &[&[u8]]) {
             None => return,
         }
     }
-    set_generic(ctx, args[1], args[2], o, when);
+    // Journaled as `SET key value PXAT ms` unless the TTL was PXAT already.
+    let absolute = matches!(o.expire, Some((false, true, _)));
+    set_generic(ctx, args[1], args[2], o, when, !absolute);
 }
 
-fn set_generic(ctx: &mut Ctx, key: &[u8], val: &[u8], o: SetOpts, when: Option<i64>) {
+/// SET and its older forms. With a TTL and `rewrite`, the change is
+/// journaled as `SET key value PXAT <absolute ms>`, as Redis 7.0 does.
+fn set_generic(
+    ctx: &mut Ctx,
+    key: &[u8],
+    val: &[u8],
+    o: SetOpts,
+    when: Option<i64>,
+    rewrite: bool,
+) {
     let k = Key::new(key);
     let db = ctx.client.db;
     let now = ctx.now_ms;
@@ -196,6 +207,17 @@ fn set_generic(ctx: &mut Ctx, key: &[u8], val: &[u8], o: SetOpts, when: Option<i
     };
     drop(p.set(db, &k, value, ttl, now));
     drop(p);
+    if let (Some(t), true) = (when, rewrite) {
+        ctx.propagate_as(|| {
+            vec![vec![
+                b"SET".to_vec(),
+                key.to_vec(),
+                val.to_vec(),
+                b"PXAT".to_vec(),
+                t.to_string().into_bytes(),
+            ]]
+        });
+    }
     ctx.notify(notify::STRING, "set", key);
     if when.is_some() {
         ctx.notify(notify::GENERIC, "expire", key);
@@ -223,14 +245,14 @@ fn setex(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(t) = expire_ms(ctx, args[2], true, false, "setex") else {
         return;
     };
-    set_generic(ctx, args[1], args[3], SetOpts::default(), Some(t));
+    set_generic(ctx, args[1], args[3], SetOpts::default(), Some(t), true);
 }
 
 fn psetex(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(t) = expire_ms(ctx, args[2], false, false, "psetex") else {
         return;
     };
-    set_generic(ctx, args[1], args[3], SetOpts::default(), Some(t));
+    set_generic(ctx, args[1], args[3], SetOpts::default(), Some(t), true);
 }
 
 fn getex(ctx: &mut Ctx, args: &[&[u8]]) {
@@ -255,22 +277,35 @@ fn getex(ctx: &mut Ctx, args: &[&[u8]]) {
     };
     ctx.out.bulk(&*s);
     let mut event = None;
+    // Journaled as DEL, PEXPIREAT or PERSIST (Redis 7.0's forms).
+    let mut journal: Option<(&[u8], Option<i64>)> = None;
     if let Some(t) = when {
         if t <= now as i64 {
             p.remove(db, &k, now);
             event = Some((notify::GENERIC, "del"));
+            let lazy = ctx.settings.lazyfree_lazy_expire;
+            journal = Some((if lazy { b"UNLINK" } else { b"DEL" }, None));
         } else {
             p.set_expire(db, &k, Some(t as u64), now);
             event = Some((notify::GENERIC, "expire"));
+            journal = Some((b"PEXPIREAT", Some(t)));
         }
     } else if o.persist {
         let had = p.get(db, &k, now).is_some_and(|e| e.has_expire());
         if had {
             p.set_expire(db, &k, None, now);
             event = Some((notify::GENERIC, "persist"));
+            journal = Some((b"PERSIST", None));
         }
     }
     drop(p);
+    if let Some((name, t)) = journal {
+        ctx.propagate_as(|| {
+            let mut c = vec![name.to_vec(), args[1].to_vec()];
+            c.extend(t.map(|t| t.to_string().into_bytes()));
+            vec![c]
+        });
+    }
     if let Some((c, ev)) = event {
         ctx.notify(c, ev, args[1]);
     }
@@ -290,6 +325,7 @@ fn getdel(ctx: &mut Ctx, args: &[&[u8]]) {
     let old = p.remove(db, &k, now);
     drop(p);
     drop(old);
+    ctx.propagate_as(|| vec![vec![b"DEL".to_vec(), args[1].to_vec()]]);
     ctx.notify(notify::GENERIC, "del", args[1]);
 }
 
@@ -306,6 +342,7 @@ fn getset(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     drop(p.insert(db, &k, CompactValue::from_bytes(args[2]), None, now));
     drop(p);
+    ctx.propagate_as(|| vec![vec![b"SET".to_vec(), args[1].to_vec(), args[2].to_vec()]]);
     ctx.notify(notify::STRING, "set", args[1]);
 }
 
@@ -590,6 +627,15 @@ fn incrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) {
         }
     }
     drop(p);
+    // Journaled as the value it produced (float formatting may differ).
+    ctx.propagate_as(|| {
+        vec![vec![
+            b"SET".to_vec(),
+            args[1].to_vec(),
+            text.to_vec(),
+            b"KEEPTTL".to_vec(),
+        ]]
+    });
     ctx.notify(notify::STRING, "incrbyfloat", args[1]);
     ctx.out.bulk(&text);
 }

@@ -57,6 +57,10 @@ pub struct ServedEvent {
 pub struct Served {
     pub events: Vec<ServedEvent>,
     pub touched: Vec<Vec<u8>>,
+    /// The operation's non-blocking form for the write journal (`LPOP key`,
+    /// `LMOVE src dst left right`, `ZPOPMIN key 2`...), as Redis 7.0
+    /// propagates a served blocking command; `serve` always fills it.
+    pub propagate: Vec<Vec<Vec<u8>>>,
 }
 
 impl Served {

@@ -302,6 +302,11 @@ pub struct Client {
     pub tracking: crate::kernel::tracking::ClientTracking,
     /// The user the connection runs as (see `kernel::acl`).
     pub acl: crate::kernel::acl::ClientAcl,
+    /// The time commands run through `execute_queued` see instead of the
+    /// clock: the AOF loader's client sets 0, so nothing expires while an
+    /// AOF loads and a past PEXPIREAT sets a TTL instead of deleting (as
+    /// Redis 7.0 does while loading).
+    pub replay_now_ms: Option<u64>,
 }
 
 impl Client {
@@ -331,6 +336,7 @@ impl Client {
             changes: 0,
             tracking: Default::default(),
             acl: Default::default(),
+            replay_now_ms: None,
         }
     }
 

@@ -21,6 +21,9 @@ pub struct Ctx<'a> {
     pub failed: bool,
     /// Unix time in ms when the command started.
     pub now_ms: u64,
+    /// How the command's effect goes into the write journal (see
+    /// `services::journal`); set through the `propagate_*` methods.
+    pub propagate: crate::kernel::journal::Propagate,
 }
 
 impl<'a> Ctx<'a> {
@@ -110,6 +113,30 @@ impl<'a> Ctx<'a> {
     /// Runs a command queued by MULTI (EXEC) through the runtime.
     pub fn execute_queued(&mut self, args: &[&[u8]]) {
         (self.srv.hooks.execute_queued)(self.srv, self.client, self.settings, args, self.out);
+    }
+
+    /// Journals these commands instead of the one sent (see
+    /// `services::journal`): call it only when the command changed
+    /// something. `f` runs only while the journal is enabled.
+    pub fn propagate_as(&mut self, f: impl FnOnce() -> Vec<Vec<Vec<u8>>>) {
+        if self.srv.journal.enabled() {
+            self.propagate = crate::kernel::journal::Propagate::As(f());
+        }
+    }
+
+    /// Journals nothing for this command, whatever it changed.
+    pub fn propagate_none(&mut self) {
+        self.propagate = crate::kernel::journal::Propagate::Nothing;
+    }
+
+    /// Journals the command as sent even though it changed no key.
+    pub fn propagate_always(&mut self) {
+        self.propagate = crate::kernel::journal::Propagate::Always;
+    }
+
+    /// Is the write journal recording (is a rewrite worth computing)?
+    pub fn journaling(&self) -> bool {
+        self.srv.journal.enabled()
     }
 
     /// Replies with a flat array of bulk strings.

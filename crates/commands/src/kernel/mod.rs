@@ -16,12 +16,14 @@
 //! `services`, `runtime`, `families` or `registry`.
 
 pub mod acl;
+pub mod aof;
 pub mod blocking;
 pub mod client;
 pub mod config;
 pub mod ctx;
 pub mod eviction;
 pub mod hub;
+pub mod journal;
 pub mod keyspecs;
 pub mod lazyfree;
 pub mod memprobe;

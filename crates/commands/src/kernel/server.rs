@@ -133,6 +133,10 @@ pub struct Server {
     pub scripting: Scripting,
     /// ACL users and the ACL LOG (see `kernel::acl`, `services::acl`).
     pub acl: Arc<crate::kernel::acl::Acl>,
+    /// The write journal (see `kernel::journal`, `services::journal`).
+    pub journal: crate::kernel::journal::Journal,
+    /// The append-only file (see `kernel::aof`, `services::aof`).
+    pub aof: std::sync::Arc<crate::kernel::aof::Aof>,
     /// CLIENT PAUSE state; written through [`Server::set_pause`] only.
     pause: Mutex<Pause>,
     /// Copy of `pause.until_ms` so the per-command check is one atomic load.
@@ -214,6 +218,8 @@ impl Server {
             replication: Default::default(),
             cron_paused: AtomicBool::new(false),
             scripting,
+            journal: Default::default(),
+            aof: Default::default(),
             pause: Mutex::new(Pause::default()),
             pause_until_ms: AtomicU64::new(0),
             monitors: Mutex::new(Vec::new()),

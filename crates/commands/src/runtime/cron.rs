@@ -38,6 +38,8 @@ pub fn tick(srv: &Server) {
     active_expire(srv);
     crate::services::eviction::cron(srv);
     crate::services::snapshot::cron(srv);
+    crate::services::aof::cron_sync(srv);
+    crate::services::aof::cron(srv);
     crate::services::tracking::expired(srv, None);
     crate::services::expiry::publish_expired(srv);
     crate::services::tracking::end_of_loop(srv, srv.settings().tracking_table_max_keys);
@@ -52,6 +54,11 @@ const ACTIVE_EXPIRE_CPU_PERCENT: u64 = 25;
 fn active_expire(srv: &Server) {
     let hz = srv.settings().hz.max(1);
     let budget = std::time::Duration::from_micros(1_000_000 / hz * ACTIVE_EXPIRE_CPU_PERCENT / 100);
-    srv.keyspace
-        .active_expire_cycle(budget, crate::base::clock::unix_time_ms());
+    // Each chunk holds the journal's order lock (shared) and journals its
+    // deletions before letting go (services::journal).
+    srv.keyspace.active_expire_cycle_with(
+        budget,
+        crate::base::clock::unix_time_ms(),
+        &mut |step| crate::services::journal::shared_section(srv, step),
+    );
 }

@@ -53,6 +53,9 @@ pub fn execute(
     }
     if !client.ready_keys.is_empty() && !client.in_exec {
         let keys = std::mem::take(&mut client.ready_keys);
+        // Serving waiters writes: one journal unit.
+        let _journal =
+            crate::services::journal::scope(srv, crate::services::journal::Mode::Exclusive);
         crate::services::blocking::serve_ready(
             srv,
             &settings.limits,
@@ -222,7 +225,7 @@ fn execute_inner(
             .stats
             .rejected_calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        reject_cmd(srv, client, out, msg);
+        reject_cmd(srv, client, out, &msg);
         return Outcome::Done;
     }
     if client.tx.in_multi() && spec.flags & flag::NOT_QUEUED == 0 {
@@ -342,7 +345,8 @@ fn over_memory(
 }
 
 /// Redis's persistence refusals, in its order: MISCONF for writes (and
-/// PING) after a failed background save (`services::snapshot::writes_refused`),
+/// PING) after a failed background save (`services::snapshot::writes_refused`)
+/// or while the AOF cannot be written (`services::aof::write_error`),
 /// then LOADING for commands without the `loading` flag while the dataset
 /// loads. EXEC is judged by its queued commands.
 fn persistence_gate(
@@ -350,15 +354,20 @@ fn persistence_gate(
     client: &Client,
     settings: &Settings,
     spec: &CommandSpec,
-) -> Option<&'static str> {
+) -> Option<std::borrow::Cow<'static, str>> {
     let queue = spec.flags & flag::RUNS_QUEUE != 0;
     let writes = if queue {
         queued_any(srv, client, flag::WRITE)
     } else {
         spec.flags & (flag::WRITE | flag::DISK_ERROR_PROBE) != 0
     };
-    if writes && crate::services::snapshot::writes_refused(srv, settings) {
-        return Some(errors::MISCONF_RDB);
+    if writes {
+        if crate::services::snapshot::writes_refused(srv, settings) {
+            return Some(errors::MISCONF_RDB.into());
+        }
+        if let Some(msg) = crate::services::aof::write_error(srv) {
+            return Some(msg.into());
+        }
     }
     if srv.persistence.is_loading() {
         let refused = if queue {
@@ -373,7 +382,7 @@ fn persistence_gate(
             spec.flags & flag::LOADING == 0
         };
         if refused {
-            return Some(errors::LOADING);
+            return Some(errors::LOADING.into());
         }
     }
     None
@@ -397,6 +406,9 @@ pub fn execute_queued(
     args: &[&[u8]],
     out: &mut ReplyBuf,
 ) {
+    let now_ms = client
+        .replay_now_ms
+        .unwrap_or_else(crate::base::clock::unix_time_ms);
     match resolve(srv, args) {
         Ok(idx) => {
             // Rules may have changed since the command was queued.
@@ -405,15 +417,7 @@ pub fn execute_queued(
             {
                 return reject(srv, out, &crate::services::acl::exec_text(d));
             }
-            call(
-                srv,
-                client,
-                settings,
-                idx,
-                args,
-                out,
-                crate::base::clock::unix_time_ms(),
-            )
+            call(srv, client, settings, idx, args, out, now_ms)
         }
         Err(msg) => reject(srv, out, &msg),
     }
@@ -474,6 +478,9 @@ pub(crate) fn call(
         let redacted = redact(spec, args);
         crate::services::monitor::feed_monitors(srv, client, redacted.as_deref().unwrap_or(args));
     }
+    // The write journal's unit around the handler (services::journal).
+    let journal = journal_scope(srv, spec);
+    let db_before = client.db;
     let start = crate::base::stopwatch::Stopwatch::start();
     let mut ctx = Ctx {
         srv,
@@ -483,6 +490,7 @@ pub(crate) fn call(
         cmd_index: idx,
         failed: false,
         now_ms,
+        propagate: Default::default(),
     };
     // A stopped partition (a command panicked while changing it, see
     // `store::partlock`) refuses every lock: the command answers an error
@@ -501,8 +509,12 @@ pub(crate) fn call(
         }
     }
     let failed = ctx.failed;
+    let propagate = std::mem::take(&mut ctx.propagate);
     let client = ctx.client;
     let out = ctx.out;
+    if journal.is_some() {
+        journal_record(srv, spec, client, db_before, failed, propagate, args);
+    }
     client
         .shared
         .argv_mem
@@ -570,6 +582,63 @@ pub(crate) fn call(
     {
         let redacted = redact(spec, args);
         crate::services::monitor::feed_monitors(srv, client, redacted.as_deref().unwrap_or(args));
+    }
+}
+
+/// Opens the command's journal unit (None when the journal is off):
+/// exclusive for anything that may write, shared for the rest, none for
+/// admin and `allow-busy` commands that do not write (they never touch
+/// keys, and some, like BGREWRITEAOF, take the order lock themselves).
+fn journal_scope<'a>(
+    srv: &'a Server,
+    spec: &CommandSpec,
+) -> Option<crate::services::journal::Scope<'a>> {
+    use crate::services::journal::{scope, Mode};
+    if !srv.journal.enabled() {
+        return None;
+    }
+    let writes = flag::WRITE | flag::MAY_REPLICATE | flag::RUNS_QUEUE | flag::RUNS_SCRIPT;
+    if spec.flags & writes != 0 {
+        scope(srv, Mode::Exclusive)
+    } else if spec.flags & (flag::ADMIN | flag::ALLOW_BUSY) != 0 {
+        None
+    } else {
+        scope(srv, Mode::Shared)
+    }
+}
+
+/// Adds the command's propagated form to the open journal unit: as sent
+/// when it reported a change (or changes whole databases), its rewrite
+/// when it gave one, nothing for reads, no-op writes and commands that run
+/// others (EXEC and scripts journal what they ran).
+fn journal_record(
+    srv: &Server,
+    spec: &CommandSpec,
+    client: &Client,
+    db: usize,
+    failed: bool,
+    propagate: crate::kernel::journal::Propagate,
+    args: &[&[u8]],
+) {
+    use crate::kernel::journal::Propagate;
+    use crate::services::journal::{expired_into_unit, record, record_args};
+    expired_into_unit(srv);
+    match propagate {
+        Propagate::Nothing => {}
+        Propagate::As(cmds) => cmds.into_iter().for_each(|c| record(db, c)),
+        Propagate::Always => {
+            if !failed {
+                record_args(db, args)
+            }
+        }
+        Propagate::Verbatim => {
+            let writes = spec.flags & (flag::WRITE | flag::MAY_REPLICATE) != 0;
+            let runs_others = spec.flags & (flag::RUNS_QUEUE | flag::RUNS_SCRIPT) != 0;
+            let whole = spec.flags & flag::WHOLE_KEYSPACE != 0 && !failed;
+            if writes && !runs_others && (client.changes > 0 || whole) {
+                record_args(db, args);
+            }
+        }
     }
 }
 

@@ -168,6 +168,9 @@ pub fn try_now(
             Attempt::Refused(e) => return Err(e),
             Attempt::Served => {
                 out.raw(reply.as_bytes());
+                for c in std::mem::take(&mut effects.propagate) {
+                    crate::services::journal::record(db, c);
+                }
                 after_write(srv, notify_flags, db, client_id, out, &effects);
                 // BLMOVE's destination may now feed other waiters.
                 if srv.blocking.any() && effects.touched.len() > 1 {
@@ -193,6 +196,8 @@ pub fn block_or_serve(ctx: &mut Ctx, keys: &[&[u8]], timeout: &[u8], op: Box<dyn
     let limits = ctx.settings.limits;
     let flags = ctx.settings.notify_keyspace_events;
     let db = ctx.client.db;
+    // Journaled as the non-blocking form the operation records when served.
+    ctx.propagate_none();
     // The registration must happen while the keys' partitions are held (see
     // crate::kernel::blocking); take them for the whole check.
     let mut lock_keys: Vec<Key> = keys.iter().map(|k| Key::new(k)).collect();
@@ -287,6 +292,9 @@ pub fn serve_ready(srv: &Server, limits: &Limits, notify_flags: u32, keys: Vec<V
             match r {
                 Ok(Attempt::Served) => {
                     srv.blocking.unregister(&w);
+                    for c in std::mem::take(&mut effects.propagate) {
+                        crate::services::journal::record(w.db, c);
+                    }
                     after_write(srv, notify_flags, w.db, w.client_id, &mut scratch, &effects);
                     scratch.clear();
                     srv.hub.send(

@@ -67,6 +67,18 @@ pub fn perform(
     client_id: u64,
     out: &mut resp::ReplyBuf,
 ) -> Outcome {
+    // Evicted keys are journaled (`DEL`/`UNLINK`) in order with writes.
+    crate::services::journal::shared_section(srv, || {
+        perform_inner(srv, notify_flags, client_id, out)
+    })
+}
+
+fn perform_inner(
+    srv: &Server,
+    notify_flags: u32,
+    client_id: u64,
+    out: &mut resp::ReplyBuf,
+) -> Outcome {
     let ev = &srv.eviction;
     let max = ev.maxmemory();
     if max == 0 {
@@ -141,6 +153,7 @@ fn evicted(
     srv.stats.evicted_keys.fetch_add(1, Relaxed);
     srv.eviction.since_tick.fetch_add(1, Relaxed);
     let key = e.key();
+    crate::services::journal::deleted(srv, db, &key, lazy);
     if srv.watches.any() {
         srv.watches.touch(Some(db), &key);
     }

@@ -22,6 +22,7 @@
 //! `registry`.
 
 pub mod acl;
+pub mod aof;
 pub mod blocking;
 pub mod client_eviction;
 pub mod client_info;
@@ -29,6 +30,7 @@ pub mod connection;
 pub mod digest;
 pub mod eviction;
 pub mod expiry;
+pub mod journal;
 pub mod keysizes;
 pub mod memory;
 pub mod monitor;

@@ -135,6 +135,8 @@ pub struct EvictShared {
     /// Some partition logged an expired key since the last
     /// `Keyspace::drain_expired` (lets callers skip the drain cheaply).
     pub(crate) expired_logged: AtomicBool,
+    /// The same for the journal's log (`Keyspace::drain_journal_expired`).
+    pub(crate) journal_logged: AtomicBool,
 }
 
 impl EvictShared {
@@ -159,6 +161,7 @@ impl EvictShared {
                 .map(|_| AtomicU64::new(PRIO_UNKNOWN))
                 .collect(),
             expired_logged: AtomicBool::new(false),
+            journal_logged: AtomicBool::new(false),
         }
     }
 

@@ -709,6 +709,43 @@ impl Keyspace {
         out
     }
 
+    /// Turns the write journal's log of expired keys on or off (see
+    /// [`Keyspace::drain_journal_expired`]); off drops what was logged.
+    /// Independent of [`Keyspace::set_track_expired`].
+    pub fn set_journal_expired(&self, on: bool) {
+        for p in 0..self.parts.len() {
+            let mut g = self.lock_partition(p);
+            g.journal_expired = on;
+            if !on {
+                g.journal_log = Vec::new();
+            }
+        }
+    }
+
+    /// Were keys logged for the journal since the last
+    /// [`Keyspace::drain_journal_expired`]? One atomic load.
+    pub fn journal_expired_pending(&self) -> bool {
+        self.evict
+            .journal_logged
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Takes the keys removed by expiry since the last call, for the write
+    /// journal: (db, key), in each partition's order of removal.
+    pub fn drain_journal_expired(&self) -> Vec<(usize, Vec<u8>)> {
+        self.evict
+            .journal_logged
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+        let mut out = Vec::new();
+        for p in 0..self.parts.len() {
+            let mut g = self.lock_partition(p);
+            if !g.journal_log.is_empty() {
+                out.append(&mut g.journal_log);
+            }
+        }
+        out
+    }
+
     /// DEBUG SET-ACTIVE-EXPIRE.
     /// Freezes expiry while clients are paused (CLIENT PAUSE), as Redis 7.0
     /// does: expired keys read as missing but are neither deleted nor
@@ -743,6 +780,19 @@ impl Keyspace {
     /// Between chunks it offers the CPU every [`crate::pace::SLICE`], so a
     /// worker sharing the core waits at most that long.
     pub fn active_expire_cycle(&self, budget: Duration, now_ms: u64) -> ExpireReport {
+        self.active_expire_cycle_with(budget, now_ms, &mut |step| step())
+    }
+
+    /// [`Keyspace::active_expire_cycle`], running each chunk (one
+    /// partition-lock hold) inside `around`, which must call the step it
+    /// is given exactly once: the write journal holds its order lock around
+    /// a chunk and records the chunk's deletions before letting go.
+    pub fn active_expire_cycle_with(
+        &self,
+        budget: Duration,
+        now_ms: u64,
+        around: &mut dyn FnMut(&mut dyn FnMut()),
+    ) -> ExpireReport {
         let mut rep = ExpireReport::default();
         if !self.active_expire_enabled() || self.expiry_frozen() {
             return rep;
@@ -775,8 +825,9 @@ impl Keyspace {
             let mut done = 0usize;
             loop {
                 pacer.between_chunks();
-                let (visited, expired, _, live, complete) =
-                    self.lock_partition(p).expire_step(db, now_ms, CHUNK);
+                let mut res = (0, 0, 0, 0, true);
+                around(&mut || res = self.lock_partition(p).expire_step(db, now_ms, CHUNK));
+                let (visited, expired, _, live, complete) = res;
                 rep.visited += visited;
                 rep.expired += expired;
                 done += visited;

@@ -45,6 +45,11 @@ pub struct Partition {
     /// keyspace notifications ("expired" events).
     pub(super) track_expired: bool,
     pub(super) expired_log: Vec<(usize, Vec<u8>)>,
+    /// When set, keys removed by expiry are also logged in `journal_log`
+    /// for the write journal (their `DEL`), drained apart from
+    /// `expired_log` so neither consumer steals the other's keys.
+    pub(super) journal_expired: bool,
+    pub(super) journal_log: Vec<(usize, Vec<u8>)>,
     /// Set while clients are paused (CLIENT PAUSE): expired keys read as
     /// missing but stay in the table, uncounted, as Redis 7.0 keeps the
     /// dataset static during a pause. Shared by every partition.
@@ -59,13 +64,37 @@ pub struct Partition {
     pub(super) snap: Option<Arc<Snapshot>>,
 }
 
+/// Pushes an expired key to the logs whose flag is set, and raises the
+/// matching "something logged" flag.
+fn log_expired_into(
+    track: (bool, &mut Vec<(usize, Vec<u8>)>),
+    journal: (bool, &mut Vec<(usize, Vec<u8>)>),
+    shared: &EvictShared,
+    db: usize,
+    key: &[u8],
+) {
+    use std::sync::atomic::Ordering::Relaxed;
+    if track.0 {
+        track.1.push((db, key.to_vec()));
+        shared.expired_logged.store(true, Relaxed);
+    }
+    if journal.0 {
+        journal.1.push((db, key.to_vec()));
+        shared.journal_logged.store(true, Relaxed);
+    }
+}
+
 impl Partition {
-    /// Logs a key removed by expiry (only while `track_expired`).
+    /// Logs a key removed by expiry (only while `track_expired` or
+    /// `journal_expired`), in the log of each consumer that asked.
     fn log_expired(&mut self, db: usize, key: &[u8]) {
-        self.expired_log.push((db, key.to_vec()));
-        self.evict_shared
-            .expired_logged
-            .store(true, std::sync::atomic::Ordering::Relaxed);
+        log_expired_into(
+            (self.track_expired, &mut self.expired_log),
+            (self.journal_expired, &mut self.journal_log),
+            &self.evict_shared,
+            db,
+            key,
+        );
     }
 
     /// Partition `index` of `2^pbits`, with `databases` empty databases.
@@ -84,6 +113,8 @@ impl Partition {
             stats: Stats::default(),
             track_expired: false,
             expired_log: Vec::new(),
+            journal_expired: false,
+            journal_log: Vec::new(),
             evict_shared,
             evict: PartEvict::new(rand::random::<u64>() ^ index as u64),
             pending: None,
@@ -238,7 +269,7 @@ impl Partition {
             d.sizes.sub(&old);
             d.expires -= 1;
             self.stats.expired_keys += 1;
-            if self.track_expired {
+            if self.track_expired || self.journal_expired {
                 self.log_expired(db, key.bytes);
             }
             self.evict_shared.dispose_expired(old.into_value());
@@ -350,7 +381,7 @@ impl Partition {
             if o.is_expired(now_ms) {
                 if !self.frozen() {
                     self.stats.expired_keys += 1;
-                    if self.track_expired {
+                    if self.track_expired || self.journal_expired {
                         self.log_expired(db, key.bytes);
                     }
                 }
@@ -443,7 +474,7 @@ impl Partition {
         if old.is_expired(now_ms) {
             if !self.frozen() {
                 self.stats.expired_keys += 1;
-                if self.track_expired {
+                if self.track_expired || self.journal_expired {
                     self.log_expired(db, key.bytes);
                 }
             }
@@ -552,7 +583,9 @@ impl Partition {
             return (0, 0, 0, 0, true);
         };
         let track = self.track_expired;
+        let journal = self.journal_expired;
         let log = &mut self.expired_log;
+        let jlog = &mut self.journal_log;
         let shared = &self.evict_shared;
         let (mut visited, mut expired, mut ttl_sum, mut live) = (0usize, 0usize, 0u64, 0usize);
         let mut complete = false;
@@ -565,11 +598,14 @@ impl Partition {
                     if t <= now_ms {
                         sizes.sub(e);
                         expired += 1;
-                        if track {
-                            log.push((db, e.key().to_vec()));
-                            shared
-                                .expired_logged
-                                .store(true, std::sync::atomic::Ordering::Relaxed);
+                        if track || journal {
+                            log_expired_into(
+                                (track, &mut *log),
+                                (journal, &mut *jlog),
+                                shared,
+                                db,
+                                &e.key(),
+                            );
                         }
                         if e.value().collection_len() > crate::keyspace::evict::LAZYFREE_THRESHOLD {
                             shared.dispose_expired(e.set_value(CompactValue::from_int(0)));

@@ -180,10 +180,28 @@ fn expire_generic(ctx: &mut Ctx, args: &[&[u8]], relative: bool, secs: bool) {
         let old = p.remove(db, &k, now);
         drop(p);
         drop(old);
+        // Journaled as DEL (UNLINK with lazyfree-lazy-expire), as Redis.
+        let lazy = ctx.settings.lazyfree_lazy_expire;
+        ctx.propagate_as(|| {
+            let name: &[u8] = if lazy { b"UNLINK" } else { b"DEL" };
+            vec![vec![name.to_vec(), args[1].to_vec()]]
+        });
         ctx.notify(notify::GENERIC, "del", args[1]);
     } else {
         p.set_expire(db, &k, Some(when as u64), now);
         drop(p);
+        // Journaled as PEXPIREAT with the absolute time and the flags given.
+        if relative || secs {
+            ctx.propagate_as(|| {
+                let mut c = vec![
+                    b"PEXPIREAT".to_vec(),
+                    args[1].to_vec(),
+                    when.to_string().into_bytes(),
+                ];
+                c.extend(args[3..].iter().map(|a| a.to_vec()));
+                vec![c]
+            });
+        }
         ctx.notify(notify::GENERIC, "expire", args[1]);
     }
     ctx.out.int(1);

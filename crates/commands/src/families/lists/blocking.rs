@@ -74,7 +74,14 @@ pub enum ListOp {
         dest: Vec<Vec<u8>>,
         from_left: bool,
         to_left: bool,
+        /// BRPOPLPUSH (journaled as RPOPLPUSH rather than LMOVE).
+        rpoplpush: bool,
     },
+}
+
+fn side_word(left: bool) -> Vec<u8> {
+    let w: &[u8] = if left { b"left" } else { b"right" };
+    w.to_vec()
 }
 
 fn end(left: bool) -> End {
@@ -142,6 +149,18 @@ impl BlockedOp for ListOp {
                     effects.event(notify::GENERIC, "del", key);
                 }
                 effects.touched.push(key.to_vec());
+                let mut c = vec![
+                    if *left {
+                        b"LPOP".to_vec()
+                    } else {
+                        b"RPOP".to_vec()
+                    },
+                    key.to_vec(),
+                ];
+                if matches!(self, ListOp::MPop { .. }) {
+                    c.push(want.to_string().into_bytes());
+                }
+                effects.propagate.push(c);
                 out.array_len(2);
                 out.bulk(key);
                 if matches!(self, ListOp::MPop { .. }) {
@@ -157,6 +176,7 @@ impl BlockedOp for ListOp {
                 dest,
                 from_left,
                 to_left,
+                rpoplpush,
             } => {
                 let dk = Key::new(&dest[0]);
                 let moved = super::move_elem(
@@ -183,6 +203,17 @@ impl BlockedOp for ListOp {
                 );
                 effects.touched.push(key.to_vec());
                 effects.touched.push(dest[0].clone());
+                effects.propagate.push(if *rpoplpush {
+                    vec![b"RPOPLPUSH".to_vec(), key.to_vec(), dest[0].clone()]
+                } else {
+                    vec![
+                        b"LMOVE".to_vec(),
+                        key.to_vec(),
+                        dest[0].clone(),
+                        side_word(*from_left),
+                        side_word(*to_left),
+                    ]
+                });
                 out.bulk(&moved.elem);
             }
         }
@@ -240,6 +271,7 @@ fn blmove(ctx: &mut Ctx, args: &[&[u8]]) {
         dest: vec![args[2].to_vec()],
         from_left,
         to_left,
+        rpoplpush: false,
     };
     block_or_serve(ctx, &args[1..2], args[5], Box::new(op));
 }
@@ -249,6 +281,7 @@ fn brpoplpush(ctx: &mut Ctx, args: &[&[u8]]) {
         dest: vec![args[2].to_vec()],
         from_left: false,
         to_left: true,
+        rpoplpush: true,
     };
     block_or_serve(ctx, &args[1..2], args[3], Box::new(op));
 }

@@ -489,6 +489,20 @@ fn lmpop(ctx: &mut Ctx, args: &[&[u8]]) {
             ctx.out.array_len(2);
             ctx.out.bulk(key);
             ctx.bulk_array(&popped.elems);
+            // Journaled as LPOP/RPOP of the key it popped, as Redis 7.0.
+            let (end, count) = (m.end, m.count);
+            ctx.propagate_as(|| {
+                let name: &[u8] = if matches!(end, End::Head) {
+                    b"LPOP"
+                } else {
+                    b"RPOP"
+                };
+                vec![vec![
+                    name.to_vec(),
+                    key.to_vec(),
+                    count.to_string().into_bytes(),
+                ]]
+            });
             notify_pop(ctx, key, m.end, popped.deleted);
         }
     }
@@ -642,9 +656,12 @@ fn ltrim(ctx: &mut Ctx, args: &[&[u8]]) {
         Err(e) => Err(e),
         Ok(None) => Ok(None),
         Ok(Some(l)) => {
+            let before = l.len();
             l.trim(start, end);
-            Ok(Some(coll::remove_if_empty::<ListValue>(
-                &mut p, db, &k, now,
+            let removed = before != l.len();
+            Ok(Some((
+                coll::remove_if_empty::<ListValue>(&mut p, db, &k, now),
+                removed,
             )))
         }
     };
@@ -652,7 +669,11 @@ fn ltrim(ctx: &mut Ctx, args: &[&[u8]]) {
     match r {
         Err(WrongType) => ctx.error(ERR_WRONGTYPE),
         Ok(None) => ctx.ok(),
-        Ok(Some(deleted)) => {
+        Ok(Some((deleted, removed))) => {
+            if !removed && !deleted {
+                // Nothing trimmed: Redis counts no change, journals nothing.
+                ctx.propagate_none();
+            }
             ctx.notify(notify::LIST, "ltrim", args[1]);
             if deleted {
                 ctx.notify(notify::GENERIC, "del", args[1]);

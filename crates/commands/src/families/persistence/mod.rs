@@ -131,6 +131,14 @@ fn bgsave(ctx: &mut Ctx, args: &[&[u8]]) {
     if running {
         return ctx.error("ERR Background save already in progress");
     }
+    // The AOF rewrite holds the one snapshot (Redis: its one child).
+    if ctx.srv.aof.rewrite_in_progress.load(Relaxed) {
+        if schedule {
+            ctx.srv.persistence.bgsave_scheduled.store(true, Relaxed);
+            return ctx.out.simple("Background saving scheduled");
+        }
+        return ctx.error("ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.");
+    }
     // Inside a transaction the cut would be taken under the locks the
     // transaction holds; Redis schedules the save for after it.
     if ctx.client.in_exec {

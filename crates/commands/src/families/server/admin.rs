@@ -147,7 +147,11 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
             ctx.srv.slowlog.trim(s.slowlog_max_len as usize);
             ctx.srv.eviction.apply(&s, &ctx.srv.keyspace);
             (crate::kernel::memprobe::probe().background_thread)(s.jemalloc_bg_thread);
-            ctx.ok()
+            // `appendonly yes` writes a base, then appends (services::aof).
+            match crate::services::aof::apply_settings(ctx.srv, &s) {
+                Ok(()) => ctx.ok(),
+                Err(e) => ctx.error(&format!("ERR {e}")),
+            }
         }
         Err(e) => ctx.error(&e),
     }

@@ -442,23 +442,7 @@ fn persistence_section(srv: &Server, _s: &crate::kernel::config::Settings, t: &m
         "{}",
         p.load_keys_loaded.load(Relaxed)
     );
-    for f in [
-        "aof_enabled:0",
-        "aof_rewrite_in_progress:0",
-        "aof_rewrite_scheduled:0",
-        "aof_last_rewrite_time_sec:-1",
-        "aof_current_rewrite_time_sec:-1",
-        "aof_last_bgrewrite_status:ok",
-        "aof_rewrites:0",
-        "aof_rewrites_consecutive_failures:0",
-        "aof_last_write_status:ok",
-        "aof_last_cow_size:0",
-        "module_fork_in_progress:0",
-        "module_fork_last_cow_size:0",
-    ] {
-        t.push_str(f);
-        t.push_str("\r\n");
-    }
+    crate::services::aof::info_fields(srv, t);
     if loading {
         let l = &p.loading;
         let total = l.total_bytes.load(Relaxed);

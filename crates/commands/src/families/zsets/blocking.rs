@@ -96,6 +96,18 @@ impl BlockedOp for ZsetOp {
             effects.event(notify::GENERIC, "del", key);
         }
         effects.touched.push(key.to_vec());
+        let mut c = vec![
+            if max {
+                b"ZPOPMAX".to_vec()
+            } else {
+                b"ZPOPMIN".to_vec()
+            },
+            key.to_vec(),
+        ];
+        if matches!(self, ZsetOp::MPop { .. }) {
+            c.push(want.to_string().into_bytes());
+        }
+        effects.propagate.push(c);
         if matches!(self, ZsetOp::MPop { .. }) {
             out.array_len(2);
             out.bulk(key);

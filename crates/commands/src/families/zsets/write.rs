@@ -434,6 +434,16 @@ pub(super) fn zmpop(ctx: &mut Ctx, args: &[&[u8]]) {
             Ok(Some(popped)) => {
                 drop(g);
                 reply_mpop(ctx, a.keys[i], &popped.items);
+                // Journaled as ZPOPMIN/ZPOPMAX of the key it popped (Redis 7.0).
+                let (key, max, count) = (a.keys[i], a.max, a.count);
+                ctx.propagate_as(|| {
+                    let name: &[u8] = if max { b"ZPOPMAX" } else { b"ZPOPMIN" };
+                    vec![vec![
+                        name.to_vec(),
+                        key.to_vec(),
+                        count.to_string().into_bytes(),
+                    ]]
+                });
                 notify_pop(ctx, a.keys[i], a.max, &popped);
                 return;
             }

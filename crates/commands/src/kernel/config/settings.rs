@@ -135,6 +135,8 @@ pub struct Settings {
     /// The config file's `rename-command` lines as (command, new name);
     /// an empty new name removes the command.
     pub renamed_commands: Vec<RenameCommand>,
+    /// The append-only file (`params::aof`).
+    pub aof: AofSettings,
 }
 
 /// One `rename-command` line of the config file.
@@ -145,6 +147,26 @@ pub struct RenameCommand {
     pub to: String,
     /// Where the line was, for the startup error.
     pub at: String,
+}
+
+/// The append-only file's settings (`params::aof`).
+#[derive(Clone, Debug, Default)]
+pub struct AofSettings {
+    /// `appendonly`.
+    pub enabled: bool,
+    /// `appendfilename`: the prefix of the files' names.
+    pub filename: String,
+    /// `appenddirname`: the directory inside `dir`.
+    pub dirname: String,
+    pub fsync: crate::kernel::aof::Fsync,
+    pub no_fsync_on_rewrite: bool,
+    pub rewrite_percentage: u64,
+    pub rewrite_min_size: u64,
+    pub load_truncated: bool,
+    pub use_rdb_preamble: bool,
+    pub timestamp_enabled: bool,
+    pub rewrite_incremental_fsync: bool,
+    pub disable_auto_gc: bool,
 }
 
 /// One RDB save point: save when at least `changes` writes happened and
@@ -263,6 +285,7 @@ impl Default for Settings {
             acl_pubsub_all: false,
             acl_users: Vec::new(),
             renamed_commands: Vec::new(),
+            aof: AofSettings::default(),
         };
         s.apply_defaults(super::Params {
             groups: super::params::KERNEL,

@@ -146,11 +146,9 @@ fn absent_features_accept_only_their_defaults() {
         e.contains("'cluster-enabled'") && e.contains("cluster mode"),
         "{e}"
     );
-    let e = load_text("appendonly yes\n", &[]).unwrap_err().0;
-    assert!(
-        e.contains("'appendonly'") && e.contains("append only file"),
-        "{e}"
-    );
+    // The append-only file is a real feature now (`params::aof`).
+    let s = load_text("appendonly yes\nappendfsync always\n", &[]).unwrap();
+    assert!(s.aof.enabled);
     let e = load_text("slave-read-only no\n", &[]).unwrap_err().0;
     assert!(e.contains("replication"), "{e}");
     let e = load_text("loadmodule /x/y.so\n", &[]).unwrap_err().0;

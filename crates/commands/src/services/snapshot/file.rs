@@ -82,6 +82,8 @@ impl Write for SyncingFile {
 pub struct Aux {
     pub ctime: u64,
     pub used_mem: u64,
+    /// `aof-base`: 1 in an AOF's base file.
+    pub aof_base: bool,
 }
 
 /// An RDB file being written under a temporary name.
@@ -127,7 +129,7 @@ impl RdbFile {
             w.aux_int(b"redis-bits", 64)?;
             w.aux_int(b"ctime", aux.ctime as i64)?;
             w.aux_int(b"used-mem", aux.used_mem as i64)?;
-            w.aux_int(b"aof-base", 0)?;
+            w.aux_int(b"aof-base", aux.aof_base as i64)?;
             Ok(w)
         };
         file.writer = Some(header().map_err(|e| format!("Write error saving DB on disk: {e}"))?);

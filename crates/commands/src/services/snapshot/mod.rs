@@ -84,7 +84,7 @@ pub fn write_options(s: &Settings) -> WriteOptions {
 }
 
 /// Which eviction metadata Redis writes under the current policy.
-fn meta_mode(s: &Settings) -> MetaMode {
+pub fn meta_mode(s: &Settings) -> MetaMode {
     match crate::kernel::eviction::store_policy(s.maxmemory_policy).map(|p| p.rank) {
         Some(store::keyspace::evict::Rank::Lru) => MetaMode::Idle,
         Some(store::keyspace::evict::Rank::Lfu) => MetaMode::Freq,
@@ -92,10 +92,11 @@ fn meta_mode(s: &Settings) -> MetaMode {
     }
 }
 
-fn aux_now() -> Aux {
+pub fn aux_now() -> Aux {
     Aux {
         ctime: crate::base::clock::unix_time_ms() / 1000,
         used_mem: crate::kernel::memprobe::used_memory(),
+        aof_base: false,
     }
 }
 
@@ -142,6 +143,7 @@ pub fn bgsave(srv: &Server, settings: &Settings) -> Result<(), BgsaveError> {
         fsync: settings.rdb_save_incremental_fsync,
         counts: snap.counts().to_vec(),
         functions,
+        aof_base: false,
     };
     let persistence = srv.persistence.clone();
     let keyspace = srv.keyspace.clone();
@@ -224,22 +226,25 @@ pub fn bgsave(srv: &Server, settings: &Settings) -> Result<(), BgsaveError> {
     Ok(())
 }
 
-/// Where and how a background save writes its file.
-struct FileJob {
-    dir: PathBuf,
-    dbfilename: String,
-    tmp_name: String,
-    opts: WriteOptions,
-    /// `rdb-save-incremental-fsync`.
-    fsync: bool,
+/// Where and how a background save writes its file (also an AOF
+/// rewrite's base, `services::aof::rewrite`).
+pub struct FileJob {
+    pub dir: PathBuf,
+    pub dbfilename: String,
+    pub tmp_name: String,
+    pub opts: WriteOptions,
+    /// `rdb-save-incremental-fsync` (`aof-rewrite-incremental-fsync`).
+    pub fsync: bool,
     /// Keys per database at the cut (`RESIZEDB`).
-    counts: Vec<store::keyspace::snapshot::DbCounts>,
+    pub counts: Vec<store::keyspace::snapshot::DbCounts>,
     /// The function libraries' code.
-    functions: Vec<Vec<u8>>,
+    pub functions: Vec<Vec<u8>>,
+    /// The `aof-base` aux field: an AOF base file.
+    pub aof_base: bool,
 }
 
 /// The code of every function library (FUNCTION DUMP's content).
-fn function_codes(srv: &Server) -> Vec<Vec<u8>> {
+pub fn function_codes(srv: &Server) -> Vec<Vec<u8>> {
     let engine = srv.scripting.functions.lock();
     engine
         .dump_codes()
@@ -250,7 +255,7 @@ fn function_codes(srv: &Server) -> Vec<Vec<u8>> {
 
 /// The writer thread's work: the file from the sink's pieces. `Err(None)`
 /// when aborted, `Err(Some(log text))` on a failure.
-fn write_file(
+pub fn write_file(
     sink: &RdbSink,
     job: &FileJob,
     file_lock: &parking_lot::Mutex<()>,
@@ -262,7 +267,10 @@ fn write_file(
         &job.dbfilename,
         job.opts,
         job.fsync,
-        aux_now(),
+        Aux {
+            aof_base: job.aof_base,
+            ..aux_now()
+        },
     );
     let mut file = match created {
         Ok(f) => f,
@@ -514,7 +522,8 @@ pub fn writes_refused(srv: &Server, settings: &Settings) -> bool {
 /// (Redis's `serverCron` rules).
 pub fn cron(srv: &Server) {
     let p = &srv.persistence;
-    if p.is_loading() || p.bgsave_running() {
+    // An AOF rewrite holds the one snapshot: save points wait for it.
+    if p.is_loading() || p.bgsave_running() || srv.aof.rewrite_in_progress.load(Relaxed) {
         return;
     }
     let settings = srv.settings();

@@ -3,8 +3,7 @@
 //! row reads as Redis's default and accepts only that default, so a stock
 //! `redis.conf` loads unchanged and accepting it changes nothing; any other
 //! value is refused naming the setting and the missing feature (see
-//! `absent!` in `config`). The append-only file's rows are in
-//! `persistence`. When a feature lands, its rows move to its own group
+//! `absent!` in `config`). When a feature lands, its rows move to its own group
 //! and become real settings.
 
 use super::super::values::Same;

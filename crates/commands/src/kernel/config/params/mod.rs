@@ -6,6 +6,7 @@
 
 pub mod absent;
 pub mod acl;
+pub mod aof;
 pub mod client_limits;
 pub mod clients;
 pub mod diagnostics;
@@ -24,6 +25,7 @@ pub const KERNEL: &[&[super::Param]] = &[
     acl::ACL,
     server::SERVER,
     persistence::PERSISTENCE,
+    aof::AOF,
     replication::REPLICATION,
     client_limits::CLIENT_LIMITS,
     clients::CLIENTS,

@@ -1,6 +1,5 @@
 //! Persistence: RDB save points and the RDB file (`services::snapshot`),
-//! shutdown on signals, and the append-only file, which Petrel does not
-//! have yet (its settings accept only their defaults).
+//! shutdown on signals. The append-only file's settings are in `params::aof`.
 
 use super::super::values::*;
 use super::super::Param;
@@ -114,83 +113,4 @@ pub static PERSISTENCE: &[Param] = &[
     ),
     // Waiting for replicas to catch up before exiting: no replication yet.
     absent!("shutdown-timeout", true, "10", Same::Int, "replication"),
-    // The append-only file (issue 20).
-    absent!("appendonly", true, "no", Same::Bool, "the append only file"),
-    absent!(
-        "appendfilename",
-        false,
-        "appendonly.aof",
-        Same::Words,
-        "the append only file"
-    ),
-    absent!(
-        "appenddirname",
-        false,
-        "appendonlydir",
-        Same::Words,
-        "the append only file"
-    ),
-    absent!(
-        "appendfsync",
-        true,
-        "everysec",
-        Same::Word,
-        "the append only file"
-    ),
-    absent!(
-        "no-appendfsync-on-rewrite",
-        true,
-        "no",
-        Same::Bool,
-        "the append only file"
-    ),
-    absent!(
-        "auto-aof-rewrite-percentage",
-        true,
-        "100",
-        Same::Int,
-        "the append only file"
-    ),
-    absent!(
-        "auto-aof-rewrite-min-size",
-        true,
-        "67108864",
-        Same::Mem,
-        "the append only file"
-    ),
-    absent!(
-        "aof-load-truncated",
-        true,
-        "yes",
-        Same::Bool,
-        "the append only file"
-    ),
-    absent!(
-        "aof-use-rdb-preamble",
-        true,
-        "yes",
-        Same::Bool,
-        "the append only file"
-    ),
-    absent!(
-        "aof-timestamp-enabled",
-        true,
-        "no",
-        Same::Bool,
-        "the append only file"
-    ),
-    absent!(
-        "aof-rewrite-incremental-fsync",
-        true,
-        "yes",
-        Same::Bool,
-        "the append only file"
-    ),
-    absent!(
-        "aof-disable-auto-gc",
-        true,
-        "no",
-        Same::Bool,
-        "the append only file"
-    ),
 ];

@@ -1,0 +1,231 @@
+//! The forkless background rewrite (BGREWRITEAOF and the automatic
+//! rewrite while `appendonly` is on, with `aof-use-rdb-preamble yes`).
+//!
+//! Redis forks and the child writes the base from its copy-on-write image.
+//! Petrel takes the same cut without a fork, with Persistence I's snapshot
+//! (`store::keyspace::snapshot`, as BGSAVE does):
+//!
+//! 1. Under the journal's order lock held exclusively (no write is
+//!    half-way, none starts) everything journaled so far is written to the
+//!    current incremental file, the keyspace takes its snapshot cut, and a
+//!    new incremental file is opened, named in the manifest (persisted) and
+//!    made the one the journal's stream goes to. From here on the old base
+//!    and incremental files plus the new one hold the whole dataset: a
+//!    crash at any later point loses nothing (Redis 7.0's order).
+//! 2. The lock is released; clients go on. A walk thread serialises the
+//!    buckets the writes have not, and a writer thread puts the pieces in
+//!    a temporary file in the AOF directory (`snapshot::write_file`, the
+//!    RDB file with `aof-base` 1), which is fsynced and renamed to the new
+//!    base's name.
+//! 3. Under the files lock the manifest is made to name the new base and
+//!    the incremental files from step 1 on; the older base and incremental
+//!    files become history and are deleted (unless `aof-disable-auto-gc`).
+//!
+//! Memory: the snapshot copies nothing; the queue between the encoders and
+//! the writer is bounded (`snapshot::sink::MAX_QUEUED`).
+//!
+//! Invariants: at most one snapshot exists (a BGSAVE and a rewrite never
+//! overlap: whichever comes second is scheduled, as Redis does with its
+//! one child); `Aof::rewrite_in_progress` is set by the caller before
+//! [`start`] and cleared by [`start`] on failure or by the writer thread
+//! when it ends.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
+use crate::kernel::aof::{Aof, FileKind, ManifestFile};
+use crate::kernel::config::Settings;
+use crate::kernel::persistence::SaveControl;
+use crate::kernel::server::Server;
+use crate::services::snapshot::{self, sink::RdbSink};
+
+use super::{file_size, manifest, open_append, write_out};
+
+/// Starts the background rewrite (module doc). The caller set
+/// `rewrite_in_progress` and checked that the AOF is on; on Err it is
+/// cleared here.
+pub fn start(srv: &Server, s: &Settings) -> Result<(), String> {
+    let r = start_inner(srv, s);
+    if r.is_err() {
+        srv.aof.rewrite_in_progress.store(false, Relaxed);
+    }
+    r
+}
+
+fn start_inner(srv: &Server, s: &Settings) -> Result<(), String> {
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let now = crate::base::clock::unix_time_ms();
+    srv.aof.rewrite_started_ms.store(now, Relaxed);
+    let sink = Arc::new(RdbSink::new(
+        snapshot::write_options(s),
+        snapshot::meta_mode(s),
+        srv.keyspace.clone(),
+        now,
+    ));
+    // Step 1, under the order lock.
+    let order = srv.journal.order.write();
+    write_out(srv, true);
+    let functions = snapshot::function_codes(srv);
+    let mut guard = srv.aof.files.lock();
+    let Some(f) = guard.as_mut() else {
+        return Err("the append only file is off".into());
+    };
+    let Some(snap) = srv.keyspace.begin_snapshot(sink.clone(), now) else {
+        return Err("a background save is running".into());
+    };
+    sink.set_snapshot(snap.clone());
+    let undo = |sink: &RdbSink| {
+        // Let the partitions go (nothing was written).
+        sink.abort();
+        let _ = srv.keyspace.walk_snapshot(&snap);
+    };
+    let incr_seq = f.manifest.incr_seq() + 1;
+    let incr_name = manifest::incr_name(&f.prefix, incr_seq);
+    let incr = match open_append(&f.dir.join(&incr_name)) {
+        Ok(x) => x,
+        Err(e) => {
+            undo(&sink);
+            return Err(format!("Can't open the append-only file {incr_name}: {e}"));
+        }
+    };
+    let mut m = f.manifest.clone();
+    m.incrs.push(ManifestFile {
+        name: incr_name,
+        seq: incr_seq,
+        kind: FileKind::Incr,
+    });
+    if let Err(e) = manifest::persist(&f.dir, &f.prefix, &m) {
+        undo(&sink);
+        let _ = std::fs::remove_file(f.dir.join(&m.incrs.last().expect("pushed").name));
+        return Err(format!("Can't persist the AOF manifest: {e}"));
+    }
+    f.manifest = m;
+    f.incr = incr;
+    let base_seq = f.manifest.base_seq() + 1;
+    let job = snapshot::FileJob {
+        dir: f.dir.clone(),
+        dbfilename: manifest::base_name(&f.prefix, base_seq, true),
+        tmp_name: format!(
+            "temp-rewriteaof-bg-{}-{}.aof",
+            std::process::id(),
+            SEQ.fetch_add(1, Relaxed)
+        ),
+        opts: snapshot::write_options(s),
+        fsync: s.aof.rewrite_incremental_fsync,
+        counts: snap.counts().to_vec(),
+        functions,
+        aof_base: true,
+    };
+    drop(guard);
+    {
+        let mut out = srv.journal.out.lock();
+        out.db = None;
+    }
+    drop(order);
+
+    // Step 2: the walk and the writer.
+    let keyspace = srv.keyspace.clone();
+    let walk_sink = sink.clone();
+    let walk_snap = snap.clone();
+    let walk = std::thread::Builder::new()
+        .name("petrel-aofrw".into())
+        .spawn(move || {
+            if keyspace.walk_snapshot(&walk_snap).is_err() {
+                walk_sink.abort();
+            }
+            walk_sink.close();
+        });
+    if walk.is_err() {
+        undo(&sink);
+        return Err("could not start a thread".into());
+    }
+    let aof = srv.aof.clone();
+    let gc = !s.aof.disable_auto_gc;
+    let writer_sink = sink.clone();
+    let writer = std::thread::Builder::new()
+        .name("petrel-aofrw-writer".into())
+        .spawn(move || {
+            let lock = parking_lot::Mutex::new(());
+            let outcome = snapshot::write_file(&writer_sink, &job, &lock);
+            let res = match outcome {
+                Ok(size) => install_base(
+                    &aof,
+                    &job.dir,
+                    &job.dbfilename,
+                    base_seq,
+                    incr_seq,
+                    size,
+                    gc,
+                ),
+                Err(None) => Err("the rewrite was stopped".to_string()),
+                Err(Some(e)) => Err(e),
+            };
+            aof.last_cow.store(writer_sink.peak_bytes(), Relaxed);
+            if res.is_err() {
+                let _ = std::fs::remove_file(job.dir.join(&job.tmp_name));
+            }
+            super::rewrite_done(&aof, res);
+        });
+    if writer.is_err() {
+        sink.abort();
+        return Err("could not start a thread".into());
+    }
+    srv.aof.running.lock().0 = Some(sink as Arc<dyn SaveControl>);
+    crate::base::log::notice(&format!(
+        "Background append only file rewriting started by pid {}",
+        std::process::id()
+    ));
+    Ok(())
+}
+
+/// Step 3: the new base replaces the old one in the manifest.
+fn install_base(
+    aof: &Aof,
+    dir: &std::path::Path,
+    base_name: &str,
+    base_seq: u64,
+    incr_seq: u64,
+    size: u64,
+    gc: bool,
+) -> Result<(), String> {
+    let mut guard = aof.files.lock();
+    let Some(f) = guard.as_mut().filter(|f| f.dir == dir) else {
+        // The AOF was turned off meanwhile: the base is of no use.
+        let _ = std::fs::remove_file(dir.join(base_name));
+        return Err("the append only file was turned off".into());
+    };
+    let mut m = f.manifest.clone();
+    if let Some(b) = m.base.take() {
+        m.history.push(ManifestFile {
+            kind: FileKind::History,
+            ..b
+        });
+    }
+    let (old, keep): (Vec<_>, Vec<_>) = m.incrs.drain(..).partition(|i| i.seq < incr_seq);
+    m.history.extend(old.into_iter().map(|i| ManifestFile {
+        kind: FileKind::History,
+        ..i
+    }));
+    m.incrs = keep;
+    m.base = Some(ManifestFile {
+        name: base_name.to_string(),
+        seq: base_seq,
+        kind: FileKind::Base,
+    });
+    manifest::persist(dir, &f.prefix, &m)
+        .map_err(|e| format!("Can't persist the AOF manifest: {e}"))?;
+    if gc {
+        super::delete_history(dir, &f.prefix, &mut m);
+    }
+    f.manifest = m;
+    f.base_size = size;
+    f.incr_size = f
+        .manifest
+        .incrs
+        .iter()
+        .map(|i| file_size(&dir.join(&i.name)))
+        .sum();
+    aof.rewrite_base_size
+        .store(f.base_size + f.incr_size, Relaxed);
+    Ok(())
+}
