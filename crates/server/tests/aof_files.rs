@@ -516,3 +516,21 @@ fn timestamp_annotations() {
         assert_eq!(digest(&other), want, "{kind:?}");
     }
 }
+
+/// The loader replays every command whatever the default user may do, as
+/// Redis's loader client has no user: a default user limited to `a*` keys
+/// and without `@write` still gets the whole file loaded.
+#[test]
+fn loading_ignores_acl_rules() {
+    let tail = b"*3\r\n$3\r\nSET\r\n$1\r\nb\r\n$1\r\n2\r\n*1\r\n$5\r\nMULTI\r\n*3\r\n$3\r\nSET\r\n$1\r\nc\r\n$1\r\n3\r\n*1\r\n$4\r\nEXEC\r\n";
+    let dir = dir_with_incr(tail);
+    let acl = dir.join("users.acl");
+    std::fs::write(&acl, "user default on nopass ~a* +@read\n").unwrap();
+    let acl = acl.display().to_string();
+    let srv = start_in(&dir, &[("aclfile", acl.as_str())]);
+    assert_eq!(dbsize(&srv), Value::Int(3));
+    let mut c = srv.raw();
+    assert_eq!(c.cmd(&["GET", "a"]), Value::Bulk(b"1".to_vec()));
+    // The rules do hold for clients.
+    assert!(matches!(c.cmd(&["GET", "b"]), Value::Error(e) if e.starts_with(b"NOPERM")));
+}

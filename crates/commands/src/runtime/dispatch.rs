@@ -411,11 +411,16 @@ pub fn execute_queued(
         .unwrap_or_else(crate::base::clock::unix_time_ms);
     match resolve(srv, args) {
         Ok(idx) => {
-            // Rules may have changed since the command was queued.
+            // Rules may have changed since the command was queued. A
+            // replaying client (the AOF loader) has no user and is not
+            // checked, as Redis's loader client is not.
             let context = crate::kernel::acl::log::Context::Multi;
-            if let Err(d) = crate::services::acl::check_call(srv, client, idx, args, context, None)
-            {
-                return reject(srv, out, &crate::services::acl::exec_text(d));
+            if client.replay_now_ms.is_none() {
+                if let Err(d) =
+                    crate::services::acl::check_call(srv, client, idx, args, context, None)
+                {
+                    return reject(srv, out, &crate::services::acl::exec_text(d));
+                }
             }
             call(srv, client, settings, idx, args, out, now_ms)
         }
