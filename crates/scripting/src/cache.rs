@@ -12,13 +12,16 @@
 
 use std::collections::HashMap;
 
-use mlua::{Function, RegistryKey};
-use resp::{Protocol, ReplyBuf};
+use std::os::raw::c_int;
+
+use mlua::{ffi, RegistryKey, Value};
+use resp::ReplyBuf;
 
 use crate::api::{redis_table, RedisApi, VersionInfo};
+use crate::convert::push_bytes;
 use crate::host::Host;
-use crate::reply::{gc_tick, string_array, write_outcome};
-use crate::run::{enter, with_state, Phase, RunState};
+use crate::reply::{gc_tick, write_result};
+use crate::run::{enter, with_state, Phase};
 use crate::sandbox::{Vm, VmKind};
 use crate::sha1::sha1_hex;
 use crate::shebang::{parse_eval, ScriptFlags};
@@ -79,7 +82,6 @@ pub(crate) fn new_vm(kind: VmKind, version: &VersionInfo) -> Vm {
         Ok((redis, load))
     })
     .expect("building the sandboxed Lua VM does not fail");
-    vm.lua.set_app_data(RunState::new());
     crate::hook::install(&vm.lua);
     vm
 }
@@ -183,33 +185,27 @@ impl ScriptEngine {
             out.error(NOSCRIPT);
             return;
         };
-        let lua = &self.vm.lua;
-        let setup = (|| -> mlua::Result<()> {
-            self.vm.real.raw_set("KEYS", string_array(lua, keys)?)?;
-            self.vm.real.raw_set("ARGV", string_array(lua, args)?)?;
-            Ok(())
-        })();
-        if let Err(e) = setup {
-            out.error(&format!("ERR {}", crate::error::plain_text(&e)));
-            return;
-        }
-        let func: Function = match lua.registry_value(&script.func) {
-            Ok(f) => f,
-            Err(e) => {
-                out.error(&format!("ERR {}", crate::error::plain_text(&e)));
-                return;
-            }
+        let (real, handler, func) = (
+            self.vm.real_key.id(),
+            self.vm.handler_key.id(),
+            script.func.id(),
+        );
+        let state = self.vm.state.ptr();
+        let guard = enter(state, Some(host), Phase::Run);
+        // SAFETY: `run_raw` keeps Lua's stack discipline (it leaves exactly
+        // the status and the value) and holds nothing with a destructor,
+        // so a Lua error unwinding it (caught by `exec_raw`) is harmless.
+        let res = unsafe {
+            self.vm
+                .lua
+                .exec_raw::<(bool, Value)>((), |l| run_raw(l, real, handler, func, keys, args))
         };
-        let guard = enter(lua, Some(host), Phase::Run);
-        let res = self
-            .vm
-            .xpcall
-            .call::<mlua::MultiValue>((func, self.vm.handler.clone()));
-        let resp = with_state(lua, |st| st.resp).unwrap_or(Protocol::Resp2);
+        // SAFETY: the run is over: nothing else refers to the state.
+        let resp = unsafe { (*state).resp };
         let name = std::str::from_utf8(sha).unwrap_or("?");
-        write_outcome(res, name, resp, out);
-        drop(guard);
-        gc_tick(lua, &mut self.gc_count);
+        write_result(res, name, resp, out);
+        guard.finish();
+        gc_tick(&self.vm.lua, &mut self.gc_count);
     }
 
     /// EVAL: [`ScriptEngine::load`] then [`ScriptEngine::run`]; a load
@@ -267,5 +263,58 @@ impl ScriptEngine {
     /// Whether the last (or current) run was killed by the host.
     pub fn was_killed(&self) -> bool {
         with_state(&self.vm.lua, |st| st.killed).unwrap_or(false)
+    }
+}
+
+/// Pushes a Lua array of byte strings (`KEYS`, `ARGV`).
+///
+/// # Safety
+/// `l` is a valid state with two free stack slots. Raises on a memory
+/// error.
+pub(crate) unsafe fn push_string_array(l: *mut ffi::lua_State, items: &[&[u8]]) {
+    // SAFETY: per the function contract; indices fit Lua's `int` since
+    // `items` came from one command's arguments.
+    unsafe {
+        ffi::lua_createtable(l, c_int::try_from(items.len()).unwrap_or(c_int::MAX), 0);
+        for (i, it) in items.iter().enumerate() {
+            push_bytes(l, it);
+            ffi::lua_rawseti_(l, -2, (i + 1) as c_int);
+        }
+    }
+}
+
+/// One EVAL run on the raw stack: sets `KEYS` and `ARGV` in the global
+/// table `real`, calls the script `func` under the error handler
+/// `handler` (registry references), and leaves the status (true on
+/// success) and the first result, or the handler's error value.
+///
+/// # Safety
+/// `l` is the VM's state inside `exec_raw` (a C function's frame, at
+/// least LUA_MINSTACK free slots); the references are live. Raises on a
+/// memory error while setting the arrays.
+unsafe fn run_raw(
+    l: *mut ffi::lua_State,
+    real: c_int,
+    handler: c_int,
+    func: c_int,
+    keys: &[&[u8]],
+    args: &[&[u8]],
+) {
+    // SAFETY: per the function contract; the stack comments show each
+    // step: [real] [real k t] [real] ... [h f] [h r] [h r ok] [ok r].
+    unsafe {
+        ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, real);
+        push_bytes(l, b"KEYS");
+        push_string_array(l, keys);
+        ffi::lua_rawset(l, -3);
+        push_bytes(l, b"ARGV");
+        push_string_array(l, args);
+        ffi::lua_rawset(l, -3);
+        ffi::lua_settop(l, -2);
+        ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, handler);
+        ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, func);
+        let status = ffi::lua_pcall(l, 0, 1, -2);
+        ffi::lua_pushboolean(l, c_int::from(status == 0));
+        ffi::lua_replace(l, -3);
     }
 }

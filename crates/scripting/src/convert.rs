@@ -1,7 +1,9 @@
 //! Conversions between RESP replies and Lua values, both ways, as Redis
 //! 7.0's `redisProtocolToLuaType` and `luaReplyToRedisReply` do them.
 //!
-//! Reply → Lua (what `redis.call` returns), from the bytes the host wrote:
+//! Reply → Lua (what `redis.call` returns), from the bytes the host wrote,
+//! pushed straight onto the Lua stack with the C API ([`push_reply`], the
+//! hot path of [`crate::call`]):
 //!
 //! | reply | Lua |
 //! |---|---|
@@ -32,7 +34,9 @@
 //! malformed tables; nesting deeper than [`MAX_DEPTH`] is replaced by the
 //! error `reached lua stack limit`.
 
-use mlua::{Lua, Table, Value};
+use std::os::raw::{c_char, c_int};
+
+use mlua::{ffi, Table, Value};
 use resp::{Protocol, ReplyBuf};
 
 use crate::num::c_trunc_i64;
@@ -42,25 +46,42 @@ use crate::num::c_trunc_i64;
 pub const MAX_DEPTH: usize = 1000;
 
 /// A malformed reply from the host (a host bug, not a script error).
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct BadReply;
 
+/// Deepest reply nesting converted to Lua.
+const MAX_REPLY_DEPTH: usize = 10_000;
+
+/// A position in the reply being converted (plain data: it may be
+/// unwound by a Lua error).
 struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
 }
 
 impl<'a> Reader<'a> {
+    /// The rest of the current line, up to its CRLF (skipped).
     fn line(&mut self) -> Result<&'a [u8], BadReply> {
         let rest = &self.buf[self.pos..];
-        let i = rest.windows(2).position(|w| w == b"\r\n").ok_or(BadReply)?;
-        self.pos += i + 2;
-        Ok(&rest[..i])
+        let mut from = 0;
+        loop {
+            let i = from
+                + rest[from..]
+                    .iter()
+                    .position(|&c| c == b'\r')
+                    .ok_or(BadReply)?;
+            if rest.get(i + 1) == Some(&b'\n') {
+                self.pos += i + 2;
+                return Ok(&rest[..i]);
+            }
+            from = i + 1;
+        }
     }
 
+    /// `n` bytes followed by CRLF.
     fn blob(&mut self, n: usize) -> Result<&'a [u8], BadReply> {
         let end = self.pos.checked_add(n).ok_or(BadReply)?;
-        if end + 2 > self.buf.len() {
+        if end.checked_add(2).is_none_or(|e| e > self.buf.len()) {
             return Err(BadReply);
         }
         let b = &self.buf[self.pos..end];
@@ -69,11 +90,31 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// A RESP length or integer (Rust's `i64` syntax: optional sign, digits).
 fn int_of(s: &[u8]) -> Result<i64, BadReply> {
-    std::str::from_utf8(s)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .ok_or(BadReply)
+    let (neg, digits) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() {
+        return Err(BadReply);
+    }
+    let mut n: i64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return Err(BadReply);
+        }
+        let d = i64::from(c - b'0');
+        n = n.checked_mul(10).ok_or(BadReply)?;
+        n = if neg {
+            n.checked_sub(d)
+        } else {
+            n.checked_add(d)
+        }
+        .ok_or(BadReply)?;
+    }
+    Ok(n)
 }
 
 fn double_of(s: &[u8]) -> f64 {
@@ -86,127 +127,187 @@ fn double_of(s: &[u8]) -> f64 {
     }
 }
 
-fn wrap(lua: &Lua, field: &str, v: impl mlua::IntoLua) -> mlua::Result<Value> {
-    let t = lua.create_table_with_capacity(0, 1)?;
-    t.raw_set(field, v)?;
-    Ok(Value::Table(t))
+/// A table size hint: Lua's `int`, and never more than 65536 (the reply's
+/// count is not trusted for preallocation).
+fn hint(n: i64) -> c_int {
+    n.clamp(0, 1 << 16) as c_int
 }
 
-fn read_value(lua: &Lua, r: &mut Reader<'_>, depth: usize) -> Result<Value, ReadErr> {
-    if depth > 10_000 {
-        return Err(ReadErr::Bad);
+/// Pushes a byte string.
+///
+/// # Safety
+/// `l` is a valid state with a free stack slot. Raises on a memory error.
+#[inline]
+pub(crate) unsafe fn push_bytes(l: *mut ffi::lua_State, b: &[u8]) {
+    // SAFETY: a slice's pointer is valid for its length (and non-null
+    // even when empty), per the function contract otherwise.
+    unsafe { ffi::lua_pushlstring_(l, b.as_ptr().cast::<c_char>(), b.len()) }
+}
+
+/// Pushes `{[field] = <the value on top>}` in place of the value on top.
+///
+/// # Safety
+/// `l` is a valid state with a value on top and two free stack slots.
+/// Raises on a memory error.
+unsafe fn wrap_top(l: *mut ffi::lua_State, field: &[u8]) {
+    // SAFETY: per the function contract: stack [v] -> [v, t] -> [t, v] ->
+    // [t, v, k] -> [t, k, v] -> rawset -> [t].
+    unsafe {
+        ffi::lua_createtable(l, 0, 1);
+        ffi::lua_insert(l, -2);
+        push_bytes(l, field);
+        ffi::lua_insert(l, -2);
+        ffi::lua_rawset(l, -3);
     }
-    let kind = *r.buf.get(r.pos).ok_or(ReadErr::Bad)?;
+}
+
+/// Pushes the error table `{err = text}`.
+///
+/// # Safety
+/// `l` is a valid state with three free stack slots. Raises on a memory
+/// error.
+pub(crate) unsafe fn push_err_table(l: *mut ffi::lua_State, text: &[u8]) {
+    // SAFETY: per the function contract.
+    unsafe {
+        ffi::lua_createtable(l, 0, 1);
+        push_bytes(l, b"err");
+        push_bytes(l, text);
+        ffi::lua_rawset(l, -3);
+    }
+}
+
+/// Converts one reply (the first in `bytes`) to a Lua value pushed on the
+/// stack of `l`. On `Err` the stack may hold partial values above where
+/// it was: the caller resets it.
+///
+/// # Safety
+/// `l` is a valid state with three free stack slots. Raises on a memory
+/// error: the caller must own nothing that needs dropping.
+pub(crate) unsafe fn push_reply(l: *mut ffi::lua_State, bytes: &[u8]) -> Result<(), BadReply> {
+    let mut r = Reader { buf: bytes, pos: 0 };
+    // SAFETY: per the function contract.
+    unsafe { push_value(l, &mut r, 0) }
+}
+
+/// # Safety
+/// As for [`push_reply`].
+unsafe fn push_value(
+    l: *mut ffi::lua_State,
+    r: &mut Reader<'_>,
+    depth: usize,
+) -> Result<(), BadReply> {
+    if depth > MAX_REPLY_DEPTH {
+        return Err(BadReply);
+    }
+    let kind = *r.buf.get(r.pos).ok_or(BadReply)?;
     r.pos += 1;
-    let l = r.line()?;
-    Ok(match kind {
-        b':' => Value::Number(int_of(l)? as f64),
-        b'+' => wrap(lua, "ok", lua.create_string(l)?)?,
-        b'-' => wrap(lua, "err", lua.create_string(l)?)?,
-        b'$' | b'!' | b'=' => {
-            let n = int_of(l)?;
-            if n < 0 {
-                Value::Boolean(false)
-            } else {
-                let data = r.blob(n as usize)?;
-                match kind {
-                    b'$' => Value::String(lua.create_string(data)?),
-                    b'!' => wrap(lua, "err", lua.create_string(data)?)?,
-                    _ => {
-                        let (fmt, s) = if data.len() >= 4 {
-                            data.split_at(4)
-                        } else {
-                            (data, &b""[..])
-                        };
-                        let fmt = &fmt[..fmt.len().min(3)];
-                        let inner = lua.create_table_with_capacity(0, 2)?;
-                        inner.raw_set("format", lua.create_string(fmt)?)?;
-                        inner.raw_set("string", lua.create_string(s)?)?;
-                        wrap(lua, "verbatim_string", inner)?
+    let line = r.line()?;
+    // SAFETY: per the function contract; aggregates reserve the slots
+    // their elements need with `lua_checkstack` before recursing.
+    unsafe {
+        match kind {
+            b':' => ffi::lua_pushnumber(l, int_of(line)? as f64),
+            b'+' => {
+                push_bytes(l, line);
+                wrap_top(l, b"ok");
+            }
+            b'-' => {
+                push_bytes(l, line);
+                wrap_top(l, b"err");
+            }
+            b'$' | b'!' | b'=' => {
+                let n = int_of(line)?;
+                if n < 0 {
+                    ffi::lua_pushboolean(l, 0);
+                } else {
+                    let data = r.blob(usize::try_from(n).map_err(|_| BadReply)?)?;
+                    match kind {
+                        b'$' => push_bytes(l, data),
+                        b'!' => {
+                            push_bytes(l, data);
+                            wrap_top(l, b"err");
+                        }
+                        _ => {
+                            let (fmt, s) = if data.len() >= 4 {
+                                data.split_at(4)
+                            } else {
+                                (data, &b""[..])
+                            };
+                            let fmt = &fmt[..fmt.len().min(3)];
+                            ffi::lua_createtable(l, 0, 2);
+                            push_bytes(l, b"format");
+                            push_bytes(l, fmt);
+                            ffi::lua_rawset(l, -3);
+                            push_bytes(l, b"string");
+                            push_bytes(l, s);
+                            ffi::lua_rawset(l, -3);
+                            wrap_top(l, b"verbatim_string");
+                        }
                     }
                 }
             }
-        }
-        b'*' | b'>' => {
-            let n = int_of(l)?;
-            if n < 0 {
-                Value::Boolean(false)
-            } else {
-                let t = lua.create_table_with_capacity((n as usize).min(1 << 16), 0)?;
-                for i in 1..=n {
-                    let v = read_value(lua, r, depth + 1)?;
-                    t.raw_set(i, v)?;
-                }
-                Value::Table(t)
-            }
-        }
-        b'%' => {
-            let n = int_of(l)?.max(0);
-            let t = lua.create_table_with_capacity(0, (n as usize).min(1 << 16))?;
-            for _ in 0..n {
-                let k = read_value(lua, r, depth + 1)?;
-                let v = read_value(lua, r, depth + 1)?;
-                if !k.is_nil() {
-                    t.raw_set(k, v)?;
+            b'*' | b'>' => {
+                let n = int_of(line)?;
+                if n < 0 {
+                    ffi::lua_pushboolean(l, 0);
+                } else {
+                    let n = c_int::try_from(n).map_err(|_| BadReply)?;
+                    if ffi::lua_checkstack(l, 4) == 0 {
+                        return Err(BadReply);
+                    }
+                    ffi::lua_createtable(l, hint(n.into()), 0);
+                    for i in 1..=n {
+                        push_value(l, r, depth + 1)?;
+                        ffi::lua_rawseti_(l, -2, i);
+                    }
                 }
             }
-            wrap(lua, "map", t)?
-        }
-        b'~' => {
-            let n = int_of(l)?.max(0);
-            let t = lua.create_table_with_capacity(0, (n as usize).min(1 << 16))?;
-            for _ in 0..n {
-                let k = read_value(lua, r, depth + 1)?;
-                if !k.is_nil() {
-                    t.raw_set(k, true)?;
+            b'%' | b'~' => {
+                let n = int_of(line)?.max(0);
+                if ffi::lua_checkstack(l, 5) == 0 {
+                    return Err(BadReply);
                 }
+                ffi::lua_createtable(l, 0, hint(n));
+                for _ in 0..n {
+                    push_value(l, r, depth + 1)?;
+                    if kind == b'%' {
+                        push_value(l, r, depth + 1)?;
+                    } else {
+                        ffi::lua_pushboolean(l, 1);
+                    }
+                    if ffi::lua_type(l, -2) == ffi::LUA_TNIL {
+                        ffi::lua_settop(l, -3);
+                    } else {
+                        ffi::lua_rawset(l, -3);
+                    }
+                }
+                wrap_top(l, if kind == b'%' { b"map" } else { b"set" });
             }
-            wrap(lua, "set", t)?
-        }
-        b'|' => {
-            let n = int_of(l)?.max(0);
-            for _ in 0..2 * n {
-                read_value(lua, r, depth + 1)?;
+            b'|' => {
+                let n = int_of(line)?.max(0);
+                if ffi::lua_checkstack(l, 4) == 0 {
+                    return Err(BadReply);
+                }
+                for _ in 0..2 * n {
+                    push_value(l, r, depth + 1)?;
+                    ffi::lua_settop(l, -2);
+                }
+                push_value(l, r, depth + 1)?;
             }
-            read_value(lua, r, depth + 1)?
+            b'_' => ffi::lua_pushnil(l),
+            b'#' => ffi::lua_pushboolean(l, c_int::from(line == b"t")),
+            b',' => {
+                ffi::lua_pushnumber(l, double_of(line));
+                wrap_top(l, b"double");
+            }
+            b'(' => {
+                push_bytes(l, line);
+                wrap_top(l, b"big_number");
+            }
+            _ => return Err(BadReply),
         }
-        b'_' => Value::Nil,
-        b'#' => Value::Boolean(l == b"t"),
-        b',' => wrap(lua, "double", double_of(l))?,
-        b'(' => wrap(lua, "big_number", lua.create_string(l)?)?,
-        _ => return Err(ReadErr::Bad),
-    })
-}
-
-enum ReadErr {
-    Bad,
-    Lua(mlua::Error),
-}
-
-impl From<BadReply> for ReadErr {
-    fn from(_: BadReply) -> Self {
-        ReadErr::Bad
     }
-}
-
-impl From<mlua::Error> for ReadErr {
-    fn from(e: mlua::Error) -> Self {
-        ReadErr::Lua(e)
-    }
-}
-
-/// Converts one reply (the whole of `bytes`) to a Lua value. Returns the
-/// value and whether the reply was an error (`{err=...}`).
-pub fn reply_to_lua(lua: &Lua, bytes: &[u8]) -> mlua::Result<(Value, bool)> {
-    let mut r = Reader { buf: bytes, pos: 0 };
-    let is_err = matches!(bytes.first(), Some(b'-' | b'!'));
-    let v = read_value(lua, &mut r, 0).map_err(|e| match e {
-        ReadErr::Bad => {
-            mlua::Error::RuntimeError("malformed reply from the command runtime".into())
-        }
-        ReadErr::Lua(e) => e,
-    })?;
-    Ok((v, is_err))
+    Ok(())
 }
 
 /// Replaces CR and LF by spaces (status and error lines).

@@ -265,7 +265,7 @@ impl FunctionEngine {
             .expect("functions VM has load globals");
         lua.set_app_data(Pending(Vec::new()));
         let _ = self.vm.pmt.raw_set("__index", load_real);
-        let guard = enter(lua, host, Phase::Load);
+        let guard = enter(self.vm.state.ptr(), host, Phase::Load);
         let res = self
             .vm
             .xpcall
@@ -449,11 +449,11 @@ impl FunctionEngine {
                 return;
             }
         };
-        let guard = enter(lua, Some(host), Phase::Run);
+        let guard = enter(self.vm.state.ptr(), Some(host), Phase::Run);
         let res = self.vm.run_function.call::<MultiValue>((func, k, a));
         let resp = with_state(lua, |st| st.resp).unwrap_or(Protocol::Resp2);
         write_outcome(res, &fname, resp, out);
-        drop(guard);
+        guard.finish();
         gc_tick(lua, &mut self.gc_count);
     }
 

@@ -38,6 +38,7 @@
 
 pub mod api;
 pub mod cache;
+mod call;
 pub mod convert;
 pub mod error;
 pub mod functions;

@@ -34,6 +34,27 @@ pub(crate) fn write_outcome(
     }
 }
 
+/// Writes the result of a raw protected call: `(true, value)` on
+/// success, `(false, error value)` after the error handler.
+pub(crate) fn write_result(
+    res: mlua::Result<(bool, Value)>,
+    name: &str,
+    script_resp: Protocol,
+    out: &mut ReplyBuf,
+) {
+    match res {
+        Ok((true, v)) => lua_to_reply(&v, script_resp, out),
+        Ok((false, v)) => write_error(&v, name, out),
+        Err(e) => {
+            let text = format!(
+                "ERR Error running script {name}, {}",
+                crate::error::plain_text(&e)
+            );
+            out.error(&text);
+        }
+    }
+}
+
 /// Writes the error object the handler produced.
 pub(crate) fn write_error(v: &Value, name: &str, out: &mut ReplyBuf) {
     let Value::Table(t) = v else {

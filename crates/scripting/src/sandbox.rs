@@ -42,9 +42,10 @@
 //! for the next except in tables they reach through `KEYS`/`ARGV` (which
 //! are replaced each run) — exactly Redis's guarantee.
 
-use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
+use mlua::{Function, Lua, LuaOptions, RegistryKey, StdLib, Table, Value};
 
 use crate::error::{find_raise, plain_text, to_lua_error_value, Raise};
+use crate::run::{StateBox, StatePtr};
 
 const SANDBOX_LUA: &str = include_str!("sandbox.lua");
 
@@ -94,6 +95,12 @@ pub(crate) struct Vm {
     pub run_function: Function,
     /// The error handler (Redis's `__redis__err__handler`).
     pub handler: Function,
+    /// `real` and `handler` in the Lua registry, for raw API code.
+    pub real_key: RegistryKey,
+    pub handler_key: RegistryKey,
+    /// The run state; declared last so it is freed after the Lua state
+    /// is closed (see [`StateBox`]).
+    pub state: StateBox,
 }
 
 /// Where an error happened: the first frame that is neither a C function
@@ -167,6 +174,8 @@ impl Vm {
             StdLib::TABLE | StdLib::STRING | StdLib::MATH,
             LuaOptions::new(),
         )?;
+        let state = StateBox::new();
+        lua.set_app_data(StatePtr(state.ptr()));
         let libs = lua.create_table()?;
         libs.raw_set("bit", crate::libs::bit::open(&lua)?)?;
         libs.raw_set("cjson", crate::libs::cjson::open(&lua)?)?;
@@ -191,8 +200,12 @@ impl Vm {
             lua.load(SANDBOX_LUA)
                 .set_name(INTERNAL_SOURCE)
                 .call((lua.globals(), libs, allow))?;
+        let real: Table = setup.raw_get("real")?;
         Ok(Vm {
-            real: setup.raw_get("real")?,
+            real_key: lua.create_registry_value(real.clone())?,
+            handler_key: lua.create_registry_value(handler.clone())?,
+            state,
+            real,
             pmt: setup.raw_get("pmt")?,
             load_real: setup.raw_get("load_real")?,
             xpcall: setup.raw_get("xpcall")?,
