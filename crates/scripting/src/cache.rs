@@ -10,17 +10,14 @@
 //! Invariants: every cached SHA maps to a compiled function of the current
 //! VM; `scripts_bytes` is the sum of [`Script::memory`] over the cache.
 
-use std::collections::HashMap;
-
-use std::os::raw::c_int;
-
-use mlua::{ffi, RegistryKey, Value};
+use hashbrown::HashMap;
+use mlua::RegistryKey;
 use resp::ReplyBuf;
 
 use crate::api::{redis_table, RedisApi, VersionInfo};
-use crate::convert::push_bytes;
+use crate::exec::Kind;
 use crate::host::Host;
-use crate::reply::{gc_tick, write_result};
+use crate::reply::gc_tick;
 use crate::run::{enter, with_state, Phase};
 use crate::sandbox::{Vm, VmKind};
 use crate::sha1::sha1_hex;
@@ -156,7 +153,8 @@ impl ScriptEngine {
 
     /// EVALSHA's lookup: case-insensitive, as Redis lowercases the SHA.
     pub fn find(&self, sha: &[u8]) -> Option<Sha> {
-        let key: Sha = sha.to_ascii_lowercase().try_into().ok()?;
+        let mut key: Sha = sha.try_into().ok()?;
+        key.make_ascii_lowercase();
         self.scripts.contains_key(&key).then_some(key)
     }
 
@@ -185,25 +183,19 @@ impl ScriptEngine {
             out.error(NOSCRIPT);
             return;
         };
-        let (real, handler, func) = (
-            self.vm.real_key.id(),
-            self.vm.handler_key.id(),
-            script.func.id(),
-        );
         let state = self.vm.state.ptr();
-        let guard = enter(state, Some(host), Phase::Run);
-        // SAFETY: `run_raw` keeps Lua's stack discipline (it leaves exactly
-        // the status and the value) and holds nothing with a destructor,
-        // so a Lua error unwinding it (caught by `exec_raw`) is harmless.
-        let res = unsafe {
-            self.vm
-                .lua
-                .exec_raw::<(bool, Value)>((), |l| run_raw(l, real, handler, func, keys, args))
-        };
-        // SAFETY: the run is over: nothing else refers to the state.
-        let resp = unsafe { (*state).resp };
         let name = std::str::from_utf8(sha).unwrap_or("?");
-        write_result(res, name, resp, out);
+        let guard = enter(state, Some(host), Phase::Run);
+        self.vm.entry.run(
+            &self.vm.lua,
+            state,
+            Kind::Script,
+            script.func.id(),
+            keys,
+            args,
+            name,
+            out,
+        );
         guard.finish();
         gc_tick(&self.vm.lua, &mut self.gc_count);
     }
@@ -263,58 +255,5 @@ impl ScriptEngine {
     /// Whether the last (or current) run was killed by the host.
     pub fn was_killed(&self) -> bool {
         with_state(&self.vm.lua, |st| st.killed).unwrap_or(false)
-    }
-}
-
-/// Pushes a Lua array of byte strings (`KEYS`, `ARGV`).
-///
-/// # Safety
-/// `l` is a valid state with two free stack slots. Raises on a memory
-/// error.
-pub(crate) unsafe fn push_string_array(l: *mut ffi::lua_State, items: &[&[u8]]) {
-    // SAFETY: per the function contract; indices fit Lua's `int` since
-    // `items` came from one command's arguments.
-    unsafe {
-        ffi::lua_createtable(l, c_int::try_from(items.len()).unwrap_or(c_int::MAX), 0);
-        for (i, it) in items.iter().enumerate() {
-            push_bytes(l, it);
-            ffi::lua_rawseti_(l, -2, (i + 1) as c_int);
-        }
-    }
-}
-
-/// One EVAL run on the raw stack: sets `KEYS` and `ARGV` in the global
-/// table `real`, calls the script `func` under the error handler
-/// `handler` (registry references), and leaves the status (true on
-/// success) and the first result, or the handler's error value.
-///
-/// # Safety
-/// `l` is the VM's state inside `exec_raw` (a C function's frame, at
-/// least LUA_MINSTACK free slots); the references are live. Raises on a
-/// memory error while setting the arrays.
-unsafe fn run_raw(
-    l: *mut ffi::lua_State,
-    real: c_int,
-    handler: c_int,
-    func: c_int,
-    keys: &[&[u8]],
-    args: &[&[u8]],
-) {
-    // SAFETY: per the function contract; the stack comments show each
-    // step: [real] [real k t] [real] ... [h f] [h r] [h r ok] [ok r].
-    unsafe {
-        ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, real);
-        push_bytes(l, b"KEYS");
-        push_string_array(l, keys);
-        ffi::lua_rawset(l, -3);
-        push_bytes(l, b"ARGV");
-        push_string_array(l, args);
-        ffi::lua_rawset(l, -3);
-        ffi::lua_settop(l, -2);
-        ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, handler);
-        ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, func);
-        let status = ffi::lua_pcall(l, 0, 1, -2);
-        ffi::lua_pushboolean(l, c_int::from(status == 0));
-        ffi::lua_replace(l, -3);
     }
 }

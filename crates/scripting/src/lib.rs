@@ -41,6 +41,7 @@ pub mod cache;
 mod call;
 pub mod convert;
 pub mod error;
+mod exec;
 pub mod functions;
 pub mod hook;
 pub mod host;

@@ -42,9 +42,10 @@
 //! for the next except in tables they reach through `KEYS`/`ARGV` (which
 //! are replaced each run) — exactly Redis's guarantee.
 
-use mlua::{Function, Lua, LuaOptions, RegistryKey, StdLib, Table, Value};
+use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
 
 use crate::error::{find_raise, plain_text, to_lua_error_value, Raise};
+use crate::exec::Entry;
 use crate::run::{StateBox, StatePtr};
 
 const SANDBOX_LUA: &str = include_str!("sandbox.lua");
@@ -91,13 +92,10 @@ pub(crate) struct Vm {
     pub load_real: Option<Table>,
     /// The unwrapped `xpcall`.
     pub xpcall: Function,
-    /// `run_function(f, keys, args)`: `xpcall` of `f(keys, args)`.
-    pub run_function: Function,
     /// The error handler (Redis's `__redis__err__handler`).
     pub handler: Function,
-    /// `real` and `handler` in the Lua registry, for raw API code.
-    pub real_key: RegistryKey,
-    pub handler_key: RegistryKey,
+    /// Runs scripts and functions on the raw stack.
+    pub entry: Entry,
     /// The run state; declared last so it is freed after the Lua state
     /// is closed (see [`StateBox`]).
     pub state: StateBox,
@@ -201,15 +199,18 @@ impl Vm {
                 .set_name(INTERNAL_SOURCE)
                 .call((lua.globals(), libs, allow))?;
         let real: Table = setup.raw_get("real")?;
+        let entry = Entry::new(
+            &lua,
+            &lua.create_registry_value(real.clone())?,
+            &lua.create_registry_value(handler.clone())?,
+        )?;
         Ok(Vm {
-            real_key: lua.create_registry_value(real.clone())?,
-            handler_key: lua.create_registry_value(handler.clone())?,
+            entry,
             state,
             real,
             pmt: setup.raw_get("pmt")?,
             load_real: setup.raw_get("load_real")?,
             xpcall: setup.raw_get("xpcall")?,
-            run_function: setup.raw_get("run_function")?,
             handler,
             lua,
         })

@@ -1,49 +1,12 @@
-//! Conversions between RESP replies and Lua values, both ways, as Redis
-//! 7.0's `redisProtocolToLuaType` and `luaReplyToRedisReply` do them.
+//! Reply → Lua: a RESP reply the host wrote, pushed onto the Lua stack as
+//! the values of the table in [`super`] (Redis's `redisProtocolToLuaType`).
 //!
-//! Reply → Lua (what `redis.call` returns), from the bytes the host wrote,
-//! pushed straight onto the Lua stack with the C API ([`push_reply`], the
-//! hot path of [`crate::call`]):
-//!
-//! | reply | Lua |
-//! |---|---|
-//! | `:n` | number |
-//! | `$data` / `$-1` | string / `false` |
-//! | `*n` / `*-1` | array table / `false` |
-//! | `+text` | `{ok = text}` |
-//! | `-text`, `!text` | `{err = text}` (also raised by `redis.call`) |
-//! | RESP3 `%n` | `{map = {k = v, ...}}` |
-//! | RESP3 `~n` | `{set = {e = true, ...}}` |
-//! | RESP3 `_` | `nil` |
-//! | RESP3 `#t`/`#f` | `true`/`false` |
-//! | RESP3 `,x` | `{double = x}` |
-//! | RESP3 `(digits` | `{big_number = "digits"}` |
-//! | RESP3 `=len fmt:s` | `{verbatim_string = {format = fmt, string = s}}` |
-//! | RESP3 `\|n` attributes | skipped; the value they annotate is converted |
-//!
-//! Lua → reply (the script's return value), written to the client's
-//! [`ReplyBuf`]: strings are bulk strings; numbers integers (truncated as
-//! C's `(long long)` cast); `nil` and other types a null; booleans `:1` /
-//! null while the script is in RESP2 mode (`redis.setresp`), real booleans
-//! (`#t`/`#f`, or `:1`/`:0` for a RESP2 client) in RESP3 mode; tables are
-//! checked for the fields `err`, `ok`, `double`, `big_number`,
-//! `verbatim_string`, `map`, `set` in that order (raw access), and are
-//! otherwise arrays up to their first `nil`.
-//!
-//! Invariant: a conversion writes exactly one complete reply, even for
-//! malformed tables; nesting deeper than [`MAX_DEPTH`] is replaced by the
-//! error `reached lua stack limit`.
+//! Everything here may raise a Lua memory error (a `longjmp`): the
+//! functions own nothing that needs dropping, and so must their callers.
 
 use std::os::raw::{c_char, c_int};
 
-use mlua::{ffi, Table, Value};
-use resp::{Protocol, ReplyBuf};
-
-use crate::num::c_trunc_i64;
-
-/// Deepest table nesting converted to a reply (Redis stops when the Lua
-/// C stack can not grow; its limit is of the same order).
-pub const MAX_DEPTH: usize = 1000;
+use mlua::ffi;
 
 /// A malformed reply from the host (a host bug, not a script error).
 #[derive(Clone, Copy, Debug)]
@@ -308,121 +271,4 @@ unsafe fn push_value(
         }
     }
     Ok(())
-}
-
-/// Replaces CR and LF by spaces (status and error lines).
-pub fn one_line(s: &[u8]) -> Vec<u8> {
-    s.iter()
-        .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c })
-        .collect()
-}
-
-/// Writes the script's return value `v` as a reply to `out` (the client's
-/// protocol). `script_resp` is the protocol the script selected with
-/// `redis.setresp`, which decides how booleans are returned.
-pub fn lua_to_reply(v: &Value, script_resp: Protocol, out: &mut ReplyBuf) {
-    write_value(v, script_resp, out, 0);
-}
-
-fn raw_field(t: &Table, name: &str) -> Value {
-    t.raw_get::<Value>(name).unwrap_or(Value::Nil)
-}
-
-fn write_value(v: &Value, script_resp: Protocol, out: &mut ReplyBuf, depth: usize) {
-    match v {
-        Value::String(s) => out.bulk(&*s.as_bytes()),
-        Value::Boolean(b) => {
-            if script_resp == Protocol::Resp2 {
-                if *b {
-                    out.int(1);
-                } else {
-                    out.null();
-                }
-            } else {
-                out.boolean(*b);
-            }
-        }
-        Value::Integer(n) => out.int(*n),
-        Value::Number(x) => out.int(c_trunc_i64(*x)),
-        Value::Table(t) => {
-            if depth >= MAX_DEPTH {
-                out.error("ERR reached lua stack limit");
-                return;
-            }
-            write_table(t, script_resp, out, depth);
-        }
-        _ => out.null(),
-    }
-}
-
-fn write_table(t: &Table, script_resp: Protocol, out: &mut ReplyBuf, depth: usize) {
-    if let Value::String(e) = raw_field(t, "err") {
-        // addReplyErrorFormat("-%s", err): written as is, one line.
-        let mut text = one_line(&e.as_bytes());
-        out.vec_mut().push(b'-');
-        out.vec_mut().append(&mut text);
-        out.vec_mut().extend_from_slice(b"\r\n");
-        return;
-    }
-    if let Value::String(s) = raw_field(t, "ok") {
-        out.simple(&*s.as_bytes());
-        return;
-    }
-    match raw_field(t, "double") {
-        Value::Number(x) => {
-            out.double(x);
-            return;
-        }
-        Value::Integer(n) => {
-            out.double(n as f64);
-            return;
-        }
-        _ => {}
-    }
-    if let Value::String(s) = raw_field(t, "big_number") {
-        out.big_number(&one_line(&s.as_bytes()));
-        return;
-    }
-    if let Value::Table(vt) = raw_field(t, "verbatim_string") {
-        if let (Value::String(f), Value::String(s)) =
-            (raw_field(&vt, "format"), raw_field(&vt, "string"))
-        {
-            let fb = f.as_bytes();
-            let mut fmt = [b'\0'; 3];
-            for (d, s) in fmt.iter_mut().zip(fb.iter()) {
-                *d = *s;
-            }
-            out.verbatim(&fmt, &s.as_bytes());
-            return;
-        }
-    }
-    if let Value::Table(m) = raw_field(t, "map") {
-        let pairs: Vec<(Value, Value)> = m.pairs::<Value, Value>().filter_map(Result::ok).collect();
-        out.map_len(pairs.len());
-        for (k, v) in &pairs {
-            write_value(k, script_resp, out, depth + 1);
-            write_value(v, script_resp, out, depth + 1);
-        }
-        return;
-    }
-    if let Value::Table(s) = raw_field(t, "set") {
-        let keys: Vec<Value> = s
-            .pairs::<Value, Value>()
-            .filter_map(|r| r.ok().map(|(k, _)| k))
-            .collect();
-        out.set_len(keys.len());
-        for k in &keys {
-            write_value(k, script_resp, out, depth + 1);
-        }
-        return;
-    }
-    let mut n = 0usize;
-    while !t.raw_get::<Value>(n + 1).unwrap_or(Value::Nil).is_nil() {
-        n += 1;
-    }
-    out.array_len(n);
-    for i in 1..=n {
-        let v = t.raw_get::<Value>(i).unwrap_or(Value::Nil);
-        write_value(&v, script_resp, out, depth + 1);
-    }
 }
