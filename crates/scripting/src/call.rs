@@ -29,7 +29,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use mlua::{ffi, Function, Lua};
 
-use crate::convert::{push_bytes, push_err_table, push_reply};
+use crate::convert::{
+    push_bytes, push_err_table, push_field_names, push_reply, FIELD_NAMES, FIELD_UPVALUE,
+};
 use crate::host::CallContext;
 use crate::num::write_g;
 use crate::run::RunState;
@@ -41,17 +43,20 @@ const MALFORMED: &[u8] = b"malformed reply from the command runtime";
 const PANICKED: &[u8] = b"the command runtime panicked";
 
 /// Builds `redis.call` (`raise`) or `redis.pcall` for the VM whose run
-/// state is `state`: a C closure holding the state's address as its
-/// upvalue.
+/// state is `state`: a C closure whose upvalues are the state's address,
+/// an unused slot, and the field names of [`crate::convert::FIELD_NAMES`].
 pub(crate) fn function(lua: &Lua, state: *mut RunState, raise: bool) -> mlua::Result<Function> {
     let f: ffi::lua_CFunction = if raise { redis_call } else { redis_pcall };
-    // SAFETY: pushes one light userdata and makes a closure of it (the
-    // function's one result); nothing with a destructor is live in the
-    // closure, so a memory error unwinding it is harmless.
+    // SAFETY: pushes the upvalues and makes a closure of them (the
+    // function's one result; the stack has room: exec_raw runs this in a C
+    // function's frame); nothing with a destructor is live in the closure,
+    // so a memory error unwinding it is harmless.
     unsafe {
         lua.exec_raw((), |l| {
             ffi::lua_pushlightuserdata(l, state.cast::<c_void>());
-            ffi::lua_pushcclosure(l, f, 1);
+            ffi::lua_pushnil(l);
+            push_field_names(l);
+            ffi::lua_pushcclosure(l, f, FIELD_UPVALUE - 1 + FIELD_NAMES.len() as c_int);
         })
     }
 }
@@ -102,9 +107,10 @@ enum Called {
 /// The body of `redis.call` / `redis.pcall`.
 ///
 /// # Safety
-/// `l` is the running thread and upvalue 1 of the running C closure is
-/// the address of a live [`RunState`] that nothing else borrows (see
-/// [`crate::run`]). May raise a memory error; owns nothing droppable.
+/// `l` is the running thread, the running C closure is one `function`
+/// made (upvalue 1 the address of a live [`RunState`] that nothing else
+/// borrows, see [`crate::run`]; then the field names). May raise a memory
+/// error; owns nothing droppable.
 unsafe fn command(l: *mut ffi::lua_State, raise: bool) -> Outcome {
     // SAFETY: per the function contract.
     let st = unsafe { &mut *ffi::lua_touserdata(l, ffi::lua_upvalueindex(1)).cast::<RunState>() };

@@ -25,7 +25,9 @@ use std::os::raw::{c_int, c_void};
 use mlua::{ffi, Lua, RegistryKey, Value};
 use resp::{Protocol, ReplyBuf};
 
-use crate::convert::{push_bytes, write_value, FIELD_NAMES, FIELD_UPVALUE};
+use crate::convert::{
+    push_bytes, push_field, push_field_names, write_value, ARGV, FIELD_NAMES, FIELD_UPVALUE, KEYS,
+};
 use crate::reply::write_error;
 use crate::run::RunState;
 
@@ -33,9 +35,6 @@ use crate::run::RunState;
 const REAL: c_int = 1;
 /// Upvalue 2: the error handler.
 const HANDLER: c_int = 2;
-/// Upvalues of `KEYS` and `ARGV` (the last two field names).
-const KEYS_NAME: c_int = FIELD_UPVALUE + FIELD_NAMES.len() as c_int - 2;
-const ARGV_NAME: c_int = FIELD_UPVALUE + FIELD_NAMES.len() as c_int - 1;
 
 /// How the code is called.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -89,10 +88,8 @@ impl Entry {
                 main = l;
                 ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, real);
                 ffi::lua_rawgeti_(l, ffi::LUA_REGISTRYINDEX, handler);
-                for name in FIELD_NAMES {
-                    push_bytes(l, name);
-                }
-                ffi::lua_pushcclosure(l, entry, 2 + FIELD_NAMES.len() as c_int);
+                push_field_names(l);
+                ffi::lua_pushcclosure(l, entry, FIELD_UPVALUE - 1 + FIELD_NAMES.len() as c_int);
             })?
         };
         Ok(Entry {
@@ -201,10 +198,10 @@ unsafe extern "C-unwind" fn entry(l: *mut ffi::lua_State) -> c_int {
         let nargs = match job.kind {
             Kind::Script => {
                 ffi::lua_pushvalue(l, ffi::lua_upvalueindex(REAL));
-                ffi::lua_pushvalue(l, ffi::lua_upvalueindex(KEYS_NAME));
+                push_field(l, KEYS);
                 push_string_array(l, job.keys);
                 ffi::lua_rawset(l, -3);
-                ffi::lua_pushvalue(l, ffi::lua_upvalueindex(ARGV_NAME));
+                push_field(l, ARGV);
                 push_string_array(l, job.args);
                 ffi::lua_rawset(l, -3);
                 ffi::lua_settop(l, 0);

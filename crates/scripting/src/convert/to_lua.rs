@@ -3,10 +3,14 @@
 //!
 //! Everything here may raise a Lua memory error (a `longjmp`): the
 //! functions own nothing that needs dropping, and so must their callers.
+//! The field names of the wrapper tables (`ok`, `err`...) are pushed from
+//! the running closure's upvalues ([`super::FIELD_NAMES`]).
 
 use std::os::raw::{c_char, c_int};
 
 use mlua::ffi;
+
+use super::{push_field, BIG_NUMBER, DOUBLE, ERR, FORMAT, MAP, OK, SET, STRING, VERBATIM};
 
 /// A malformed reply from the host (a host bug, not a script error).
 #[derive(Clone, Copy, Debug)]
@@ -110,15 +114,15 @@ pub(crate) unsafe fn push_bytes(l: *mut ffi::lua_State, b: &[u8]) {
 /// Pushes `{[field] = <the value on top>}` in place of the value on top.
 ///
 /// # Safety
-/// `l` is a valid state with a value on top and two free stack slots.
-/// Raises on a memory error.
-unsafe fn wrap_top(l: *mut ffi::lua_State, field: &[u8]) {
+/// `l` is a valid state with a value on top and two free stack slots,
+/// running a closure with the field upvalues. Raises on a memory error.
+unsafe fn wrap_top(l: *mut ffi::lua_State, field: usize) {
     // SAFETY: per the function contract: stack [v] -> [v, t] -> [t, v] ->
     // [t, v, k] -> [t, k, v] -> rawset -> [t].
     unsafe {
         ffi::lua_createtable(l, 0, 1);
         ffi::lua_insert(l, -2);
-        push_bytes(l, field);
+        push_field(l, field);
         ffi::lua_insert(l, -2);
         ffi::lua_rawset(l, -3);
     }
@@ -127,13 +131,13 @@ unsafe fn wrap_top(l: *mut ffi::lua_State, field: &[u8]) {
 /// Pushes the error table `{err = text}`.
 ///
 /// # Safety
-/// `l` is a valid state with three free stack slots. Raises on a memory
-/// error.
+/// `l` is a valid state with three free stack slots, running a closure
+/// with the field upvalues. Raises on a memory error.
 pub(crate) unsafe fn push_err_table(l: *mut ffi::lua_State, text: &[u8]) {
     // SAFETY: per the function contract.
     unsafe {
         ffi::lua_createtable(l, 0, 1);
-        push_bytes(l, b"err");
+        push_field(l, ERR);
         push_bytes(l, text);
         ffi::lua_rawset(l, -3);
     }
@@ -144,8 +148,9 @@ pub(crate) unsafe fn push_err_table(l: *mut ffi::lua_State, text: &[u8]) {
 /// it was: the caller resets it.
 ///
 /// # Safety
-/// `l` is a valid state with three free stack slots. Raises on a memory
-/// error: the caller must own nothing that needs dropping.
+/// `l` is a valid state with three free stack slots, running a closure
+/// with the field upvalues. Raises on a memory error: the caller must own
+/// nothing that needs dropping.
 pub(crate) unsafe fn push_reply(l: *mut ffi::lua_State, bytes: &[u8]) -> Result<(), BadReply> {
     let mut r = Reader { buf: bytes, pos: 0 };
     // SAFETY: per the function contract.
@@ -172,11 +177,11 @@ unsafe fn push_value(
             b':' => ffi::lua_pushnumber(l, int_of(line)? as f64),
             b'+' => {
                 push_bytes(l, line);
-                wrap_top(l, b"ok");
+                wrap_top(l, OK);
             }
             b'-' => {
                 push_bytes(l, line);
-                wrap_top(l, b"err");
+                wrap_top(l, ERR);
             }
             b'$' | b'!' | b'=' => {
                 let n = int_of(line)?;
@@ -188,7 +193,7 @@ unsafe fn push_value(
                         b'$' => push_bytes(l, data),
                         b'!' => {
                             push_bytes(l, data);
-                            wrap_top(l, b"err");
+                            wrap_top(l, ERR);
                         }
                         _ => {
                             let (fmt, s) = if data.len() >= 4 {
@@ -198,13 +203,13 @@ unsafe fn push_value(
                             };
                             let fmt = &fmt[..fmt.len().min(3)];
                             ffi::lua_createtable(l, 0, 2);
-                            push_bytes(l, b"format");
+                            push_field(l, FORMAT);
                             push_bytes(l, fmt);
                             ffi::lua_rawset(l, -3);
-                            push_bytes(l, b"string");
+                            push_field(l, STRING);
                             push_bytes(l, s);
                             ffi::lua_rawset(l, -3);
-                            wrap_top(l, b"verbatim_string");
+                            wrap_top(l, VERBATIM);
                         }
                     }
                 }
@@ -244,7 +249,7 @@ unsafe fn push_value(
                         ffi::lua_rawset(l, -3);
                     }
                 }
-                wrap_top(l, if kind == b'%' { b"map" } else { b"set" });
+                wrap_top(l, if kind == b'%' { MAP } else { SET });
             }
             b'|' => {
                 let n = int_of(line)?.max(0);
@@ -261,11 +266,11 @@ unsafe fn push_value(
             b'#' => ffi::lua_pushboolean(l, c_int::from(line == b"t")),
             b',' => {
                 ffi::lua_pushnumber(l, double_of(line));
-                wrap_top(l, b"double");
+                wrap_top(l, DOUBLE);
             }
             b'(' => {
                 push_bytes(l, line);
-                wrap_top(l, b"big_number");
+                wrap_top(l, BIG_NUMBER);
             }
             _ => return Err(BadReply),
         }

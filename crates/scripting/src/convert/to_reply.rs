@@ -4,8 +4,8 @@
 //!
 //! Tables are read raw (`lua_rawget`, `lua_next`), so metatables are never
 //! consulted. The field names looked up in tables (`err`, `ok`...) are
-//! upvalues of the running C closure ([`FIELD_UPVALUE`] onwards, in the
-//! order of [`FIELD_NAMES`]), so looking one up allocates nothing.
+//! upvalues of the running C closure ([`super::FIELD_NAMES`]), so looking
+//! one up allocates nothing.
 //!
 //! The only Lua call here that can raise is `lua_checkstack` (a memory
 //! error while growing the stack): the functions own nothing across it
@@ -17,46 +17,21 @@ use std::os::raw::c_int;
 use mlua::ffi;
 use resp::{Protocol, ReplyBuf};
 
-use super::{one_line, MAX_DEPTH};
+use super::{
+    one_line, push_field, BIG_NUMBER, DOUBLE, ERR, FORMAT, MAP, MAX_DEPTH, OK, SET, STRING,
+    VERBATIM,
+};
 use crate::num::c_trunc_i64;
-
-/// The field names, as upvalues of the running closure.
-pub(crate) const FIELD_NAMES: [&[u8]; 11] = [
-    b"err",
-    b"ok",
-    b"double",
-    b"big_number",
-    b"verbatim_string",
-    b"format",
-    b"string",
-    b"map",
-    b"set",
-    b"KEYS",
-    b"ARGV",
-];
-
-/// The upvalue holding `FIELD_NAMES[0]`.
-pub(crate) const FIELD_UPVALUE: c_int = 3;
-
-const ERR: c_int = 0;
-const OK: c_int = 1;
-const DOUBLE: c_int = 2;
-const BIG_NUMBER: c_int = 3;
-const VERBATIM: c_int = 4;
-const FORMAT: c_int = 5;
-const STRING: c_int = 6;
-const MAP: c_int = 7;
-const SET: c_int = 8;
 
 /// Pushes `t[FIELD_NAMES[field]]` (raw) and returns its type.
 ///
 /// # Safety
 /// `l` is valid, `t` an absolute index of a table, one free stack slot,
 /// and the running closure has the field upvalues (module doc).
-unsafe fn field(l: *mut ffi::lua_State, t: c_int, field: c_int) -> c_int {
+unsafe fn field(l: *mut ffi::lua_State, t: c_int, field: usize) -> c_int {
     // SAFETY: per the function contract; neither call allocates.
     unsafe {
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(FIELD_UPVALUE + field));
+        push_field(l, field);
         ffi::lua_rawget(l, t);
         ffi::lua_type(l, -1)
     }
