@@ -44,11 +44,16 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     families::hyperloglog::COMMANDS,
     // EVAL, SCRIPT, FUNCTION, FCALL on crate `scripting`.
     families::scripting::COMMANDS,
+    families::persistence::COMMANDS,
 ];
 
 /// Every family's DEBUG subcommands, in DEBUG HELP order.
-pub const DEBUG_SUBCOMMANDS: &[&[DebugSub]] =
-    &[families::server::debug::CORE, families::keys::DEBUG];
+pub const DEBUG_SUBCOMMANDS: &[&[DebugSub]] = &[
+    families::server::debug::CORE,
+    families::keys::DEBUG,
+    families::lists::DEBUG,
+    families::persistence::DEBUG,
+];
 
 /// Every configuration parameter group, in the order CONFIG GET and CONFIG
 /// REWRITE walk them.
@@ -64,6 +69,7 @@ pub const CONFIG_GROUPS: &[&[Param]] = &[
     params::memory::MEMORY,
     params::encodings::ENCODINGS,
     params::scripting::SCRIPTING,
+    params::absent::ABSENT,
 ];
 
 /// The parameters of [`CONFIG_GROUPS`].
