@@ -7,11 +7,27 @@
 //! keeps `f_<sha>`: one compiled function per body, until SCRIPT FLUSH,
 //! which — as in Redis — throws the whole VM away and builds a new one.
 //!
-//! Invariants: every cached SHA maps to a compiled function of the current
-//! VM; `scripts_bytes` is the sum of [`Script::memory`] over the cache.
+//! What one cached script keeps (the cost `SCRIPT LOAD` of many distinct
+//! scripts adds up): its compiled function in the VM, in a registry slot
+//! of its own (a plain `luaL_ref`, not an mlua `RegistryKey`: scripts are
+//! only ever dropped all at once with the VM), and one map entry keyed by
+//! the binary SHA (20 bytes) holding that slot, the flags and the body's
+//! length. The body itself is not kept: nothing reads it back (Redis 7.0
+//! replicates a script's effects, never its body, and has no command that
+//! returns one), and it was the largest part of an entry.
+//!
+//! `used_memory_scripts_eval` is what the cache really holds outside the
+//! VM: the map's allocation (Redis counts its dictionary and the SHA and
+//! body strings it keeps; the compiled functions are in `used_memory_lua`
+//! in both).
+//!
+//! Invariant: every cached SHA maps to a compiled function of the current
+//! VM, in the registry slot its entry names.
+
+use std::os::raw::c_int;
 
 use hashbrown::HashMap;
-use mlua::RegistryKey;
+use mlua::{ffi, Function};
 use resp::ReplyBuf;
 
 use crate::api::{redis_table, RedisApi, VersionInfo};
@@ -20,7 +36,7 @@ use crate::host::Host;
 use crate::reply::gc_tick;
 use crate::run::{enter, with_state, Phase};
 use crate::sandbox::{Vm, VmKind};
-use crate::sha1::sha1_hex;
+use crate::sha1::sha1;
 use crate::shebang::{parse_eval, ScriptFlags};
 
 /// A script's name: 40 lowercase hex digits.
@@ -31,29 +47,65 @@ pub const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
 
 /// One cached script.
 pub struct Script {
-    body: Vec<u8>,
+    /// Registry slot of the compiled function (a `Function` held in Rust
+    /// would take one of mlua's ~8000 auxiliary stack slots, capping the
+    /// cache).
+    func: c_int,
     flags: ScriptFlags,
-    /// In the Lua registry: a `Function` held in Rust would take one of
-    /// mlua's ~8000 auxiliary stack slots, capping the cache.
-    func: RegistryKey,
 }
 
 impl Script {
-    /// The body as loaded.
-    pub fn body(&self) -> &[u8] {
-        &self.body
-    }
-
     /// Flags from the shebang ([`ScriptFlags::EVAL_COMPAT_MODE`] without one).
     pub fn flags(&self) -> ScriptFlags {
         self.flags
     }
+}
 
-    /// Bytes Redis would count for it in `used_memory_scripts_eval`: the
-    /// body and the SHA (allocator overhead not included).
-    pub fn memory(&self) -> usize {
-        self.body.len() + 40
+/// `hex` (40 hex digits, either case) as the 20 bytes it spells; `None`
+/// when it is not that.
+fn unhex(hex: &[u8]) -> Option<[u8; 20]> {
+    fn digit(c: u8) -> Option<u8> {
+        match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            b'A'..=b'F' => Some(c - b'A' + 10),
+            _ => None,
+        }
     }
+    if hex.len() != 40 {
+        return None;
+    }
+    let mut out = [0u8; 20];
+    for (o, pair) in out.iter_mut().zip(hex.chunks_exact(2)) {
+        *o = digit(pair[0])? << 4 | digit(pair[1])?;
+    }
+    Some(out)
+}
+
+/// `bin` as 40 lowercase hex digits.
+fn to_hex(bin: &[u8; 20]) -> Sha {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = [0u8; 40];
+    for (i, b) in bin.iter().enumerate() {
+        out[2 * i] = HEX[usize::from(b >> 4)];
+        out[2 * i + 1] = HEX[usize::from(b & 15)];
+    }
+    out
+}
+
+/// Puts `func` in a new registry slot of `lua` and returns the slot.
+fn registry_ref(lua: &mlua::Lua, func: Function) -> mlua::Result<c_int> {
+    let mut slot = ffi::LUA_REFNIL;
+    // SAFETY: `func` is pushed by exec_raw as the closure's one argument;
+    // `luaL_ref` pops it into a new registry slot (it may raise a memory
+    // error, which exec_raw's protected call turns into an `Err`; nothing
+    // with a destructor is live in the closure).
+    unsafe {
+        lua.exec_raw::<()>(func, |l| {
+            slot = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+        })?;
+    }
+    Ok(slot)
 }
 
 /// Settings of an engine.
@@ -86,8 +138,8 @@ pub(crate) fn new_vm(kind: VmKind, version: &VersionInfo) -> Vm {
 /// The EVAL scripting engine: one Lua VM and its script cache.
 pub struct ScriptEngine {
     vm: Vm,
-    scripts: HashMap<Sha, Script>,
-    scripts_bytes: usize,
+    /// Keyed by the binary SHA.
+    scripts: HashMap<[u8; 20], Script>,
     config: EngineConfig,
     gc_count: u32,
 }
@@ -98,7 +150,6 @@ impl ScriptEngine {
         ScriptEngine {
             vm: new_vm(VmKind::Eval, &config.version),
             scripts: HashMap::new(),
-            scripts_bytes: 0,
             config,
             gc_count: 0,
         }
@@ -108,8 +159,9 @@ impl ScriptEngine {
     /// the first step of EVAL). Returns its SHA, or the error reply text
     /// (shebang errors, `ERR Error compiling script (new function): ...`).
     pub fn load(&mut self, body: &[u8]) -> Result<Sha, String> {
-        let sha = sha1_hex(body);
-        if self.scripts.contains_key(&sha) {
+        let bin = sha1(body);
+        let sha = to_hex(&bin);
+        if self.scripts.contains_key(&bin) {
             return Ok(sha);
         }
         let shebang = parse_eval(body)?;
@@ -125,25 +177,22 @@ impl ScriptEngine {
                     crate::error::plain_text(&e)
                 )
             })?;
-        let func = self
-            .vm
-            .lua
-            .create_registry_value(func)
+        let func = registry_ref(&self.vm.lua, func)
             .map_err(|e| format!("ERR {}", crate::error::plain_text(&e)))?;
         let script = Script {
-            body: body.to_vec(),
-            flags: shebang.flags,
             func,
+            flags: shebang.flags,
         };
-        self.scripts_bytes += script.memory();
-        self.scripts.insert(sha, script);
+        self.scripts.insert(bin, script);
         Ok(sha)
     }
 
     /// The cached script named `sha` (exact, lowercase; SCRIPT EXISTS).
     pub fn get(&self, sha: &[u8]) -> Option<&Script> {
-        let key: &Sha = sha.try_into().ok()?;
-        self.scripts.get(key)
+        if sha.iter().any(|c| c.is_ascii_uppercase()) {
+            return None;
+        }
+        self.scripts.get(&unhex(sha)?)
     }
 
     /// SCRIPT EXISTS for one SHA.
@@ -153,17 +202,19 @@ impl ScriptEngine {
 
     /// EVALSHA's lookup: case-insensitive, as Redis lowercases the SHA.
     pub fn find(&self, sha: &[u8]) -> Option<Sha> {
-        let mut key: Sha = sha.try_into().ok()?;
-        key.make_ascii_lowercase();
-        self.scripts.contains_key(&key).then_some(key)
+        self.find_with_flags(sha).map(|(sha, _)| sha)
+    }
+
+    /// [`ScriptEngine::find`] and the script's flags, in one lookup.
+    pub fn find_with_flags(&self, sha: &[u8]) -> Option<(Sha, ScriptFlags)> {
+        let bin = unhex(sha)?;
+        self.scripts.get(&bin).map(|s| (to_hex(&bin), s.flags))
     }
 
     /// SCRIPT FLUSH: forgets every script and replaces the VM (its memory
     /// goes back to the allocator when the old VM drops).
     pub fn flush(&mut self) {
-        self.scripts.clear();
-        self.scripts_bytes = 0;
-        self.vm.lua.expire_registry_values();
+        self.scripts = HashMap::new();
         self.vm = new_vm(VmKind::Eval, &self.config.version);
     }
 
@@ -179,7 +230,7 @@ impl ScriptEngine {
         args: &[&[u8]],
         out: &mut ReplyBuf,
     ) {
-        let Some(script) = self.scripts.get(sha) else {
+        let Some(script) = unhex(sha).and_then(|bin| self.scripts.get(&bin)) else {
             out.error(NOSCRIPT);
             return;
         };
@@ -190,7 +241,7 @@ impl ScriptEngine {
             &self.vm.lua,
             state,
             Kind::Script,
-            script.func.id(),
+            script.func,
             keys,
             args,
             name,
@@ -241,10 +292,10 @@ impl ScriptEngine {
         self.scripts.is_empty()
     }
 
-    /// Bytes held for the cached scripts' bodies and names
-    /// (`used_memory_scripts_eval`).
+    /// Bytes the cache holds outside the VM (`used_memory_scripts_eval`):
+    /// the map's allocation.
     pub fn scripts_memory(&self) -> usize {
-        self.scripts_bytes
+        self.scripts.allocation_size()
     }
 
     /// Bytes used by the Lua VM (`used_memory_lua`, `used_memory_vm_eval`).
@@ -256,4 +307,47 @@ impl ScriptEngine {
     pub fn was_killed(&self) -> bool {
         with_state(&self.vm.lua, |st| st.killed).unwrap_or(false)
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_through_the_binary_key() {
+        let mut e = ScriptEngine::new(EngineConfig::default());
+        let sha = e.load(b"return 1").unwrap();
+        assert_eq!(&sha, b"e0e1f9fabfc9d4800c877a703b823ac0578ff8db");
+        assert!(e.exists(&sha));
+        // EVALSHA lowercases; SCRIPT EXISTS does not.
+        let upper = sha.to_ascii_uppercase();
+        assert_eq!(e.find(&upper), Some(sha));
+        assert!(!e.exists(&upper));
+        // Not 40 hex digits: unknown, never a panic.
+        for bad in [&b"e0e1"[..], &[b'g'; 40], &sha[..39], &[0xff; 40]] {
+            assert_eq!(e.find(bad), None);
+            assert!(!e.exists(bad));
+        }
+        assert_eq!(e.len(), 1);
+        assert!(e.scripts_memory() > 0);
+        e.flush();
+        assert_eq!(e.find(&sha), None);
+        assert_eq!(e.scripts_memory(), 0);
+    }
+
+    #[test]
+    fn hex_conversions_match_for_every_byte() {
+        let bin: [u8; 20] = std::array::from_fn(|i| (i * 13 + 7) as u8);
+        let hex = to_hex(&bin);
+        assert_eq!(unhex(&hex), Some(bin));
+        assert_eq!(unhex(&hex.to_ascii_uppercase()), Some(bin));
+        for b in 0..=255u8 {
+            let mut h = [b'0'; 40];
+            h[0] = HEXDIGITS[usize::from(b >> 4)];
+            h[1] = HEXDIGITS[usize::from(b & 15)];
+            assert_eq!(unhex(&h).map(|x| x[0]), Some(b));
+        }
+    }
+
+    const HEXDIGITS: &[u8; 16] = b"0123456789abcdef";
 }
