@@ -10,9 +10,8 @@
 //! What one cached script keeps (the cost `SCRIPT LOAD` of many distinct
 //! scripts adds up): its compiled function in the VM, in a registry slot
 //! of its own (a plain `luaL_ref`, not an mlua `RegistryKey`: scripts are
-//! only ever dropped all at once with the VM), and one map entry keyed by
-//! the binary SHA (20 bytes) holding that slot, the flags and the body's
-//! length. The body itself is not kept: nothing reads it back (Redis 7.0
+//! only ever dropped all at once with the VM), and one 48-byte map entry:
+//! the lowercase hex SHA, that slot and the flags. The body itself is not kept: nothing reads it back (Redis 7.0
 //! replicates a script's effects, never its body, and has no command that
 //! returns one), and it was the largest part of an entry.
 //!
@@ -36,7 +35,7 @@ use crate::host::Host;
 use crate::reply::gc_tick;
 use crate::run::{enter, with_state, Phase};
 use crate::sandbox::{Vm, VmKind};
-use crate::sha1::sha1;
+use crate::sha1::sha1_hex;
 use crate::shebang::{parse_eval, ScriptFlags};
 
 /// A script's name: 40 lowercase hex digits.
@@ -61,36 +60,13 @@ impl Script {
     }
 }
 
-/// `hex` (40 hex digits, either case) as the 20 bytes it spells; `None`
-/// when it is not that.
-fn unhex(hex: &[u8]) -> Option<[u8; 20]> {
-    fn digit(c: u8) -> Option<u8> {
-        match c {
-            b'0'..=b'9' => Some(c - b'0'),
-            b'a'..=b'f' => Some(c - b'a' + 10),
-            b'A'..=b'F' => Some(c - b'A' + 10),
-            _ => None,
-        }
-    }
-    if hex.len() != 40 {
-        return None;
-    }
-    let mut out = [0u8; 20];
-    for (o, pair) in out.iter_mut().zip(hex.chunks_exact(2)) {
-        *o = digit(pair[0])? << 4 | digit(pair[1])?;
-    }
-    Some(out)
-}
-
-/// `bin` as 40 lowercase hex digits.
-fn to_hex(bin: &[u8; 20]) -> Sha {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut out = [0u8; 40];
-    for (i, b) in bin.iter().enumerate() {
-        out[2 * i] = HEX[usize::from(b >> 4)];
-        out[2 * i + 1] = HEX[usize::from(b & 15)];
-    }
-    out
+/// `sha` (40 bytes) lowercased: EVALSHA's key for the cache, which is
+/// keyed by the lowercase hex SHA (converting to and from the 20 binary
+/// bytes on every EVALSHA cost more than the 20 bytes an entry it saves).
+fn lower_key(sha: &[u8]) -> Option<Sha> {
+    let mut key: Sha = sha.try_into().ok()?;
+    key.make_ascii_lowercase();
+    Some(key)
 }
 
 /// Puts `func` in a new registry slot of `lua` and returns the slot.
@@ -138,8 +114,8 @@ pub(crate) fn new_vm(kind: VmKind, version: &VersionInfo) -> Vm {
 /// The EVAL scripting engine: one Lua VM and its script cache.
 pub struct ScriptEngine {
     vm: Vm,
-    /// Keyed by the binary SHA.
-    scripts: HashMap<[u8; 20], Script>,
+    /// Keyed by the lowercase hex SHA.
+    scripts: HashMap<Sha, Script>,
     config: EngineConfig,
     gc_count: u32,
 }
@@ -159,9 +135,8 @@ impl ScriptEngine {
     /// the first step of EVAL). Returns its SHA, or the error reply text
     /// (shebang errors, `ERR Error compiling script (new function): ...`).
     pub fn load(&mut self, body: &[u8]) -> Result<Sha, String> {
-        let bin = sha1(body);
-        let sha = to_hex(&bin);
-        if self.scripts.contains_key(&bin) {
+        let sha = sha1_hex(body);
+        if self.scripts.contains_key(&sha) {
             return Ok(sha);
         }
         let shebang = parse_eval(body)?;
@@ -183,16 +158,14 @@ impl ScriptEngine {
             func,
             flags: shebang.flags,
         };
-        self.scripts.insert(bin, script);
+        self.scripts.insert(sha, script);
         Ok(sha)
     }
 
     /// The cached script named `sha` (exact, lowercase; SCRIPT EXISTS).
     pub fn get(&self, sha: &[u8]) -> Option<&Script> {
-        if sha.iter().any(|c| c.is_ascii_uppercase()) {
-            return None;
-        }
-        self.scripts.get(&unhex(sha)?)
+        let key: &Sha = sha.try_into().ok()?;
+        self.scripts.get(key)
     }
 
     /// SCRIPT EXISTS for one SHA.
@@ -205,10 +178,15 @@ impl ScriptEngine {
         self.find_with_flags(sha).map(|(sha, _)| sha)
     }
 
+    /// The flags of the script `sha` (either case), if cached.
+    pub fn flags_of(&self, sha: &[u8]) -> Option<ScriptFlags> {
+        self.scripts.get(&lower_key(sha)?).map(|s| s.flags)
+    }
+
     /// [`ScriptEngine::find`] and the script's flags, in one lookup.
     pub fn find_with_flags(&self, sha: &[u8]) -> Option<(Sha, ScriptFlags)> {
-        let bin = unhex(sha)?;
-        self.scripts.get(&bin).map(|s| (to_hex(&bin), s.flags))
+        let key = lower_key(sha)?;
+        self.scripts.get(&key).map(|s| (key, s.flags))
     }
 
     /// SCRIPT FLUSH: forgets every script and replaces the VM (its memory
@@ -230,7 +208,7 @@ impl ScriptEngine {
         args: &[&[u8]],
         out: &mut ReplyBuf,
     ) {
-        let Some(script) = unhex(sha).and_then(|bin| self.scripts.get(&bin)) else {
+        let Some(script) = self.scripts.get(sha) else {
             out.error(NOSCRIPT);
             return;
         };
@@ -314,7 +292,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_round_trip_through_the_binary_key() {
+    fn evalsha_lookup_ignores_case_and_refuses_non_shas() {
         let mut e = ScriptEngine::new(EngineConfig::default());
         let sha = e.load(b"return 1").unwrap();
         assert_eq!(&sha, b"e0e1f9fabfc9d4800c877a703b823ac0578ff8db");
@@ -334,20 +312,4 @@ mod tests {
         assert_eq!(e.find(&sha), None);
         assert_eq!(e.scripts_memory(), 0);
     }
-
-    #[test]
-    fn hex_conversions_match_for_every_byte() {
-        let bin: [u8; 20] = std::array::from_fn(|i| (i * 13 + 7) as u8);
-        let hex = to_hex(&bin);
-        assert_eq!(unhex(&hex), Some(bin));
-        assert_eq!(unhex(&hex.to_ascii_uppercase()), Some(bin));
-        for b in 0..=255u8 {
-            let mut h = [b'0'; 40];
-            h[0] = HEXDIGITS[usize::from(b >> 4)];
-            h[1] = HEXDIGITS[usize::from(b & 15)];
-            assert_eq!(unhex(&h).map(|x| x[0]), Some(b));
-        }
-    }
-
-    const HEXDIGITS: &[u8; 16] = b"0123456789abcdef";
 }

@@ -49,8 +49,8 @@ pub(super) fn evalsha_flags(srv: &Server, args: &[&[u8]], base: u32) -> u32 {
         return base;
     };
     let eng = srv.scripting.eval.lock();
-    match eng.find_with_flags(sha) {
-        Some((_, f)) => script_cmd_flags(base, f),
+    match eng.flags_of(sha) {
+        Some(f) => script_cmd_flags(base, f),
         None => base,
     }
 }
