@@ -45,6 +45,8 @@ pub const FAMILIES: &[&[CommandSpec]] = &[
     // EVAL, SCRIPT, FUNCTION, FCALL on crate `scripting`.
     families::scripting::COMMANDS,
     families::persistence::COMMANDS,
+    // ACL users, rules, DRYRUN, LOG (the check itself runs in dispatch).
+    families::acl::COMMANDS,
 ];
 
 /// Every family's DEBUG subcommands, in DEBUG HELP order.
@@ -59,6 +61,7 @@ pub const DEBUG_SUBCOMMANDS: &[&[DebugSub]] = &[
 /// REWRITE walk them.
 pub const CONFIG_GROUPS: &[&[Param]] = &[
     params::network::NETWORK,
+    params::acl::ACL,
     params::server::SERVER,
     params::persistence::PERSISTENCE,
     params::replication::REPLICATION,
@@ -82,7 +85,14 @@ pub fn config_params() -> Params {
 /// Settings from `petrel [file] [--name value ...]` arguments (without
 /// argv[0]), and the config file's path.
 pub fn load_config(args: &[String]) -> Result<(Settings, Option<PathBuf>), ConfigError> {
-    config::load_from_args(args, config_params())
+    let (settings, file) = config::load_from_args(args, config_params())?;
+    let mut table = command_table(0);
+    for r in &settings.renamed_commands {
+        table
+            .rename(&r.from, &r.to)
+            .map_err(|why| ConfigError(format!("*** FATAL CONFIG ERROR ***\n{}\n{why}", r.at)))?;
+    }
+    Ok((settings, file))
 }
 
 /// Every setting at its default.
@@ -105,7 +115,11 @@ pub fn runtime_hooks() -> RuntimeHooks {
 
 /// The server for `settings` (read from `config_file`, if any).
 pub fn build_server(settings: Settings, config_file: Option<PathBuf>) -> Server {
-    let table = command_table(settings.threads);
+    let mut table = command_table(settings.threads);
+    for r in &settings.renamed_commands {
+        // Checked by `load_config`.
+        let _ = table.rename(&r.from, &r.to);
+    }
     Server::new(
         settings,
         config_file,

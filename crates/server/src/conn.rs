@@ -239,12 +239,20 @@ impl Conn {
                             self.paused = true;
                             break;
                         }
-                        Err(_) => {
+                        Err(payload) => {
                             crate::warning!(
                                 "Panic while serving client id={} addr={}: closing that connection",
                                 self.client.id,
                                 self.client.shared.addr
                             );
+                            // A panic under a partition's lock stopped it
+                            // (store::partlock): say so once per partition.
+                            if payload
+                                .downcast_ref::<store::partlock::PartitionStopped>()
+                                .is_none()
+                            {
+                                crate::faults::report_stopped(srv);
+                            }
                             self.dead = true;
                             break;
                         }

@@ -3,6 +3,8 @@
 
 pub mod alloc;
 pub mod conn;
+pub mod faults;
+pub mod limits;
 pub mod log;
 pub mod net;
 pub mod worker;
@@ -34,6 +36,16 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     }
     log::init(settings.loglevel, &settings.logfile)
         .map_err(|e| format!("Can't open the log file: {e}"))?;
+    faults::install_panic_hook();
+    // maxclients fitted to the open-file limit, as Redis does at startup.
+    let mut settings = settings;
+    match limits::adjust_open_files_limit(settings.maxclients) {
+        Ok(m) => settings.maxclients = m,
+        Err(e) => {
+            warning!("{e}");
+            std::process::exit(1);
+        }
+    }
     if !settings.pidfile.is_empty() {
         let _ = std::fs::write(&settings.pidfile, format!("{}\n", std::process::id()));
     }
@@ -48,6 +60,9 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         settings.clone(),
         config_file,
     ));
+    commands::services::acl::load_at_startup(&srv).inspect_err(|e| {
+        log::log(commands::base::log::LogLevel::Warning, e);
+    })?;
     // Clients that connect before the RDB file is loaded get -LOADING.
     let rdb_file = commands::services::snapshot::rdb_path(&settings);
     if rdb_file.exists() {
@@ -136,7 +151,7 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         workers: conn_txs,
         rebind: rebind_rx,
     };
-    std::thread::Builder::new()
+    let acceptor_join = std::thread::Builder::new()
         .name("petrel-acceptor".into())
         .spawn(move || acceptor.run())
         .map_err(|e| e.to_string())?;
@@ -152,7 +167,7 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     srv.persistence.loading.active.store(false, Relaxed);
     notice!("Ready to accept connections");
 
-    wait_for_workers(&srv, joins);
+    wait_for_workers(&srv, joins, &acceptor_join);
     notice!("User requested shutdown...");
     if !settings.unixsocket.is_empty() {
         let _ = std::fs::remove_file(&settings.unixsocket);
@@ -168,12 +183,25 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
 /// keyspace stays held (`services::snapshot::prepare_shutdown`), so a
 /// worker that was waiting for a partition never ends: once shutdown is
 /// requested, the rest get a few seconds, then the process exits without
-/// them.
-fn wait_for_workers(srv: &Server, joins: Vec<std::thread::JoinHandle<()>>) {
+/// them. A worker or the acceptor that ends before shutdown ends the
+/// process (`faults`).
+fn wait_for_workers(
+    srv: &Server,
+    joins: Vec<std::thread::JoinHandle<()>>,
+    acceptor: &std::thread::JoinHandle<()>,
+) {
     let mut since: Option<std::time::Instant> = None;
     loop {
         if joins.iter().all(|j| j.is_finished()) {
             break;
+        }
+        if !srv.shutdown_requested.load(Relaxed) {
+            if let Some(i) = joins.iter().position(|j| j.is_finished()) {
+                faults::thread_died(srv, Some(i));
+            }
+            if acceptor.is_finished() {
+                faults::thread_died(srv, None);
+            }
         }
         if srv.shutdown_requested.load(Relaxed) {
             let t = *since.get_or_insert_with(std::time::Instant::now);
@@ -293,6 +321,9 @@ fn accept_loop(mut a: Acceptor) {
         if srv.shutdown_requested.load(Relaxed) {
             return;
         }
+        if commands::base::fault_hooks::take(&commands::base::fault_hooks::ACCEPTOR) {
+            panic!("DEBUG PANIC-THREAD acceptor");
+        }
         if a.poll
             .poll(&mut events, Some(Duration::from_millis(200)))
             .is_err()
@@ -346,7 +377,8 @@ fn accept_loop(mut a: Acceptor) {
                     srv.stats.rejected_connections.fetch_add(1, Relaxed);
                     continue;
                 }
-                if settings.protected_mode && settings.requirepass.is_empty() && !is_local {
+                // Redis 7.0: protected while the default user needs no password.
+                if settings.protected_mode && srv.acl.default_user().nopass && !is_local {
                     let _ = stream.write(DENIED.as_bytes());
                     srv.stats.rejected_connections.fetch_add(1, Relaxed);
                     continue;
@@ -427,7 +459,7 @@ fn spawn_cron_thread(srv: Arc<Server>) -> Result<(), String> {
             if srv.shutdown_requested.load(Relaxed) {
                 return;
             }
-            commands::runtime::cron::tick(&srv);
+            faults::cron_tick(&srv);
         })
         .map_err(|e| e.to_string())?;
     Ok(())

@@ -180,6 +180,9 @@ impl Worker {
                 continue;
             }
             commands::base::clock::refresh_cached_clock();
+            if commands::base::fault_hooks::take(&commands::base::fault_hooks::WORKER) {
+                panic!("DEBUG PANIC-THREAD worker");
+            }
             self.refresh_settings();
             // Messages first: an invalidation sent before a write was
             // acknowledged must reach its client before that client's
@@ -332,7 +335,7 @@ impl Worker {
             }
             self.srv.clients.add(shared.clone());
             let mut client = Client::new(shared, nc.is_unix, nc.is_local);
-            client.authenticated = self.settings.requirepass.is_empty();
+            client.authenticated = !self.srv.acl.auth_required();
             self.by_id.insert(id, slot);
             self.conns[slot] = Some(Conn::new(stream, token, client));
             self.srv
@@ -366,7 +369,7 @@ impl Worker {
             return;
         };
         if !conn.dead {
-            conn.limits_unauth(&mut self.limits, &self.settings);
+            conn.limits_unauth(&mut self.limits, self.srv.acl.auth_required());
             let limits = self.limits.clone();
             let srv: *const Server = &*self.srv;
             let settings: *const Settings = &*self.settings;
@@ -672,8 +675,8 @@ impl Worker {
 
 impl Conn {
     /// Before authentication Redis limits request sizes (multibulk <= 10 args... see resp docs).
-    pub fn limits_unauth(&self, limits: &mut Limits, settings: &Settings) {
-        limits.unauthenticated = !self.client.authenticated && !settings.requirepass.is_empty();
+    pub fn limits_unauth(&self, limits: &mut Limits, auth_required: bool) {
+        limits.unauthenticated = !self.client.authenticated && auth_required;
     }
 }
 

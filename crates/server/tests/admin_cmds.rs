@@ -804,8 +804,10 @@ fn info_has_redis_fields_in_redis_order() {
                 let dynamic = ["cmdstat_", "latency_percentiles_", "errorstat_", "db"]
                     .iter()
                     .any(|p| name.starts_with(p));
-                let petrel_only =
-                    name.starts_with("petrel_") || name.ends_with("_limit_disconnections");
+                // Fields of Redis 7.2 petrel has (7.0.15 lacks them).
+                let petrel_only = name.starts_with("petrel_")
+                    || name.ends_with("_limit_disconnections")
+                    || name.starts_with("acl_access_denied_");
                 (!dynamic && !petrel_only).then(|| name.to_string())
             })
             .collect()

@@ -12,9 +12,21 @@
 //! Other threads are excluded by the mutex; on the holding thread the
 //! `borrowed` flag is checked and set on every `lock`, so a second borrow
 //! panics (where a plain mutex would deadlock) instead of aliasing.
+//!
+//! Faults: a panic that unwinds through a `PartitionGuard` (a command
+//! panicked while it had the data borrowed, so a change may be half made)
+//! *stops* the partition for good: every later [`PartitionLock::lock`]
+//! panics with a [`PartitionStopped`] payload instead of handing out data
+//! nobody can vouch for. Callers that can answer an error catch that
+//! payload (`commands::runtime::dispatch::call`); background work asks
+//! [`PartitionLock::is_stopped`] first and skips the partition. Unwinding
+//! from a `PartitionStopped` refusal itself stops nothing (no data was
+//! changed by the refused `lock`); this thread-local exception is why
+//! [`REFUSING`] exists.
 
 use std::cell::{Cell, UnsafeCell};
 use std::ops::{Deref, DerefMut};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::{ReentrantMutex, ReentrantMutexGuard};
 
@@ -30,6 +42,20 @@ unsafe impl<T: Send> Send for Cellar<T> {}
 
 pub struct PartitionLock<T> {
     inner: ReentrantMutex<Cellar<T>>,
+    /// Set when a panic unwound through a guard of this partition.
+    stopped: AtomicBool,
+    /// The partition's index, carried by [`PartitionStopped`].
+    id: usize,
+}
+
+/// The panic payload of a `lock` refused because the partition is stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartitionStopped(pub usize);
+
+thread_local! {
+    /// True while this thread unwinds from a [`PartitionStopped`] refusal:
+    /// guards dropped by that unwinding do not stop their partitions.
+    static REFUSING: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Proof that this thread holds the partition (no access to the data).
@@ -40,16 +66,29 @@ pub struct Hold<'a, T> {
 /// Exclusive access to a partition's data.
 pub struct PartitionGuard<'a, T> {
     guard: ReentrantMutexGuard<'a, Cellar<T>>,
+    stopped: &'a AtomicBool,
 }
 
 impl<T> PartitionLock<T> {
     pub fn new(v: T) -> Self {
+        Self::with_id(v, 0)
+    }
+
+    /// A lock whose refusals name partition `id`.
+    pub fn with_id(v: T, id: usize) -> Self {
         PartitionLock {
             inner: ReentrantMutex::new(Cellar {
                 borrowed: Cell::new(false),
                 data: UnsafeCell::new(v),
             }),
+            stopped: AtomicBool::new(false),
+            id,
         }
+    }
+
+    /// Whether a panic stopped this partition (see the module docs).
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::Acquire)
     }
 
     pub fn hold(&self) -> Hold<'_, T> {
@@ -58,13 +97,25 @@ impl<T> PartitionLock<T> {
         }
     }
 
+    /// Borrows the data. Panics with [`PartitionStopped`] when the
+    /// partition is stopped.
     pub fn lock(&self) -> PartitionGuard<'_, T> {
+        if !std::thread::panicking() {
+            REFUSING.with(|r| r.set(false));
+        }
+        if self.is_stopped() {
+            REFUSING.with(|r| r.set(true));
+            std::panic::panic_any(PartitionStopped(self.id));
+        }
         let guard = self.inner.lock();
         assert!(
             !guard.borrowed.replace(true),
             "partition locked twice by one thread (would deadlock with a plain mutex)"
         );
-        PartitionGuard { guard }
+        PartitionGuard {
+            guard,
+            stopped: &self.stopped,
+        }
     }
 }
 
@@ -86,6 +137,9 @@ impl<T> DerefMut for PartitionGuard<'_, T> {
 
 impl<T> Drop for PartitionGuard<'_, T> {
     fn drop(&mut self) {
+        if std::thread::panicking() && !REFUSING.with(|r| r.get()) {
+            self.stopped.store(true, Ordering::Release);
+        }
         self.guard.borrowed.set(false);
     }
 }
@@ -112,6 +166,51 @@ mod tests {
         let l = PartitionLock::new(0);
         let _a = l.lock();
         let _b = l.lock();
+    }
+
+    #[test]
+    fn a_panic_under_a_guard_stops_the_partition() {
+        let l = PartitionLock::with_id(1u32, 3);
+        // A panic with no guard held stops nothing.
+        let r = std::panic::catch_unwind(|| panic!("no guard"));
+        assert!(r.is_err());
+        assert!(!l.is_stopped());
+        // Half a change, then a panic: the partition is stopped.
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut g = l.lock();
+            *g += 1;
+            panic!("half done");
+        }));
+        assert!(r.is_err());
+        assert!(l.is_stopped());
+        // Every later lock is refused with the partition's index.
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| *l.lock()));
+        let payload = r.unwrap_err();
+        assert_eq!(
+            payload.downcast_ref::<PartitionStopped>(),
+            Some(&PartitionStopped(3))
+        );
+        // Holding (EXEC) still works: it does not touch the data.
+        drop(l.hold());
+    }
+
+    #[test]
+    fn a_refusal_does_not_stop_the_partitions_already_locked() {
+        let a = PartitionLock::with_id(0u32, 0);
+        let b = PartitionLock::with_id(0u32, 1);
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _g = b.lock();
+            panic!("stop b");
+        }));
+        assert!(b.is_stopped());
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ga = a.lock();
+            let _gb = b.lock();
+        }));
+        assert!(r.is_err());
+        assert!(!a.is_stopped(), "a refusal stopped a healthy partition");
+        *a.lock() += 1;
+        assert_eq!(*a.lock(), 1);
     }
 
     #[test]

@@ -306,3 +306,11 @@ pub const ERR_SCRIPT_FLUSH_ONLY_SUPPORT_SYNC_ASYNC_OPTION: &str =
     "ERR SCRIPT FLUSH only support SYNC|ASYNC option";
 pub const ERR_WRONG_RESTORE_POLICY_GIVEN_VALUE_SHOULD_EITHER: &str =
     "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.";
+
+/// The reply of a command that needs a stopped partition (a command
+/// panicked while changing it; see `store::partlock`).
+pub fn partition_stopped(p: usize) -> String {
+    format!(
+        "ERR partition {p} is stopped after an internal error (see the server log): its keys are not served until a restart"
+    )
+}

@@ -4,6 +4,7 @@
 
 pub mod clock;
 pub mod errors;
+pub mod fault_hooks;
 pub mod glob;
 pub mod log;
 pub mod parse;

@@ -62,3 +62,13 @@ pub fn same_secret(a: &[u8], b: &[u8]) -> bool {
     // length check only settles that case and runs after the hashing.
     diff == 0 && a.len() == b.len()
 }
+
+/// An I/O error as C's `strerror` words it ("No such file or directory"),
+/// without Rust's " (os error N)" suffix.
+pub fn os_error_text(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error ") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}

@@ -166,7 +166,7 @@ fn reset(ctx: &mut Ctx, _args: &[&[u8]]) {
     c.reply_mode = crate::kernel::client::ReplyMode::On;
     c.no_evict = false;
     c.no_touch = false;
-    c.authenticated = ctx.settings.requirepass.is_empty();
+    crate::services::acl::reset_user(ctx.srv, c);
     c.shared.strings.lock().name.clear();
     c.shared.set_flag(
         crate::kernel::client::cflag::NO_EVICT | crate::kernel::client::cflag::NO_TOUCH,
@@ -176,22 +176,16 @@ fn reset(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.out.simple("RESET");
 }
 
-/// Checks a password against `requirepass` (the only user is "default").
-fn check_password(ctx: &mut Ctx, user: Option<&[u8]>, pass: &[u8]) -> bool {
-    let required = &ctx.settings.requirepass;
-    let user_ok = user.is_none_or(|u| u == b"default");
-    if required.is_empty() {
-        if user.is_none() {
-            ctx.error(errors::ERR_AUTH_WITHOUT_PASSWORD);
-            return false;
-        }
-        // With no password the default user accepts anything ("nopass").
-        if user_ok {
-            ctx.client.authenticated = true;
-            return true;
-        }
-    } else if user_ok && crate::base::text::same_secret(pass, required.as_bytes()) {
-        ctx.client.authenticated = true;
+/// Authenticates as `user` (the default user when `None`, AUTH's
+/// one-argument form) through the ACL; replies with Redis's error on
+/// failure. True on success.
+fn check_password(ctx: &mut Ctx, user: Option<&[u8]>, pass: &[u8], command: &[u8]) -> bool {
+    if user.is_none() && ctx.srv.acl.default_user().nopass {
+        ctx.error(errors::ERR_AUTH_WITHOUT_PASSWORD);
+        return false;
+    }
+    let name = user.unwrap_or(b"default");
+    if crate::services::acl::authenticate(ctx.srv, ctx.client, name, pass, command) {
         return true;
     }
     ctx.error(errors::WRONGPASS);
@@ -201,12 +195,12 @@ fn check_password(ctx: &mut Ctx, user: Option<&[u8]>, pass: &[u8]) -> bool {
 fn auth(ctx: &mut Ctx, args: &[&[u8]]) {
     match args.len() {
         2 => {
-            if check_password(ctx, None, args[1]) {
+            if check_password(ctx, None, args[1], args[0]) {
                 ctx.ok();
             }
         }
         3 => {
-            if check_password(ctx, Some(args[1]), args[2]) {
+            if check_password(ctx, Some(args[1]), args[2], args[0]) {
                 ctx.ok();
             }
         }
@@ -244,11 +238,11 @@ fn hello(ctx: &mut Ctx, args: &[&[u8]]) {
         }
     }
     if let Some((u, p)) = auth {
-        if !check_password(ctx, Some(u), p) {
+        if !check_password(ctx, Some(u), p, args[0]) {
             return;
         }
     }
-    if !ctx.client.authenticated && !ctx.settings.requirepass.is_empty() {
+    if !ctx.client.authenticated && ctx.srv.acl.auth_required() {
         return ctx.error(errors::NOAUTH_HELLO);
     }
     if let Some(n) = setname {

@@ -9,10 +9,12 @@
 //!
 //! Coming families and where they go: `streams` and `geo` (folders here),
 //! `scripting` (EVAL/FUNCTION commands here, the Lua engine in crate
-//! `scripting` behind a host trait), `replication`, `cluster`, `acl`.
+//! `scripting` behind a host trait), `replication`, `cluster`.
 //! `persistence` holds SAVE/BGSAVE/LASTSAVE/DUMP/RESTORE (the codec is
-//! crate `rdb`, the machinery `services::snapshot`).
+//! crate `rdb`, the machinery `services::snapshot`); `acl` the ACL command
+//! family (the permission check itself is `services::acl`, run by dispatch).
 
+pub mod acl;
 pub mod bitmap;
 pub mod connection;
 pub mod hashes;

@@ -7,7 +7,7 @@
 use crate::kernel::client::Client;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::pubsub::{Scope, Subscriber};
-use crate::kernel::spec::{flag, CommandSpec, Docs, KeyPos};
+use crate::kernel::spec::{flag, Channels, CommandSpec, Docs, KeyPos};
 
 fn total(c: &Client) -> usize {
     c.pubsub.channels.len() + c.pubsub.patterns.len()
@@ -223,6 +223,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["pubsub", "slow"],
         docs: Docs::new("O(N) where N is the number of channels to subscribe to.", "Listens for messages published to channels."),
+        channels: Channels::Subscribe,
         ..CommandSpec::new("subscribe", -2, SUBSCRIBER_FLAGS, subscribe)
     },
     CommandSpec {
@@ -233,6 +234,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["pubsub", "slow"],
         docs: Docs::new("O(N) where N is the number of patterns to subscribe to.", "Listens for messages published to channels that match one or more patterns."),
+        channels: Channels::PatternSubscribe,
         ..CommandSpec::new("psubscribe", -2, SUBSCRIBER_FLAGS, psubscribe)
     },
     CommandSpec {
@@ -243,12 +245,14 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["pubsub", "fast"],
         docs: Docs::new("O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).", "Posts a message to a channel."),
+        channels: Channels::Publish,
         ..CommandSpec::new("publish", 3, flag::PUBSUB | flag::LOADING | flag::STALE | flag::FAST | flag::MAY_REPLICATE, publish)
     },
     CommandSpec {
         acl: &["pubsub", "slow"],
         keys: KeyPos::range(1, -1, 1),
         docs: Docs::new("O(N) where N is the number of shard channels to subscribe to.", "Listens for messages published to shard channels."),
+        channels: Channels::Subscribe,
         ..CommandSpec::new("ssubscribe", -2, SUBSCRIBER_FLAGS, ssubscribe)
     },
     CommandSpec {
@@ -261,6 +265,7 @@ pub const COMMANDS: &[CommandSpec] = &[
         acl: &["pubsub", "fast"],
         keys: KeyPos::ONE,
         docs: Docs::new("O(N) where N is the number of clients subscribed to the receiving shard channel.", "Post a message to a shard channel"),
+        channels: Channels::Publish,
         ..CommandSpec::new("spublish", 3, flag::PUBSUB | flag::LOADING | flag::STALE | flag::FAST | flag::MAY_REPLICATE, spublish)
     },
     CommandSpec {

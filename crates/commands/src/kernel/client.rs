@@ -300,6 +300,8 @@ pub struct Client {
     pub changes: u64,
     /// Client-side caching mode (CLIENT TRACKING; see `kernel::tracking`).
     pub tracking: crate::kernel::tracking::ClientTracking,
+    /// The user the connection runs as (see `kernel::acl`).
+    pub acl: crate::kernel::acl::ClientAcl,
 }
 
 impl Client {
@@ -328,6 +330,7 @@ impl Client {
             modified: Vec::new(),
             changes: 0,
             tracking: Default::default(),
+            acl: Default::default(),
         }
     }
 

@@ -15,12 +15,14 @@
 //! The kernel may use `base`, `store`, `collections` and `resp`, never
 //! `services`, `runtime`, `families` or `registry`.
 
+pub mod acl;
 pub mod blocking;
 pub mod client;
 pub mod config;
 pub mod ctx;
 pub mod eviction;
 pub mod hub;
+pub mod keyspecs;
 pub mod lazyfree;
 pub mod memprobe;
 pub mod message;

@@ -129,6 +129,35 @@ impl PubSub {
         map.get(channel).map_or(0, |v| v.len())
     }
 
+    /// The subscriptions of the clients `keep` selects, per client:
+    /// (client, channels, patterns, shard channels). For ACL changes that
+    /// revoke channels (`services::acl`).
+    #[allow(clippy::type_complexity)]
+    pub fn subscriptions_where(
+        &self,
+        keep: impl Fn(&ClientShared) -> bool,
+    ) -> Vec<(Arc<ClientShared>, Vec<Vec<u8>>, Vec<Vec<u8>>, Vec<Vec<u8>>)> {
+        let mut by_client: HashMap<u64, (Arc<ClientShared>, [Vec<Vec<u8>>; 3])> = HashMap::new();
+        for (slot, map) in [&self.channels, &self.patterns, &self.shard_channels]
+            .into_iter()
+            .enumerate()
+        {
+            for (name, subs) in map.read().iter() {
+                for s in subs.iter().filter(|s| keep(&s.shared)) {
+                    by_client
+                        .entry(s.client_id)
+                        .or_insert_with(|| (s.shared.clone(), Default::default()))
+                        .1[slot]
+                        .push(name.clone());
+                }
+            }
+        }
+        by_client
+            .into_values()
+            .map(|(c, [ch, pat, shard])| (c, ch, pat, shard))
+            .collect()
+    }
+
     pub fn num_patterns(&self) -> usize {
         self.patterns.read().len()
     }

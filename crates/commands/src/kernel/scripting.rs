@@ -67,6 +67,9 @@ pub struct ScriptCall {
     /// sees, as Redis 7.0 freezes time for a script (keys do not expire
     /// half-way through it).
     pub now_ms: u64,
+    /// The id of the connection that runs the script (whose client line
+    /// ACL LOG shows for the script's denied calls).
+    pub caller: u64,
 }
 
 /// One gate per worker, on its own cache line.

@@ -131,6 +131,8 @@ pub struct Server {
     pub cron_paused: AtomicBool,
     /// The Lua engines and the running script (see `kernel::scripting`).
     pub scripting: Scripting,
+    /// ACL users and the ACL LOG (see `kernel::acl`, `services::acl`).
+    pub acl: Arc<crate::kernel::acl::Acl>,
     /// CLIENT PAUSE state; written through [`Server::set_pause`] only.
     pause: Mutex<Pause>,
     /// Copy of `pause.until_ms` so the per-command check is one atomic load.
@@ -166,12 +168,36 @@ impl Server {
         let lazyfree = LazyFree::default();
         lazyfree.install_store_hook(&keyspace);
         let scripting = Scripting::new(settings.threads);
+        let acl = Arc::new(crate::kernel::acl::Acl::new(
+            crate::kernel::acl::CommandIndex::from_table(&table),
+            &settings.requirepass,
+        ));
+        let config = ConfigStore::new(settings, config_file, params);
+        let hook_acl = acl.clone();
+        config.set_change_hook(Box::new(move |old, new| {
+            if old.requirepass != new.requirepass {
+                hook_acl.set_default_password(&new.requirepass);
+            }
+        }));
+        // CONFIG REWRITE writes the users as `user` lines, unless they
+        // live in an ACL file (then the config file's `user` lines go).
+        let rewrite_acl = acl.clone();
+        let with_aclfile = !config.get().aclfile.is_empty();
+        config.set_directives_hook(Box::new(move || {
+            let lines = if with_aclfile {
+                Vec::new()
+            } else {
+                rewrite_acl.user_lines()
+            };
+            vec![("user", lines)]
+        }));
         Server {
             keyspace,
+            config,
+            acl,
             persistence: Arc::new(crate::kernel::persistence::Persistence::new(
                 started_unix_ms / 1000,
             )),
-            config: ConfigStore::new(settings, config_file, params),
             table,
             stats: Stats::default(),
             clients: ClientRegistry::default(),

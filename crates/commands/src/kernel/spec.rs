@@ -537,6 +537,20 @@ impl Meta {
     }
 }
 
+/// Which arguments are Pub/Sub channels the ACL checks (Redis's
+/// `getChannelsFromCommand`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Channels {
+    None,
+    /// The first argument is a channel published to (PUBLISH, SPUBLISH).
+    Publish,
+    /// Every argument is a channel subscribed to (SUBSCRIBE, SSUBSCRIBE).
+    Subscribe,
+    /// Every argument is a pattern subscribed to (PSUBSCRIBE): it must
+    /// equal an allowed channel pattern literally.
+    PatternSubscribe,
+}
+
 /// A command or subcommand.
 #[derive(Clone, Copy, Debug)]
 pub struct CommandSpec {
@@ -562,6 +576,8 @@ pub struct CommandSpec {
     pub redact: Option<Redactor>,
     /// Per-call flags (see [`FlagsOf`]); `None` = `flags`.
     pub flags_of: Option<FlagsOf>,
+    /// The channels the ACL checks (see [`Channels`]).
+    pub channels: Channels,
 }
 
 impl CommandSpec {
@@ -581,6 +597,7 @@ impl CommandSpec {
             subcommands: &[],
             redact: None,
             flags_of: None,
+            channels: Channels::None,
         }
     }
 

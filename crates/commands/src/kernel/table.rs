@@ -90,6 +90,8 @@ pub struct CommandTable {
     /// The Redis 7.0 facts laid over the specs.
     meta: &'static [Meta],
     by_name: HashMap<String, usize>,
+    /// Entries `rename-command ... ""` removed: no name reaches them.
+    removed: Vec<usize>,
 }
 
 impl CommandEntry {
@@ -150,6 +152,7 @@ impl CommandTable {
             entries: Vec::new(),
             debug: debug.iter().flat_map(|f| f.iter()).collect(),
             by_name: HashMap::default(),
+            removed: Vec::new(),
         };
         for fam in families {
             for spec in fam.iter() {
@@ -194,12 +197,34 @@ impl CommandTable {
         self.entries[container].subs.get(lower).copied()
     }
 
-    /// Top-level entries (no subcommands), in registration order.
+    /// Top-level entries (no subcommands), in registration order, except
+    /// those `rename-command` removed.
     pub fn top_level(&self) -> impl Iterator<Item = (usize, &CommandEntry)> {
         self.entries
             .iter()
             .enumerate()
-            .filter(|(_, e)| !e.full_name.contains('|'))
+            .filter(|(i, e)| !e.full_name.contains('|') && !self.removed.contains(i))
+    }
+
+    /// `rename-command from to`: the command answers to `to` instead (it
+    /// keeps its name everywhere else: COMMAND INFO, statistics, ACL
+    /// rules), or to nothing when `to` is empty. The error is Redis's.
+    pub fn rename(&mut self, from: &str, to: &str) -> Result<(), &'static str> {
+        let idx = self
+            .by_name
+            .remove(&from.to_ascii_lowercase())
+            .ok_or("No such command in rename-command")?;
+        if to.is_empty() {
+            self.removed.push(idx);
+            return Ok(());
+        }
+        let to = to.to_ascii_lowercase();
+        if self.by_name.contains_key(&to) {
+            self.by_name.insert(from.to_ascii_lowercase(), idx);
+            return Err("Target command name already exists");
+        }
+        self.by_name.insert(to, idx);
+        Ok(())
     }
 
     pub fn get(&self, idx: usize) -> &CommandEntry {

@@ -1,4 +1,5 @@
-//! Command execution: lookup, arity, authentication, the `maxmemory` gate,
+//! Command execution: lookup, arity, authentication, the ACL permission
+//! check, the `maxmemory` gate,
 //! MULTI queueing, pause, then the handler, then statistics, SLOWLOG,
 //! LATENCY, MONITOR feeds, WATCH invalidation, client-side caching
 //! (`services::tracking`) and blocked-client wake-ups.
@@ -166,14 +167,28 @@ fn execute_inner(
         reject_cmd(srv, client, out, &errors::wrong_arity(&entry.full_name));
         return Outcome::Done;
     }
-    if !client.authenticated && spec.flags & flag::NO_AUTH == 0 && !settings.requirepass.is_empty()
-    {
+    if !client.authenticated && spec.flags & flag::NO_AUTH == 0 && srv.acl.auth_required() {
         entry
             .stats
             .rejected_calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         reject_cmd(srv, client, out, errors::NOAUTH);
         return Outcome::Done;
+    }
+    // The permission check (services::acl): one generation compare and
+    // one flag test for a user with `+@all ~* &*`.
+    crate::services::acl::refresh_user(srv, client);
+    if !client.acl.user.unrestricted() {
+        let context = crate::services::acl::context_of(client);
+        if let Err(d) = crate::services::acl::check_call(srv, client, idx, args, context, None) {
+            entry
+                .stats
+                .rejected_calls
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let msg = crate::services::acl::noperm(srv, idx, d);
+            reject_cmd(srv, client, out, &msg);
+            return Outcome::Done;
+        }
     }
     if client.protocol == resp::Protocol::Resp2
         && spec.flags & flag::SUBSCRIBED_OK == 0
@@ -383,15 +398,23 @@ pub fn execute_queued(
     out: &mut ReplyBuf,
 ) {
     match resolve(srv, args) {
-        Ok(idx) => call(
-            srv,
-            client,
-            settings,
-            idx,
-            args,
-            out,
-            crate::base::clock::unix_time_ms(),
-        ),
+        Ok(idx) => {
+            // Rules may have changed since the command was queued.
+            let context = crate::kernel::acl::log::Context::Multi;
+            if let Err(d) = crate::services::acl::check_call(srv, client, idx, args, context, None)
+            {
+                return reject(srv, out, &crate::services::acl::exec_text(d));
+            }
+            call(
+                srv,
+                client,
+                settings,
+                idx,
+                args,
+                out,
+                crate::base::clock::unix_time_ms(),
+            )
+        }
         Err(msg) => reject(srv, out, &msg),
     }
 }
@@ -461,7 +484,22 @@ pub(crate) fn call(
         failed: false,
         now_ms,
     };
-    handler(&mut ctx, args);
+    // A stopped partition (a command panicked while changing it, see
+    // `store::partlock`) refuses every lock: the command answers an error
+    // and whatever it wrote to the reply before is taken back. Any other
+    // panic goes on to the connection, which closes (`server::conn`).
+    let mark = ctx.out.len();
+    if let Err(payload) =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(&mut ctx, args)))
+    {
+        match payload.downcast_ref::<store::partlock::PartitionStopped>() {
+            Some(stopped) => {
+                ctx.out.truncate(mark);
+                ctx.error(&errors::partition_stopped(stopped.0));
+            }
+            None => std::panic::resume_unwind(payload),
+        }
+    }
     let failed = ctx.failed;
     let client = ctx.client;
     let out = ctx.out;

@@ -4,7 +4,8 @@
 //! WATCH invalidation, keyspace notifications).
 //!
 //! The checks, in Redis's order: the command exists (a container's
-//! subcommand too), its arity, `noscript`, writes from read-only scripts
+//! subcommand too), its arity, `noscript`, the ACL (as the caller's user,
+//! logged with context `lua`), writes from read-only scripts
 //! (`*_RO` or `no-writes`; `may-replicate` counts as a write), then
 //! `denyoom` commands while the server was over `maxmemory` when the
 //! script started and the script has not written yet (unless `allow-oom`).
@@ -64,6 +65,12 @@ pub fn execute_from_script(
     }
     if spec.flags & flag::NOSCRIPT != 0 {
         return refuse(srv, Some(idx), out, errors::ERR_SCRIPT_NOSCRIPT);
+    }
+    let caller = srv.clients.get(sc.caller);
+    let lua = crate::kernel::acl::log::Context::Lua;
+    if let Err(d) = crate::services::acl::check_call(srv, client, idx, args, lua, caller.as_deref())
+    {
+        return refuse(srv, Some(idx), out, crate::services::acl::script_text(d));
     }
     if sc.read_only && spec.flags & (flag::WRITE | flag::MAY_REPLICATE) != 0 {
         return refuse(srv, Some(idx), out, errors::ERR_SCRIPT_READ_ONLY);

@@ -12,14 +12,19 @@
 //! * [`memory`], [`keysizes`]: the memory reports INFO and MEMORY share.
 //! * [`scan`]: the SCAN-family argument parsing (cursor, MATCH, COUNT, TYPE).
 //! * [`digest`]: Redis's dataset and value digests (DEBUG DIGEST).
+//! * [`acl`]: the permission check (commands, keys, channels), ACL LOG,
+//!   authentication, and what user changes do to connected clients.
+//! * [`client_info`]: the CLIENT LIST line of a client.
 //! * [`snapshot`]: RDB saves (forkless BGSAVE, SAVE), loading, save
 //!   points, and the MISCONF rule.
 //!
 //! Services may use `kernel` and `base`, never `runtime`, `families` or
 //! `registry`.
 
+pub mod acl;
 pub mod blocking;
 pub mod client_eviction;
+pub mod client_info;
 pub mod connection;
 pub mod digest;
 pub mod eviction;

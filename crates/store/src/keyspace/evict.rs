@@ -841,6 +841,15 @@ impl crate::keyspace::Keyspace {
                 } else {
                     PRIO_NONE
                 };
+                if self.is_stopped(p) {
+                    // A stopped partition keeps its memory; evict elsewhere.
+                    self.evict.publish(p, PRIO_NONE);
+                    tried += 1;
+                    if tried > np {
+                        break;
+                    }
+                    continue;
+                }
                 let mut g = self.lock_partition(p);
                 let r = g.evict_round(policy, samples, clock, now_ms, bar);
                 let had = !matches!(r, Evicted::Nothing);
@@ -911,6 +920,12 @@ impl crate::keyspace::Keyspace {
             pacer.between_chunks();
             let clock = self.evict.clock() as u8;
             let dec = st.decrement;
+            if self.is_stopped(st.part) {
+                st.part += 1;
+                st.db = 0;
+                st.cursor = 0;
+                continue;
+            }
             let mut g = self.lock_partition(st.part);
             let mut cursor = st.cursor;
             let mut visited = 0;

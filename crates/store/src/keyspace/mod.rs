@@ -176,13 +176,16 @@ impl Keyspace {
         let expiry_frozen = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let parts = (0..cfg.partitions)
             .map(|index| {
-                Padded(PartitionLock::new(Partition::new(
+                Padded(PartitionLock::with_id(
+                    Partition::new(
+                        index,
+                        pbits,
+                        cfg.databases,
+                        evict.clone(),
+                        expiry_frozen.clone(),
+                    ),
                     index,
-                    pbits,
-                    cfg.databases,
-                    evict.clone(),
-                    expiry_frozen.clone(),
-                )))
+                ))
             })
             .collect();
         Keyspace {
@@ -227,6 +230,20 @@ impl Keyspace {
 
     pub fn lock_partition(&self, p: usize) -> PartitionGuard<'_, Partition> {
         self.parts[p].0.lock()
+    }
+
+    /// Whether partition `p` is stopped: a command panicked while changing
+    /// it, and every lock of it is refused from then on (see
+    /// [`crate::partlock`]).
+    pub fn is_stopped(&self, p: usize) -> bool {
+        self.parts[p].0.is_stopped()
+    }
+
+    /// The stopped partitions, ascending.
+    pub fn stopped_partitions(&self) -> Vec<usize> {
+        (0..self.parts.len())
+            .filter(|&p| self.is_stopped(p))
+            .collect()
     }
 
     /// Holds every partition, in ascending order, without borrowing them: for
@@ -327,6 +344,7 @@ impl Keyspace {
     /// server (docs/BENCHMARKS.md). Returns how many it freed.
     pub fn release_empty_dbs(&self) -> usize {
         (0..self.parts.len())
+            .filter(|&p| !self.is_stopped(p))
             .map(|p| self.lock_partition(p).release_empty_dbs())
             .sum()
     }
@@ -744,6 +762,9 @@ impl Keyspace {
                 st.db = 0;
                 st.part = (st.part + 1) % self.parts.len();
             }
+            if self.is_stopped(p) {
+                continue;
+            }
             let quota = {
                 let g = self.lock_partition(p);
                 match g.db(db) {
@@ -783,7 +804,11 @@ impl Keyspace {
         }
         rep.elapsed = start.elapsed();
         drop(st);
-        let mut g = self.lock_partition(0);
+        // The cycle's statistics live in the first partition still served.
+        let Some(first) = (0..self.parts.len()).find(|&p| !self.is_stopped(p)) else {
+            return rep;
+        };
+        let mut g = self.lock_partition(first);
         g.stats.expire_cycle_us += rep.elapsed.as_micros() as u64;
         if rep.timed_out {
             g.stats.expire_time_cap_reached += 1;

@@ -315,6 +315,9 @@ pub enum WalkError {
     Aborted,
     /// The sink failed.
     SinkFailed,
+    /// A partition was stopped by a fault (`crate::partlock`) before the
+    /// walk reached its end: the file would miss its keys.
+    PartitionStopped(usize),
 }
 
 impl Keyspace {
@@ -380,6 +383,10 @@ impl Keyspace {
         let mut result = Ok(());
         'parts: for p in 0..self.parts.len() {
             loop {
+                if self.is_stopped(p) {
+                    result = Err(WalkError::PartitionStopped(p));
+                    break 'parts;
+                }
                 if snap.is_aborted() {
                     result = Err(WalkError::Aborted);
                     break 'parts;
@@ -396,7 +403,9 @@ impl Keyspace {
             }
         }
         if result.is_err() {
-            for p in 0..self.parts.len() {
+            // A stopped partition is never locked again: it may keep its
+            // reference to the snapshot.
+            for p in (0..self.parts.len()).filter(|&p| !self.is_stopped(p)) {
                 let mut g = self.lock_partition(p);
                 if g.snap.as_ref().is_some_and(|s| std::ptr::eq(&**s, snap)) {
                     g.leave_snapshot();

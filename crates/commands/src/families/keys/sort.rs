@@ -388,6 +388,10 @@ fn parse_opts<'a>(ctx: &mut Ctx, args: &[&'a [u8]], readonly: bool) -> Option<Op
         dontsort: false,
         gets: Vec::new(),
     };
+    // Redis 7.0: BY with a pattern and GET read keys no key spec names, so
+    // they need read access to every key.
+    let full_access =
+        crate::services::acl::full_key_read_access(ctx.srv, ctx.client, ctx.cmd_index, args);
     let mut j = 2;
     while j < args.len() {
         let left = args.len() - j - 1;
@@ -413,8 +417,16 @@ fn parse_opts<'a>(ctx: &mut Ctx, args: &[&'a [u8]], readonly: bool) -> Option<Op
         } else if eq_ic(a, "by") && left >= 1 {
             o.by = Some(args[j + 1]);
             o.dontsort = !c_str(args[j + 1]).contains(&b'*');
+            if !o.dontsort && !full_access {
+                ctx.error("ERR BY option of SORT denied due to insufficient ACL permissions.");
+                return None;
+            }
             j += 1;
         } else if eq_ic(a, "get") && left >= 1 {
+            if !full_access {
+                ctx.error("ERR GET option of SORT denied due to insufficient ACL permissions.");
+                return None;
+            }
             o.gets.push(args[j + 1]);
             j += 1;
         } else {

@@ -90,6 +90,7 @@ pub(super) fn prepare(
         allow_oom: !compat && allow_oom,
         oom_at_start,
         now_ms: ctx.now_ms,
+        caller: ctx.client.id,
     })
 }
 
@@ -132,8 +133,7 @@ impl Host for RunHost<'_> {
     }
 
     fn acl_check(&mut self, argv: &[&[u8]]) -> Option<bool> {
-        // No ACL users yet: the default user may run every command.
-        self.srv.table.lookup(argv[0]).map(|_| true)
+        crate::services::acl::allowed_for_script(self.srv, self.client, argv)
     }
 
     fn busy(&mut self, elapsed: Duration) -> BusyAction {
@@ -180,6 +180,8 @@ pub(super) fn run_with_host(
     srv.scripting.set_info(info);
     let mut lua = lua_client().lock();
     lua.set_db(ctx.client.db);
+    // The script's calls run as the caller's user.
+    lua.acl = ctx.client.acl.clone();
     lua.ready_keys.clear();
     let start = ctx.out.len();
     let raised = {

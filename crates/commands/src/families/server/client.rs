@@ -15,7 +15,6 @@
 //! [`ClientShared`]; `CLIENT KILL` marks them `killed` and pokes their worker,
 //! which closes the connection on its own thread.
 
-use std::fmt::Write as _;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
@@ -24,7 +23,7 @@ use crate::base::parse::eq_ic;
 use crate::kernel::client::{cflag, ClientShared, ReplyMode};
 use crate::kernel::ctx::Ctx;
 use crate::kernel::hub::WorkerMsg;
-use crate::kernel::server::{Pause, Server};
+use crate::kernel::server::Pause;
 use crate::kernel::spec::{flag, Arg, ArgType, CommandSpec, Docs};
 
 const ACL_CONN: &[&str] = &["connection"];
@@ -580,81 +579,7 @@ fn unknown_type(ctx: &mut Ctx, name: &[u8]) {
     ));
 }
 
-/// The local address as Redis shows it: `ip:port`, or `path:0` for a unix socket.
-pub fn laddr_of(c: &ClientShared) -> std::borrow::Cow<'_, str> {
-    if c.has_flag(cflag::UNIX) && !c.laddr.ends_with(":0") {
-        format!("{}:0", c.laddr).into()
-    } else {
-        c.laddr.as_str().into()
-    }
-}
-
-/// One `CLIENT LIST` line (without the trailing newline), fields as Redis
-/// 7.0.15 prints them, followed by 7.2's `lib-name` and `lib-ver`.
-pub fn client_line(srv: &Server, c: &ClientShared, now_ms: u64) -> String {
-    let strings = c.strings.lock().clone();
-    let qbuf = c.qbuf.load(Relaxed);
-    let qbuf_free = c.qbuf_free.load(Relaxed);
-    let argv_mem = c.argv_mem.load(Relaxed);
-    let omem = c.omem.load(Relaxed);
-    let multi_mem = c.multi_mem.load(Relaxed);
-    let rbs = c.rbs.load(Relaxed);
-    let rbp = c.rbp.load(Relaxed);
-    let tot_mem = c
-        .tot_mem
-        .load(Relaxed)
-        .max(qbuf + qbuf_free + argv_mem + multi_mem);
-    let cmd = match c.last_cmd.load(Relaxed) {
-        0 => "NULL".to_string(),
-        i => srv
-            .table
-            .entries
-            .get(i as usize - 1)
-            .map(|e| e.full_name.clone())
-            .unwrap_or_else(|| "NULL".into()),
-    };
-    let events = if omem > 0 { "rw" } else { "r" };
-    let redir = if c.has_flag(cflag::TRACKING) {
-        c.tracking_redir.load(Relaxed) as i64
-    } else {
-        -1
-    };
-    let mut s = String::with_capacity(320);
-    let _ = write!(
-        s,
-        "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem={} multi-mem={} rbs={} rbp={} obl={} oll=0 omem={} tot-mem={} events={} cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
-        c.id,
-        c.addr,
-        laddr_of(c),
-        c.fd,
-        String::from_utf8_lossy(&strings.name),
-        now_ms.saturating_sub(c.created_ms) / 1000,
-        now_ms.saturating_sub(c.last_interaction_ms.load(Relaxed)) / 1000,
-        c.flag_letters(),
-        c.db.load(Relaxed),
-        c.sub.load(Relaxed),
-        c.psub.load(Relaxed),
-        c.ssub.load(Relaxed),
-        c.multi.load(Relaxed),
-        qbuf,
-        qbuf_free,
-        argv_mem,
-        multi_mem,
-        rbs,
-        rbp,
-        omem,
-        omem,
-        tot_mem,
-        events,
-        cmd,
-        strings.user,
-        redir,
-        c.resp.load(Relaxed),
-        String::from_utf8_lossy(&strings.lib_name),
-        String::from_utf8_lossy(&strings.lib_ver),
-    );
-    s
-}
+pub use crate::services::client_info::{client_line, laddr_of};
 
 fn client_info(ctx: &mut Ctx, _args: &[&[u8]]) {
     let mut line = client_line(ctx.srv, &ctx.client.shared, ctx.now_ms);
@@ -807,7 +732,7 @@ fn client_kill(ctx: &mut Ctx, args: &[&[u8]]) {
         } else if eq_ic(opt, "LADDR") {
             f.laddr = Some(val.to_vec());
         } else if eq_ic(opt, "USER") {
-            if val != b"default" {
+            if ctx.srv.acl.get(val).is_none() {
                 return ctx.error(&crate::base::errors::no_such_user(
                     &String::from_utf8_lossy(val),
                 ));
@@ -893,7 +818,9 @@ mod tests {
 
     #[test]
     fn line_fields() {
-        let srv = Server::without_commands(crate::kernel::config::Settings::default());
+        let srv = crate::kernel::server::Server::without_commands(
+            crate::kernel::config::Settings::default(),
+        );
         let c = shared(3);
         c.strings.lock().name = b"app".to_vec();
         let line = client_line(&srv, &c, 3_500);

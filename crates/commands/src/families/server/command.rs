@@ -10,7 +10,6 @@
 //! `[name, arity, flags, first, last, step, acl-categories, tips, key-specs,
 //! subcommands]`; `COMMAND DOCS` a map of name to doc map.
 
-use crate::base::errors;
 use crate::base::parse::eq_ic;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::spec::{flag, BeginSearch, CommandSpec, Docs, FindKeys, KeySpec};
@@ -106,56 +105,7 @@ const HELP: &[&str] = &[
     "    Prints this help.",
 ];
 
-/// Redis's ACL categories in the order `COMMAND INFO` lists them.
-pub const ACL_CATEGORIES: &[&str] = &[
-    "keyspace",
-    "read",
-    "write",
-    "set",
-    "sortedset",
-    "list",
-    "hash",
-    "string",
-    "bitmap",
-    "hyperloglog",
-    "geo",
-    "stream",
-    "pubsub",
-    "admin",
-    "fast",
-    "slow",
-    "blocking",
-    "dangerous",
-    "connection",
-    "transaction",
-    "scripting",
-];
-
-/// The ACL categories of a command: its declared ones plus those Redis
-/// implies from its flags (write, read, admin+dangerous, pubsub, fast,
-/// blocking, and slow for everything not fast), in Redis's order.
-pub fn acl_categories(spec: &CommandSpec) -> Vec<&'static str> {
-    let has = |c: &str| spec.acl.contains(&c);
-    let f = spec.flags;
-    let mut out = Vec::new();
-    let fast = has("fast") || f & flag::FAST != 0;
-    for &cat in ACL_CATEGORIES {
-        let implied = match cat {
-            "write" => f & flag::WRITE != 0,
-            "read" => f & flag::READONLY != 0 && !has("scripting"),
-            "admin" | "dangerous" => f & flag::ADMIN != 0,
-            "pubsub" => f & flag::PUBSUB != 0,
-            "fast" => fast,
-            "slow" => !fast,
-            "blocking" => f & flag::BLOCKING != 0,
-            _ => false,
-        };
-        if implied || has(cat) {
-            out.push(cat);
-        }
-    }
-    out
-}
+pub use crate::kernel::acl::categories::{acl_categories, ACL_CATEGORIES};
 
 /// Flag names as `COMMAND INFO` prints them.
 pub fn flag_names(spec: &CommandSpec) -> Vec<&'static str> {
@@ -170,24 +120,7 @@ pub fn flag_names(spec: &CommandSpec) -> Vec<&'static str> {
         .collect()
 }
 
-/// The key specs of a command: Redis 7.0's (or a petrel-only row's), or
-/// one derived from the legacy (first, last, step) triple.
-pub fn key_specs(spec: &CommandSpec) -> Vec<KeySpec> {
-    if !spec.key_specs.is_empty() {
-        return spec.key_specs.to_vec();
-    }
-    let k = spec.keys;
-    if k.first <= 0 {
-        return Vec::new();
-    }
-    let flags: &'static [&'static str] = if spec.flags & flag::WRITE != 0 {
-        &["RW", "access", "update"]
-    } else {
-        &["RO", "access"]
-    };
-    let lastkey = if k.last < 0 { k.last } else { k.last - k.first };
-    vec![KeySpec::range(flags, k.first, lastkey, k.step)]
-}
+pub use crate::kernel::keyspecs::{key_specs, keys_and_flags};
 
 fn reply_key_spec(ctx: &mut Ctx, ks: &KeySpec) {
     let notes = !ks.notes.is_empty();
@@ -493,111 +426,6 @@ fn command_docs(ctx: &mut Ctx, args: &[&[u8]]) {
     for e in entries {
         ctx.out.bulk(e.full_name.as_bytes());
         reply_docs(ctx, e);
-    }
-}
-
-/// Keys of a full command line with the flags of the key spec that found
-/// each, or the error text Redis replies with.
-pub fn keys_and_flags(
-    table: &crate::kernel::table::CommandTable,
-    cmd: &[&[u8]],
-) -> Result<Vec<(usize, &'static [&'static str])>, &'static str> {
-    let Some(mut idx) = table.lookup(cmd[0]) else {
-        return Err(errors::ERR_INVALID_COMMAND_SPECIFIED);
-    };
-    if !table.get(idx).spec.subcommands.is_empty() && cmd.len() >= 2 {
-        idx = table
-            .lookup_sub(idx, cmd[1])
-            .ok_or(errors::ERR_INVALID_COMMAND_SPECIFIED)?;
-    }
-    let spec = table.get(idx).spec;
-    let specs = key_specs(spec);
-    // Channels of SSUBSCRIBE & co. are key-like ("not_key" specs) but not keys.
-    let has_keys = specs.iter().any(|k| !k.flags.contains(&"not_key"));
-    if !has_keys && spec.getkeys.is_none() {
-        return Err(errors::ERR_COMMAND_HAS_NO_KEY_ARGUMENTS);
-    }
-    if !spec.arity_ok(cmd.len()) {
-        return Err(errors::ERR_INVALID_NUMBER_OF_ARGUMENTS_SPECIFIED_COMMAND);
-    }
-    let invalid = if spec.flags & flag::NO_MANDATORY_KEYS != 0 {
-        Ok(Vec::new())
-    } else {
-        Err(errors::ERR_INVALID_ARGUMENTS_SPECIFIED_COMMAND)
-    };
-    if let Some(f) = spec.getkeys {
-        let fl: &'static [&'static str] = match specs.first() {
-            Some(ks) => ks.flags,
-            None => &[],
-        };
-        // Each key takes the flags of the key spec that also finds it
-        // (ZUNIONSTORE: the destination OW/update, the sources RO/access).
-        // A key no complete spec finds is one only the command's own finder
-        // knows (SORT ... STORE d): it takes the flags of the last
-        // incomplete spec, which describes it (OW/update for SORT).
-        let found: Vec<(Vec<usize>, &'static [&'static str])> = specs
-            .iter()
-            .filter_map(|ks| Some((ks.find(cmd)?, ks.flags)))
-            .collect();
-        let unlocated = specs
-            .iter()
-            .rev()
-            .find(|ks| ks.find(cmd).is_none())
-            .map_or(fl, |ks| ks.flags);
-        let flags_of = |i: usize| {
-            found
-                .iter()
-                .find(|(keys, _)| keys.contains(&i))
-                .map_or(unlocated, |(_, f)| *f)
-        };
-        return match f(cmd) {
-            Some(v) => Ok(v.into_iter().map(|i| (i, flags_of(i))).collect()),
-            None => invalid,
-        };
-    }
-    let mut out = Vec::new();
-    for ks in &specs {
-        let flags = if ks.flags.contains(&"variable_flags") {
-            variable_key_flags(spec.name, cmd).unwrap_or(ks.flags)
-        } else {
-            ks.flags
-        };
-        match ks.find(cmd) {
-            Some(v) => out.extend(v.into_iter().map(|i| (i, flags))),
-            None => return invalid,
-        }
-    }
-    Ok(out)
-}
-
-/// The actual key flags of a call to a command whose key spec says
-/// `variable_flags`, decided from its arguments as Redis 7.0's
-/// `setGetKeys` / `bitfieldGetKeys` do.
-fn variable_key_flags(name: &str, cmd: &[&[u8]]) -> Option<&'static [&'static str]> {
-    const RW: &[&str] = &["RW", "access", "update"];
-    match name {
-        // SET ... GET reads the old value; plain SET overwrites it.
-        "set" => Some(if cmd.iter().skip(3).any(|a| eq_ic(a, "get")) {
-            RW
-        } else {
-            &["OW", "update"]
-        }),
-        // BITFIELD with only GET (and OVERFLOW) operations only reads.
-        "bitfield" => {
-            let mut i = 2;
-            while i < cmd.len() {
-                let rem = cmd.len() - i - 1;
-                if eq_ic(cmd[i], "get") && rem >= 2 {
-                    i += 3;
-                } else if eq_ic(cmd[i], "overflow") && rem >= 1 {
-                    i += 2;
-                } else {
-                    return Some(RW);
-                }
-            }
-            Some(&["RO", "access"])
-        }
-        _ => None,
     }
 }
 

@@ -32,6 +32,27 @@ pub const CORE: &[DebugSub] = &[
         handler: debug_panic_connection,
     },
     DebugSub {
+        name: "PANIC-WRITE",
+        arity: 4,
+        help: &[
+            "PANIC-WRITE <key> <value>",
+            "    Set <key> to <value>, then panic before the command ends (Petrel test",
+            "    hook): the key's partition is stopped (its keys answer an error) and this",
+            "    connection is closed; the rest of the server goes on.",
+        ],
+        handler: debug_panic_write,
+    },
+    DebugSub {
+        name: "PANIC-THREAD",
+        arity: 3,
+        help: &[
+            "PANIC-THREAD <cron|worker|acceptor>",
+            "    Make that background thread panic (Petrel test hook): the server logs it",
+            "    and exits, as it could not go on without that thread's work.",
+        ],
+        handler: debug_panic_thread,
+    },
+    DebugSub {
         name: "CHANGE-REPL-ID",
         arity: 2,
         help: &[
@@ -301,6 +322,34 @@ fn debug_protocol(ctx: &mut Ctx, args: &[&[u8]]) {
 
 fn debug_panic_connection(_ctx: &mut Ctx, _args: &[&[u8]]) {
     panic!("DEBUG PANIC-CONNECTION requested by the client");
+}
+
+fn debug_panic_thread(ctx: &mut Ctx, args: &[&[u8]]) {
+    use crate::base::fault_hooks as h;
+    let flag = match args[2].to_ascii_lowercase().as_slice() {
+        b"cron" => &h::CRON,
+        b"worker" => &h::WORKER,
+        b"acceptor" => &h::ACCEPTOR,
+        _ => return ctx.error("ERR PANIC-THREAD takes cron, worker or acceptor"),
+    };
+    flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    ctx.ok();
+}
+
+/// A write that panics half way: the value is in the table, the command
+/// never finishes (no notification, no reply), as a bug in a write path
+/// would leave it.
+fn debug_panic_write(ctx: &mut Ctx, args: &[&[u8]]) {
+    let k = store::Key::new(args[2]);
+    let mut p = ctx.srv.keyspace.lock(&k);
+    drop(p.insert(
+        ctx.client.db,
+        &k,
+        store::CompactValue::from_bytes(args[3]),
+        None,
+        ctx.now_ms,
+    ));
+    panic!("DEBUG PANIC-WRITE requested by the client");
 }
 
 #[cfg(test)]

@@ -604,6 +604,12 @@ fn stats_section(srv: &Server, t: &mut String) {
         "{}",
         g(&st.client_output_buffer_limit_disconnections)
     );
+    // Redis 7.2's ACL counters (7.0.15 has none; the issue asks for them).
+    let d = &srv.acl.denied;
+    field!(t, "acl_access_denied_auth", "{}", g(&d.auth));
+    field!(t, "acl_access_denied_cmd", "{}", g(&d.cmd));
+    field!(t, "acl_access_denied_key", "{}", g(&d.key));
+    field!(t, "acl_access_denied_channel", "{}", g(&d.channel));
 }
 
 fn replication_section(srv: &Server, t: &mut String) {

@@ -16,6 +16,22 @@ pub fn rewrite_text(old: &str, s: &Settings, params: Params) -> String {
 /// [`rewrite_text`], appending every parameter without a line when
 /// `force_all` (DEBUG CONFIG-REWRITE-FORCE-ALL), not only changed ones.
 pub fn rewrite_text_with(old: &str, s: &Settings, params: Params, force_all: bool) -> String {
+    rewrite_text_directives(old, s, params, force_all, Vec::new())
+}
+
+/// [`rewrite_text_with`], also rewriting directives that are not
+/// parameters (`user`): each `(name, lines)` takes the places of the old
+/// file's lines of that directive in order (extra old lines go, extra new
+/// lines are appended at the end), as Redis rewrites them.
+pub fn rewrite_text_directives(
+    old: &str,
+    s: &Settings,
+    params: Params,
+    force_all: bool,
+    directives: Vec<(&'static str, Vec<String>)>,
+) -> String {
+    let mut directives: Vec<(&'static str, std::collections::VecDeque<String>)> =
+        directives.into_iter().map(|(n, l)| (n, l.into())).collect();
     let defaults = Settings::defaults(params);
     let mut done: Vec<&'static str> = Vec::new();
     let mut lines: Vec<String> = Vec::new();
@@ -24,6 +40,16 @@ pub fn rewrite_text_with(old: &str, s: &Settings, params: Params, force_all: boo
             continue;
         }
         let words = split_config_line(line).unwrap_or_default();
+        if let Some((_, queue)) = words.first().and_then(|w| {
+            directives
+                .iter_mut()
+                .find(|(n, _)| w.eq_ignore_ascii_case(n))
+        }) {
+            if let Some(l) = queue.pop_front() {
+                lines.push(l);
+            }
+            continue;
+        }
         let param = words.first().and_then(|w| params.find(w));
         match param {
             Some(p) => {
@@ -46,6 +72,15 @@ pub fn rewrite_text_with(old: &str, s: &Settings, params: Params, force_all: boo
             appended = true;
         }
         lines.push(format!("{} {}", p.name, quote_value(&(p.get)(s))));
+    }
+    for (_, queue) in directives {
+        for l in queue {
+            if !appended {
+                lines.push(REWRITE_MARKER.to_string());
+                appended = true;
+            }
+            lines.push(l);
+        }
     }
     let mut text = lines.join("\n");
     text.push('\n');
@@ -210,12 +245,7 @@ struct SaveLines {
 
 /// Directives of redis.conf that are not settings, for features Petrel
 /// does not have: (directive, feature).
-const ABSENT_DIRECTIVES: &[(&str, &str)] = &[
-    ("loadmodule", "modules"),
-    ("rename-command", "renaming commands"),
-    ("user", "ACL users"),
-    ("sentinel", "Sentinel"),
-];
+const ABSENT_DIRECTIVES: &[(&str, &str)] = &[("loadmodule", "modules"), ("sentinel", "Sentinel")];
 
 /// `include` nesting limit (a file including itself fails instead of
 /// looping).
@@ -299,6 +329,10 @@ fn apply_text(
             }
             continue;
         }
+        if name.eq_ignore_ascii_case("user") || name.eq_ignore_ascii_case("rename-command") {
+            directive(s, &words, origin, n + 1, line.trim()).map_err(fail)?;
+            continue;
+        }
         if let Some((d, feature)) = ABSENT_DIRECTIVES
             .iter()
             .find(|(d, _)| d.eq_ignore_ascii_case(name))
@@ -332,5 +366,36 @@ fn apply_text(
         }
         (p.set)(s, &value).map_err(|e| fail(format!("invalid value for '{}': {e}", p.name)))?;
     }
+    Ok(())
+}
+
+/// The directives that are not parameters: `user` (an ACL user, checked
+/// for syntax now and applied at startup) and `rename-command`.
+fn directive(
+    s: &mut Settings,
+    words: &[String],
+    origin: &str,
+    line_no: usize,
+    line: &str,
+) -> Result<(), String> {
+    const BAD: &str = "Bad directive or wrong number of arguments";
+    if words[0].eq_ignore_ascii_case("rename-command") {
+        if words.len() != 3 {
+            return Err(BAD.into());
+        }
+        s.renamed_commands.push(super::settings::RenameCommand {
+            from: words[1].clone(),
+            to: words[2].clone(),
+            at: format!("In {origin}, at line {line_no}\n>>> '{line}'"),
+        });
+        return Ok(());
+    }
+    if words.len() < 2 {
+        return Err(BAD.into());
+    }
+    let seen: Vec<String> = s.acl_users.iter().map(|u| u[0].clone()).collect();
+    let cmds = crate::kernel::acl::CommandIndex::default();
+    crate::kernel::acl::file::check_config_user(words, &seen, &cmds)?;
+    s.acl_users.push(words[1..].to_vec());
     Ok(())
 }

@@ -128,7 +128,20 @@ pub struct ConfigStore {
     /// installed by the server binary. Without it (unit tests) the new
     /// values are only stored.
     listener_hook: std::sync::OnceLock<ListenerHook>,
+    /// Told of every published change (old, new): settings whose state
+    /// lives elsewhere follow them (`requirepass` is the default user's
+    /// password).
+    change_hook: std::sync::OnceLock<ChangeHook>,
+    /// Gives CONFIG REWRITE the lines of directives that are not
+    /// parameters (`user`), see [`file::rewrite_text_directives`].
+    directives_hook: std::sync::OnceLock<DirectivesHook>,
 }
+
+/// See [`ConfigStore::set_directives_hook`].
+pub type DirectivesHook = Box<dyn Fn() -> Vec<(&'static str, Vec<String>)> + Send + Sync>;
+
+/// See [`ConfigStore::set_change_hook`].
+pub type ChangeHook = Box<dyn Fn(&Settings, &Settings) + Send + Sync>;
 
 /// Moves the TCP listeners to the `bind` addresses and `port` of the given
 /// settings, or fails leaving the old listeners in place (the error says
@@ -143,7 +156,19 @@ impl ConfigStore {
             generation: AtomicU64::new(1),
             file,
             listener_hook: std::sync::OnceLock::new(),
+            change_hook: std::sync::OnceLock::new(),
+            directives_hook: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Installs the hook that gives CONFIG REWRITE the `user` lines.
+    pub fn set_directives_hook(&self, hook: DirectivesHook) {
+        let _ = self.directives_hook.set(hook);
+    }
+
+    /// Installs the hook told of every change (once, when the server is built).
+    pub fn set_change_hook(&self, hook: ChangeHook) {
+        let _ = self.change_hook.set(hook);
     }
 
     /// Installs the listener rebinding hook (once, at startup).
@@ -216,8 +241,13 @@ impl ConfigStore {
                 }
             }
         }
-        *guard = Arc::new(next);
+        let next = Arc::new(next);
+        let old = std::mem::replace(&mut *guard, next.clone());
         self.generation.fetch_add(1, Ordering::Release);
+        drop(guard);
+        if let Some(hook) = self.change_hook.get() {
+            hook(&old, &next);
+        }
         Ok(())
     }
 
@@ -263,7 +293,8 @@ impl ConfigStore {
             .ok_or(crate::base::errors::ERR_SERVER_RUNNING_WITHOUT_CONFIG_FILE)?;
         let old = std::fs::read_to_string(path).unwrap_or_default();
         let s = self.get();
-        let text = file::rewrite_text_with(&old, &s, self.params, force_all);
+        let directives = self.directives_hook.get().map(|h| h()).unwrap_or_default();
+        let text = file::rewrite_text_directives(&old, &s, self.params, force_all, directives);
         let tmp = path.with_extension("tmp-rewrite");
         std::fs::write(&tmp, text)
             .map_err(|e| crate::base::errors::config_rewrite_failed(&e.to_string()))?;

@@ -120,6 +120,29 @@ pub struct Settings {
     pub tracking_table_max_keys: u64,
     /// `maxmemory-clients` (see `services::client_eviction`).
     pub maxmemory_clients: ClientsMemory,
+    /// `aclfile`: where ACL LOAD / ACL SAVE read and write users ("" = none).
+    pub aclfile: String,
+    /// `acllog-max-len`: entries ACL LOG keeps.
+    pub acllog_max_len: u64,
+    /// `acl-pubsub-default`: new users get every channel (`allchannels`)
+    /// or none (`resetchannels`, Redis 7.0's default).
+    pub acl_pubsub_all: bool,
+    /// The config file's `user` lines, each `[name, rules...]` (applied at
+    /// startup; not a parameter, as in Redis).
+    pub acl_users: Vec<Vec<String>>,
+    /// The config file's `rename-command` lines as (command, new name);
+    /// an empty new name removes the command.
+    pub renamed_commands: Vec<RenameCommand>,
+}
+
+/// One `rename-command` line of the config file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RenameCommand {
+    pub from: String,
+    /// Empty: the command is removed.
+    pub to: String,
+    /// Where the line was, for the startup error.
+    pub at: String,
 }
 
 /// One RDB save point: save when at least `changes` writes happened and
@@ -232,6 +255,11 @@ impl Default for Settings {
             limits: collections::Limits::default(),
             tracking_table_max_keys: 0,
             maxmemory_clients: ClientsMemory::Bytes(0),
+            aclfile: String::new(),
+            acllog_max_len: 0,
+            acl_pubsub_all: false,
+            acl_users: Vec::new(),
+            renamed_commands: Vec::new(),
         };
         s.apply_defaults(super::Params {
             groups: super::params::KERNEL,

@@ -151,9 +151,19 @@ pub fn bgsave(srv: &Server, settings: &Settings) -> Result<(), BgsaveError> {
     let walk = std::thread::Builder::new()
         .name("petrel-bgsave".into())
         .spawn(move || {
-            let r = keyspace.walk_snapshot(&snap);
-            if r.is_err() {
-                walk_sink.abort();
+            // A partition stopped by a fault during the walk fails the save
+            // (the file would miss its keys), and so does a refusal racing
+            // the walk's own check; the writer then ends it with an error.
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                keyspace.walk_snapshot(&snap)
+            }));
+            match r {
+                Ok(Ok(())) => {}
+                Ok(Err(store::keyspace::snapshot::WalkError::PartitionStopped(p))) => {
+                    walk_sink.fail_with(&crate::base::errors::partition_stopped(p))
+                }
+                Ok(Err(_)) => walk_sink.abort(),
+                Err(_) => walk_sink.fail_with("the snapshot walk was refused a partition"),
             }
             walk_sink.close();
         });

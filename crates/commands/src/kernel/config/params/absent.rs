@@ -1,5 +1,5 @@
 //! Settings of Redis 7.0 features Petrel does not have yet (replication,
-//! cluster mode, TLS, ACL users, active defragmentation, syslog...). Each
+//! cluster mode, TLS, active defragmentation, syslog...). Each
 //! row reads as Redis's default and accepts only that default, so a stock
 //! `redis.conf` loads unchanged and accepting it changes nothing; any other
 //! value is refused naming the setting and the missing feature (see
@@ -11,16 +11,6 @@ use super::super::values::Same;
 use super::super::Param;
 
 pub static ABSENT: &[Param] = &[
-    absent!("aclfile", [], false, "", Same::Words, "ACL users"),
-    absent!("acllog-max-len", [], true, "128", Same::Int, "ACL users"),
-    absent!(
-        "acl-pubsub-default",
-        [],
-        true,
-        "resetchannels",
-        Same::Word,
-        "ACL users"
-    ),
     absent!(
         "activedefrag",
         [],

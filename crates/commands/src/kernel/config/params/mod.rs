@@ -5,6 +5,7 @@
 //! `Settings::default` (a registry test checks it names each of them).
 
 pub mod absent;
+pub mod acl;
 pub mod client_limits;
 pub mod clients;
 pub mod diagnostics;
@@ -20,6 +21,7 @@ pub mod server;
 /// The kernel's groups, in registry order.
 pub const KERNEL: &[&[super::Param]] = &[
     network::NETWORK,
+    acl::ACL,
     server::SERVER,
     persistence::PERSISTENCE,
     replication::REPLICATION,
