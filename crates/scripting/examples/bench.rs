@@ -69,7 +69,7 @@ fn main() {
     let compile = t.elapsed().as_nanos() as f64 / f64::from(m);
     println!("SCRIPT LOAD (compile+cache)  {compile:8.0} ns/script");
     println!(
-        "cache: {} scripts, {} B of bodies+names ({} B each), Lua VM {} B ({} B per script)",
+        "cache: {} scripts, {} B of cache map ({} B each), Lua VM {} B ({} B per script)",
         engine.len(),
         engine.scripts_memory(),
         engine.scripts_memory() / engine.len(),

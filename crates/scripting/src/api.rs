@@ -4,15 +4,15 @@
 //! 7.0's argument checks and error texts (checked against 7.0.15).
 //!
 //! Errors Redis raises with `luaPushError` + `luaError` are raised as
-//! `{err=...}` tables ([`table_error`]); `redis.pcall` returns them
-//! instead. `redis.call` raises the error reply of a failed command as the
-//! table `{err = "<reply without '-'>"}`.
+//! `{err=...}` tables ([`table_error`]). `call` and `pcall` are raw C
+//! functions ([`crate::call`]): `redis.call` raises the error reply of a
+//! failed command as the table `{err = "<reply without '-'>"}`, and
+//! `redis.pcall` returns it.
 
 use mlua::{Lua, MultiValue, Table, Value};
 
-use crate::convert::reply_to_lua;
 use crate::error::{error_table_text, table_error};
-use crate::host::{CallContext, LogLevel, ReplFlags};
+use crate::host::{LogLevel, ReplFlags};
 use crate::num::write_g;
 use crate::run::with_host;
 use crate::sha1::sha1_hex;
@@ -79,74 +79,6 @@ fn err_table(lua: &Lua, text: &[u8]) -> mlua::Result<Value> {
     let t = lua.create_table_with_capacity(0, 1)?;
     t.raw_set("err", lua.create_string(text)?)?;
     Ok(Value::Table(t))
-}
-
-/// Raised by `call`, returned by `pcall`.
-fn fail(lua: &Lua, text: &str, raise: bool) -> mlua::Result<Value> {
-    if raise {
-        Err(table_error(text))
-    } else {
-        err_table(lua, text.as_bytes())
-    }
-}
-
-fn command(lua: &Lua, args: MultiValue, raise: bool) -> mlua::Result<Value> {
-    if args.is_empty() {
-        return fail(lua, NO_ARGS, raise);
-    }
-    let Some(argv) = Argv::from_lua(&args) else {
-        return fail(lua, BAD_ARGS, raise);
-    };
-    drop(args);
-    let slices = argv.slices();
-    let reply = with_host(lua, |host, st| {
-        st.buf.clear();
-        st.buf.set_protocol(st.resp);
-        let ctx = CallContext {
-            repl: st.repl,
-            pcall: !raise,
-        };
-        host.call(&slices, ctx, &mut st.buf);
-        std::mem::take(st.buf.vec_mut())
-    });
-    let Some(reply) = reply else {
-        return fail(
-            lua,
-            "ERR redis.call is not available outside a script run",
-            raise,
-        );
-    };
-    let out = if raise && matches!(reply.first(), Some(b'-' | b'!')) {
-        Err(table_error(String::from_utf8_lossy(error_reply_text(
-            &reply,
-        ))))
-    } else {
-        reply_to_lua(lua, &reply).map(|(v, _)| v)
-    };
-    // Give the allocation back to the reusable buffer.
-    let mut reply = reply;
-    reply.clear();
-    crate::run::with_state(lua, |st| {
-        if st.buf.vec_mut().capacity() < reply.capacity() {
-            *st.buf.vec_mut() = reply;
-        }
-    });
-    out
-}
-
-/// The text of an error reply (`-text\r\n` or `!len\r\ntext\r\n`).
-fn error_reply_text(reply: &[u8]) -> &[u8] {
-    if reply.first() == Some(&b'!') {
-        let start = reply
-            .iter()
-            .position(|&c| c == b'\n')
-            .map_or(reply.len(), |i| i + 1);
-        let body = &reply[start..];
-        body.strip_suffix(b"\r\n").unwrap_or(body)
-    } else {
-        let body = &reply[1..];
-        body.strip_suffix(b"\r\n").unwrap_or(body)
-    }
 }
 
 fn error_reply(lua: &Lua, args: MultiValue) -> mlua::Result<Value> {
@@ -310,14 +242,9 @@ pub(crate) enum RedisApi {
 /// Builds the runtime `redis` table.
 pub(crate) fn redis_table(lua: &Lua, api: RedisApi, v: &VersionInfo) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    t.raw_set(
-        "call",
-        lua.create_function(|lua, a: MultiValue| command(lua, a, true))?,
-    )?;
-    t.raw_set(
-        "pcall",
-        lua.create_function(|lua, a: MultiValue| command(lua, a, false))?,
-    )?;
+    let state = crate::run::state_of(lua).expect("run state installed before the redis table");
+    t.raw_set("call", crate::call::function(lua, state, true)?)?;
+    t.raw_set("pcall", crate::call::function(lua, state, false)?)?;
     t.raw_set("error_reply", lua.create_function(error_reply)?)?;
     t.raw_set("status_reply", lua.create_function(status_reply)?)?;
     t.raw_set("sha1hex", lua.create_function(sha1hex)?)?;

@@ -7,18 +7,33 @@
 //! keeps `f_<sha>`: one compiled function per body, until SCRIPT FLUSH,
 //! which — as in Redis — throws the whole VM away and builds a new one.
 //!
-//! Invariants: every cached SHA maps to a compiled function of the current
-//! VM; `scripts_bytes` is the sum of [`Script::memory`] over the cache.
+//! What one cached script keeps (the cost `SCRIPT LOAD` of many distinct
+//! scripts adds up): its compiled function in the VM, in a registry slot
+//! of its own (a plain `luaL_ref`, not an mlua `RegistryKey`: scripts are
+//! only ever dropped all at once with the VM), and one 48-byte map entry:
+//! the lowercase hex SHA, that slot and the flags. The body itself is not kept: nothing reads it back (Redis 7.0
+//! replicates a script's effects, never its body, and has no command that
+//! returns one), and it was the largest part of an entry.
+//!
+//! `used_memory_scripts_eval` is what the cache really holds outside the
+//! VM: the map's allocation (Redis counts its dictionary and the SHA and
+//! body strings it keeps; the compiled functions are in `used_memory_lua`
+//! in both).
+//!
+//! Invariant: every cached SHA maps to a compiled function of the current
+//! VM, in the registry slot its entry names.
 
-use std::collections::HashMap;
+use std::os::raw::c_int;
 
-use mlua::{Function, RegistryKey};
-use resp::{Protocol, ReplyBuf};
+use hashbrown::HashMap;
+use mlua::{ffi, Function};
+use resp::ReplyBuf;
 
 use crate::api::{redis_table, RedisApi, VersionInfo};
+use crate::exec::Kind;
 use crate::host::Host;
-use crate::reply::{gc_tick, string_array, write_outcome};
-use crate::run::{enter, with_state, Phase, RunState};
+use crate::reply::gc_tick;
+use crate::run::{enter, with_state, Phase};
 use crate::sandbox::{Vm, VmKind};
 use crate::sha1::sha1_hex;
 use crate::shebang::{parse_eval, ScriptFlags};
@@ -31,29 +46,42 @@ pub const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
 
 /// One cached script.
 pub struct Script {
-    body: Vec<u8>,
+    /// Registry slot of the compiled function (a `Function` held in Rust
+    /// would take one of mlua's ~8000 auxiliary stack slots, capping the
+    /// cache).
+    func: c_int,
     flags: ScriptFlags,
-    /// In the Lua registry: a `Function` held in Rust would take one of
-    /// mlua's ~8000 auxiliary stack slots, capping the cache.
-    func: RegistryKey,
 }
 
 impl Script {
-    /// The body as loaded.
-    pub fn body(&self) -> &[u8] {
-        &self.body
-    }
-
     /// Flags from the shebang ([`ScriptFlags::EVAL_COMPAT_MODE`] without one).
     pub fn flags(&self) -> ScriptFlags {
         self.flags
     }
+}
 
-    /// Bytes Redis would count for it in `used_memory_scripts_eval`: the
-    /// body and the SHA (allocator overhead not included).
-    pub fn memory(&self) -> usize {
-        self.body.len() + 40
+/// `sha` (40 bytes) lowercased: EVALSHA's key for the cache, which is
+/// keyed by the lowercase hex SHA (converting to and from the 20 binary
+/// bytes on every EVALSHA cost more than the 20 bytes an entry it saves).
+fn lower_key(sha: &[u8]) -> Option<Sha> {
+    let mut key: Sha = sha.try_into().ok()?;
+    key.make_ascii_lowercase();
+    Some(key)
+}
+
+/// Puts `func` in a new registry slot of `lua` and returns the slot.
+fn registry_ref(lua: &mlua::Lua, func: Function) -> mlua::Result<c_int> {
+    let mut slot = ffi::LUA_REFNIL;
+    // SAFETY: `func` is pushed by exec_raw as the closure's one argument;
+    // `luaL_ref` pops it into a new registry slot (it may raise a memory
+    // error, which exec_raw's protected call turns into an `Err`; nothing
+    // with a destructor is live in the closure).
+    unsafe {
+        lua.exec_raw::<()>(func, |l| {
+            slot = ffi::luaL_ref(l, ffi::LUA_REGISTRYINDEX);
+        })?;
     }
+    Ok(slot)
 }
 
 /// Settings of an engine.
@@ -79,7 +107,6 @@ pub(crate) fn new_vm(kind: VmKind, version: &VersionInfo) -> Vm {
         Ok((redis, load))
     })
     .expect("building the sandboxed Lua VM does not fail");
-    vm.lua.set_app_data(RunState::new());
     crate::hook::install(&vm.lua);
     vm
 }
@@ -87,8 +114,8 @@ pub(crate) fn new_vm(kind: VmKind, version: &VersionInfo) -> Vm {
 /// The EVAL scripting engine: one Lua VM and its script cache.
 pub struct ScriptEngine {
     vm: Vm,
+    /// Keyed by the lowercase hex SHA.
     scripts: HashMap<Sha, Script>,
-    scripts_bytes: usize,
     config: EngineConfig,
     gc_count: u32,
 }
@@ -99,7 +126,6 @@ impl ScriptEngine {
         ScriptEngine {
             vm: new_vm(VmKind::Eval, &config.version),
             scripts: HashMap::new(),
-            scripts_bytes: 0,
             config,
             gc_count: 0,
         }
@@ -126,17 +152,12 @@ impl ScriptEngine {
                     crate::error::plain_text(&e)
                 )
             })?;
-        let func = self
-            .vm
-            .lua
-            .create_registry_value(func)
+        let func = registry_ref(&self.vm.lua, func)
             .map_err(|e| format!("ERR {}", crate::error::plain_text(&e)))?;
         let script = Script {
-            body: body.to_vec(),
-            flags: shebang.flags,
             func,
+            flags: shebang.flags,
         };
-        self.scripts_bytes += script.memory();
         self.scripts.insert(sha, script);
         Ok(sha)
     }
@@ -154,16 +175,24 @@ impl ScriptEngine {
 
     /// EVALSHA's lookup: case-insensitive, as Redis lowercases the SHA.
     pub fn find(&self, sha: &[u8]) -> Option<Sha> {
-        let key: Sha = sha.to_ascii_lowercase().try_into().ok()?;
-        self.scripts.contains_key(&key).then_some(key)
+        self.find_with_flags(sha).map(|(sha, _)| sha)
+    }
+
+    /// The flags of the script `sha` (either case), if cached.
+    pub fn flags_of(&self, sha: &[u8]) -> Option<ScriptFlags> {
+        self.scripts.get(&lower_key(sha)?).map(|s| s.flags)
+    }
+
+    /// [`ScriptEngine::find`] and the script's flags, in one lookup.
+    pub fn find_with_flags(&self, sha: &[u8]) -> Option<(Sha, ScriptFlags)> {
+        let key = lower_key(sha)?;
+        self.scripts.get(&key).map(|s| (key, s.flags))
     }
 
     /// SCRIPT FLUSH: forgets every script and replaces the VM (its memory
     /// goes back to the allocator when the old VM drops).
     pub fn flush(&mut self) {
-        self.scripts.clear();
-        self.scripts_bytes = 0;
-        self.vm.lua.expire_registry_values();
+        self.scripts = HashMap::new();
         self.vm = new_vm(VmKind::Eval, &self.config.version);
     }
 
@@ -183,33 +212,21 @@ impl ScriptEngine {
             out.error(NOSCRIPT);
             return;
         };
-        let lua = &self.vm.lua;
-        let setup = (|| -> mlua::Result<()> {
-            self.vm.real.raw_set("KEYS", string_array(lua, keys)?)?;
-            self.vm.real.raw_set("ARGV", string_array(lua, args)?)?;
-            Ok(())
-        })();
-        if let Err(e) = setup {
-            out.error(&format!("ERR {}", crate::error::plain_text(&e)));
-            return;
-        }
-        let func: Function = match lua.registry_value(&script.func) {
-            Ok(f) => f,
-            Err(e) => {
-                out.error(&format!("ERR {}", crate::error::plain_text(&e)));
-                return;
-            }
-        };
-        let guard = enter(lua, Some(host), Phase::Run);
-        let res = self
-            .vm
-            .xpcall
-            .call::<mlua::MultiValue>((func, self.vm.handler.clone()));
-        let resp = with_state(lua, |st| st.resp).unwrap_or(Protocol::Resp2);
+        let state = self.vm.state.ptr();
         let name = std::str::from_utf8(sha).unwrap_or("?");
-        write_outcome(res, name, resp, out);
-        drop(guard);
-        gc_tick(lua, &mut self.gc_count);
+        let guard = enter(state, Some(host), Phase::Run);
+        self.vm.entry.run(
+            &self.vm.lua,
+            state,
+            Kind::Script,
+            script.func,
+            keys,
+            args,
+            name,
+            out,
+        );
+        guard.finish();
+        gc_tick(&self.vm.lua, &mut self.gc_count);
     }
 
     /// EVAL: [`ScriptEngine::load`] then [`ScriptEngine::run`]; a load
@@ -253,10 +270,10 @@ impl ScriptEngine {
         self.scripts.is_empty()
     }
 
-    /// Bytes held for the cached scripts' bodies and names
-    /// (`used_memory_scripts_eval`).
+    /// Bytes the cache holds outside the VM (`used_memory_scripts_eval`):
+    /// the map's allocation.
     pub fn scripts_memory(&self) -> usize {
-        self.scripts_bytes
+        self.scripts.allocation_size()
     }
 
     /// Bytes used by the Lua VM (`used_memory_lua`, `used_memory_vm_eval`).
@@ -267,5 +284,32 @@ impl ScriptEngine {
     /// Whether the last (or current) run was killed by the host.
     pub fn was_killed(&self) -> bool {
         with_state(&self.vm.lua, |st| st.killed).unwrap_or(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evalsha_lookup_ignores_case_and_refuses_non_shas() {
+        let mut e = ScriptEngine::new(EngineConfig::default());
+        let sha = e.load(b"return 1").unwrap();
+        assert_eq!(&sha, b"e0e1f9fabfc9d4800c877a703b823ac0578ff8db");
+        assert!(e.exists(&sha));
+        // EVALSHA lowercases; SCRIPT EXISTS does not.
+        let upper = sha.to_ascii_uppercase();
+        assert_eq!(e.find(&upper), Some(sha));
+        assert!(!e.exists(&upper));
+        // Not 40 hex digits: unknown, never a panic.
+        for bad in [&b"e0e1"[..], &[b'g'; 40], &sha[..39], &[0xff; 40]] {
+            assert_eq!(e.find(bad), None);
+            assert!(!e.exists(bad));
+        }
+        assert_eq!(e.len(), 1);
+        assert!(e.scripts_memory() > 0);
+        e.flush();
+        assert_eq!(e.find(&sha), None);
+        assert_eq!(e.scripts_memory(), 0);
     }
 }

@@ -21,15 +21,17 @@
 //! ([`FunctionEngine::restore`]).
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
-use mlua::{Function, Lua, MultiValue, Table, Value};
-use resp::{Protocol, ReplyBuf};
+use mlua::{Function, Lua, MultiValue, RegistryKey, Table, Value};
+use resp::ReplyBuf;
 
 use crate::api::{to_lstring, VersionInfo};
 use crate::cache::new_vm;
 use crate::error::table_error;
+use crate::exec::Kind;
 use crate::host::Host;
-use crate::reply::{gc_tick, string_array, write_outcome};
+use crate::reply::gc_tick;
 use crate::run::{enter, with_state, Phase};
 use crate::sandbox::{Vm, VmKind};
 use crate::shebang::{parse_library, valid_name, ScriptFlags, BAD_NAME};
@@ -43,7 +45,9 @@ pub struct FunctionDef {
     pub description: Option<Vec<u8>>,
     /// Its flags.
     pub flags: ScriptFlags,
-    func: Function,
+    /// The callback, in the Lua registry (shared by the clones FUNCTION
+    /// RESTORE keeps to roll back).
+    func: Arc<RegistryKey>,
 }
 
 /// One library.
@@ -131,11 +135,12 @@ fn register_function(lua: &Lua, args: MultiValue) -> mlua::Result<()> {
     if pending.0.iter().any(|f| f.name == name) {
         return Err(table_error("ERR Function already exists in the library"));
     }
+    let func = Arc::new(lua.create_registry_value(callback)?);
     pending.0.push(FunctionDef {
         name,
         description,
         flags,
-        func: callback,
+        func,
     });
     Ok(())
 }
@@ -265,7 +270,7 @@ impl FunctionEngine {
             .expect("functions VM has load globals");
         lua.set_app_data(Pending(Vec::new()));
         let _ = self.vm.pmt.raw_set("__index", load_real);
-        let guard = enter(lua, host, Phase::Load);
+        let guard = enter(self.vm.state.ptr(), host, Phase::Load);
         let res = self
             .vm
             .xpcall
@@ -436,25 +441,22 @@ impl FunctionEngine {
             out.error("ERR Function not found");
             return;
         };
-        let func = def.func.clone();
+        let func = def.func.id();
         let fname = def.name.clone();
-        let lua = &self.vm.lua;
-        let tables = (|| -> mlua::Result<(Table, Table)> {
-            Ok((string_array(lua, keys)?, string_array(lua, args)?))
-        })();
-        let (k, a) = match tables {
-            Ok(t) => t,
-            Err(e) => {
-                out.error(&format!("ERR {}", crate::error::plain_text(&e)));
-                return;
-            }
-        };
-        let guard = enter(lua, Some(host), Phase::Run);
-        let res = self.vm.run_function.call::<MultiValue>((func, k, a));
-        let resp = with_state(lua, |st| st.resp).unwrap_or(Protocol::Resp2);
-        write_outcome(res, &fname, resp, out);
-        drop(guard);
-        gc_tick(lua, &mut self.gc_count);
+        let state = self.vm.state.ptr();
+        let guard = enter(state, Some(host), Phase::Run);
+        self.vm.entry.run(
+            &self.vm.lua,
+            state,
+            Kind::Function,
+            func,
+            keys,
+            args,
+            &fname,
+            out,
+        );
+        guard.finish();
+        gc_tick(&self.vm.lua, &mut self.gc_count);
     }
 
     /// Whether the last (or current) call was killed by the host.

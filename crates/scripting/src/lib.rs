@@ -38,8 +38,10 @@
 
 pub mod api;
 pub mod cache;
+mod call;
 pub mod convert;
 pub mod error;
+mod exec;
 pub mod functions;
 pub mod hook;
 pub mod host;

@@ -1,38 +1,10 @@
-//! Writing the outcome of a run: the script's value, or Redis 7.0's error
-//! line `<err> script: <name>, on <source>:<line>.`.
+//! Writing a failed run's error as Redis 7.0's error line
+//! `<err> script: <name>, on <source>:<line>.`, and stepping the collector.
 
-use mlua::{MultiValue, Value};
-use resp::{Protocol, ReplyBuf};
+use mlua::Value;
+use resp::ReplyBuf;
 
-use crate::convert::{lua_to_reply, one_line};
-
-/// Writes the result of `xpcall(script, handler)`.
-pub(crate) fn write_outcome(
-    res: mlua::Result<MultiValue>,
-    name: &str,
-    script_resp: Protocol,
-    out: &mut ReplyBuf,
-) {
-    match res {
-        Ok(vals) => {
-            let mut it = vals.into_iter();
-            let ok = matches!(it.next(), Some(Value::Boolean(true)));
-            let v = it.next().unwrap_or(Value::Nil);
-            if ok {
-                lua_to_reply(&v, script_resp, out);
-            } else {
-                write_error(&v, name, out);
-            }
-        }
-        Err(e) => {
-            let text = format!(
-                "ERR Error running script {name}, {}",
-                crate::error::plain_text(&e)
-            );
-            out.error(&text);
-        }
-    }
-}
+use crate::convert::one_line;
 
 /// Writes the error object the handler produced.
 pub(crate) fn write_error(v: &Value, name: &str, out: &mut ReplyBuf) {
@@ -83,19 +55,4 @@ pub(crate) fn gc_tick(lua: &mlua::Lua, count: &mut u32) {
         *count = 0;
         let _ = lua.gc_step_kbytes(GC_PERIOD as i32);
     }
-}
-
-/// A Lua array of byte strings (`KEYS`, `ARGV`, function arguments).
-pub(crate) fn string_array(lua: &mlua::Lua, items: &[&[u8]]) -> mlua::Result<mlua::Table> {
-    let t = lua.create_table_with_capacity(items.len(), 0)?;
-    for (i, it) in items.iter().enumerate() {
-        t.raw_set(i + 1, lua.create_string(it)?)?;
-    }
-    Ok(t)
-}
-
-/// Converts a run's values to a reply when no error handler is involved.
-#[allow(dead_code)]
-pub(crate) fn first(vals: MultiValue) -> Value {
-    vals.into_iter().next().unwrap_or(Value::Nil)
 }

@@ -161,9 +161,4 @@ setmetatable(P, pmt)
 ro[P] = real
 mt_view[P] = protect({__index = nonexistent})
 
-local function run_function(f, k, a)
-  return xpcall(function() return f(k, a) end, handler)
-end
-
-return {real = real, pmt = pmt, load_real = load_real, xpcall = xpcall,
-        run_function = run_function, handler = handler}
+return {real = real, pmt = pmt, load_real = load_real, xpcall = xpcall}

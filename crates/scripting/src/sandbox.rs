@@ -45,6 +45,8 @@
 use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
 
 use crate::error::{find_raise, plain_text, to_lua_error_value, Raise};
+use crate::exec::Entry;
+use crate::run::{StateBox, StatePtr};
 
 const SANDBOX_LUA: &str = include_str!("sandbox.lua");
 
@@ -90,10 +92,13 @@ pub(crate) struct Vm {
     pub load_real: Option<Table>,
     /// The unwrapped `xpcall`.
     pub xpcall: Function,
-    /// `run_function(f, keys, args)`: `xpcall` of `f(keys, args)`.
-    pub run_function: Function,
     /// The error handler (Redis's `__redis__err__handler`).
     pub handler: Function,
+    /// Runs scripts and functions on the raw stack.
+    pub entry: Entry,
+    /// The run state; declared last so it is freed after the Lua state
+    /// is closed (see [`StateBox`]).
+    pub state: StateBox,
 }
 
 /// Where an error happened: the first frame that is neither a C function
@@ -167,6 +172,8 @@ impl Vm {
             StdLib::TABLE | StdLib::STRING | StdLib::MATH,
             LuaOptions::new(),
         )?;
+        let state = StateBox::new();
+        lua.set_app_data(StatePtr(state.ptr()));
         let libs = lua.create_table()?;
         libs.raw_set("bit", crate::libs::bit::open(&lua)?)?;
         libs.raw_set("cjson", crate::libs::cjson::open(&lua)?)?;
@@ -191,12 +198,19 @@ impl Vm {
             lua.load(SANDBOX_LUA)
                 .set_name(INTERNAL_SOURCE)
                 .call((lua.globals(), libs, allow))?;
+        let real: Table = setup.raw_get("real")?;
+        let entry = Entry::new(
+            &lua,
+            &lua.create_registry_value(real.clone())?,
+            &lua.create_registry_value(handler.clone())?,
+        )?;
         Ok(Vm {
-            real: setup.raw_get("real")?,
+            entry,
+            state,
+            real,
             pmt: setup.raw_get("pmt")?,
             load_real: setup.raw_get("load_real")?,
             xpcall: setup.raw_get("xpcall")?,
-            run_function: setup.raw_get("run_function")?,
             handler,
             lua,
         })

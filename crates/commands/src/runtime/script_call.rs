@@ -16,7 +16,13 @@
 //! The client is the script's own (see the scripting family), which has
 //! `in_exec` set: blocking commands answer as their non-blocking forms, and
 //! waiters of the keys a script writes are served after the script.
+//!
+//! Scripts call the same few commands over and over, so each thread
+//! remembers the last [`CACHED`] names it looked up (exact bytes) and
+//! skips the case-folding hash lookup for them; a remembered index is used
+//! only after checking that the table's entry has that name.
 
+use std::cell::RefCell;
 use std::sync::atomic::Ordering::Relaxed;
 
 use resp::ReplyBuf;
@@ -27,6 +33,7 @@ use crate::kernel::config::Settings;
 use crate::kernel::scripting::ScriptCall;
 use crate::kernel::server::Server;
 use crate::kernel::spec::flag;
+use crate::kernel::table::CommandTable;
 use crate::runtime::dispatch::call;
 
 /// Runs one command for a script (see the module doc).
@@ -39,7 +46,7 @@ pub fn execute_from_script(
     out: &mut ReplyBuf,
 ) {
     let table = &srv.table;
-    let Some(mut idx) = table.lookup(args[0]) else {
+    let Some(mut idx) = lookup(table, args[0]) else {
         return refuse(srv, None, out, errors::ERR_SCRIPT_UNKNOWN_COMMAND);
     };
     let top = table.get(idx);
@@ -59,10 +66,8 @@ pub fn execute_from_script(
     if spec.flags & flag::NOSCRIPT != 0 {
         return refuse(srv, Some(idx), out, errors::ERR_SCRIPT_NOSCRIPT);
     }
-    let caller = srv.clients.get(sc.caller);
     let lua = crate::kernel::acl::log::Context::Lua;
-    if let Err(d) = crate::services::acl::check_call(srv, client, idx, args, lua, caller.as_deref())
-    {
+    if let Err(d) = crate::services::acl::check_call(srv, client, idx, args, lua, Some(sc.caller)) {
         return refuse(srv, Some(idx), out, crate::services::acl::script_text(d));
     }
     if sc.read_only && spec.flags & (flag::WRITE | flag::MAY_REPLICATE) != 0 {
@@ -88,4 +93,83 @@ fn refuse(srv: &Server, idx: Option<usize>, out: &mut ReplyBuf, msg: &str) {
     }
     out.error(msg);
     srv.stats.count_error(msg.as_bytes());
+}
+
+/// How many command names each thread remembers.
+const CACHED: usize = 4;
+
+/// Longest name remembered.
+const NAME_MAX: usize = 22;
+
+/// One remembered lookup.
+#[derive(Clone, Copy)]
+struct Cached {
+    name: [u8; NAME_MAX],
+    len: u8,
+    idx: u32,
+}
+
+/// The names this thread's scripts called last, for one command table.
+struct LookupCache {
+    /// The table the entries index (its address).
+    table: usize,
+    entries: [Cached; CACHED],
+    used: usize,
+    /// The entry replaced next (round robin).
+    next: usize,
+}
+
+thread_local! {
+    static LOOKUPS: RefCell<LookupCache> = const {
+        RefCell::new(LookupCache {
+            table: 0,
+            entries: [Cached { name: [0; NAME_MAX], len: 0, idx: 0 }; CACHED],
+            used: 0,
+            next: 0,
+        })
+    };
+}
+
+/// `table.lookup(name)`, answered from this thread's cache when it can.
+fn lookup(table: &CommandTable, name: &[u8]) -> Option<usize> {
+    if name.len() > NAME_MAX {
+        return table.lookup(name);
+    }
+    LOOKUPS.with_borrow_mut(|c| {
+        let id = table as *const CommandTable as usize;
+        if c.table != id {
+            c.table = id;
+            c.used = 0;
+            c.next = 0;
+        }
+        let hit = c.entries[..c.used]
+            .iter()
+            .find(|e| usize::from(e.len) == name.len() && e.name[..name.len()] == *name)
+            .map(|e| e.idx as usize);
+        if let Some(idx) = hit {
+            // Checked against the table itself, so a table built at the
+            // address of a dropped one (tests) is never misread.
+            if table
+                .entries
+                .get(idx)
+                .is_some_and(|entry| entry.full_name.as_bytes().eq_ignore_ascii_case(name))
+            {
+                return Some(idx);
+            }
+            c.used = 0;
+            c.next = 0;
+        }
+        let idx = table.lookup(name)?;
+        let mut e = Cached {
+            name: [0; NAME_MAX],
+            len: name.len() as u8,
+            idx: idx as u32,
+        };
+        e.name[..name.len()].copy_from_slice(name);
+        let slot = c.next;
+        c.entries[slot] = e;
+        c.next = (slot + 1) % CACHED;
+        c.used = (c.used + 1).min(CACHED);
+        Some(idx)
+    })
 }

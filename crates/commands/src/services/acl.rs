@@ -299,7 +299,7 @@ pub fn exec_text(d: Denied) -> String {
 
 /// Checks a call for the dispatcher (and EXEC, scripts): refreshes the
 /// user, and on denial logs it (ACL LOG, INFO counters). `context` is
-/// where the call comes from; `caller` the connection to show in the log
+/// where the call comes from; `caller` the id of the connection to show in the log
 /// (the script's caller for a script's call).
 pub fn check_call(
     srv: &Server,
@@ -307,7 +307,7 @@ pub fn check_call(
     idx: usize,
     args: &[&[u8]],
     context: Context,
-    caller: Option<&ClientShared>,
+    caller: Option<u64>,
 ) -> Result<(), Denied> {
     refresh_user(srv, client);
     if client.acl.user.unrestricted() {
@@ -322,9 +322,12 @@ pub fn check_call(
             Denied::Key(i) | Denied::Channel(i) => args[i].to_vec(),
         };
         let user = client.acl.user.name.clone();
+        // The calling client (a script's) is looked up only on a denial:
+        // the registry lookup is not free, and checks pass far more often.
+        let caller = caller.and_then(|id| srv.clients.get(id));
         log(
             srv,
-            caller.unwrap_or(&client.shared),
+            caller.as_deref().unwrap_or(&client.shared),
             d.reason(),
             context,
             object,

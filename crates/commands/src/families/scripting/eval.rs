@@ -49,7 +49,7 @@ pub(super) fn evalsha_flags(srv: &Server, args: &[&[u8]], base: u32) -> u32 {
         return base;
     };
     let eng = srv.scripting.eval.lock();
-    match eng.find(sha).and_then(|s| eng.get(&s).map(|s| s.flags())) {
+    match eng.flags_of(sha) {
         Some(f) => script_cmd_flags(base, f),
         None => base,
     }
@@ -61,21 +61,20 @@ fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], by_sha: bool, read_only: bool) {
     };
     let srv = ctx.srv;
     let mut eng = srv.scripting.eval.lock();
-    let sha = if by_sha {
-        match eng.find(args[1]) {
-            Some(s) => s,
-            None => return ctx.error(scripting::NOSCRIPT),
-        }
+    let found = if by_sha {
+        eng.find_with_flags(args[1])
     } else {
         match eng.load(args[1]) {
             Ok(s) => {
                 srv.scripting.refresh_eval_counts(&eng);
-                s
+                eng.find_with_flags(&s)
             }
             Err(e) => return ctx.error(&e),
         }
     };
-    let flags = eng.get(&sha).map(|s| s.flags()).unwrap_or_default();
+    let Some((sha, flags)) = found else {
+        return ctx.error(scripting::NOSCRIPT);
+    };
     let kind = RunKind {
         read_only,
         function: false,
