@@ -280,8 +280,10 @@ impl Worker {
                                     .shared
                                     .pubsub_queued
                                     .fetch_sub(msg.approx_len() as u64, Relaxed);
-                                msg.encode(&mut c.out);
-                                self.touched.push(slot);
+                                if c.client.pubsub.wants(&msg) {
+                                    msg.encode(&mut c.out);
+                                    self.touched.push(slot);
+                                }
                             }
                         }
                     }

@@ -177,3 +177,71 @@ fn slow_subscriber_is_disconnected_and_memory_stays_bounded() {
     );
     s.assert_alive();
 }
+
+/// Nothing follows an UNSUBSCRIBE/PUNSUBSCRIBE/RESET reply: messages that
+/// PUBLISH addressed to the client before its worker ran the unsubscribe
+/// are dropped, never written after the confirmation. Publishers on other
+/// connections (spread over both workers) publish without pause while each
+/// subscriber repeatedly subscribes, reads a message, and leaves.
+#[test]
+fn no_message_after_the_unsubscribe_reply() {
+    let s = TestServer::start(&[("threads", "2")]);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let publishers: Vec<_> = (0..2)
+        .map(|_| {
+            let mut p = s.raw();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    p.send_cmd(&["PUBLISH", "feed", "x"]);
+                    p.send_cmd(&["PUBLISH", "feed", "y"]);
+                    p.read_reply();
+                    p.read_reply();
+                }
+            })
+        })
+        .collect();
+    for round in 0..40 {
+        let mut c = s.raw();
+        let (sub, leave): (&[&str], &[&str]) = match round % 3 {
+            0 => (&["SUBSCRIBE", "feed"], &["UNSUBSCRIBE"]),
+            1 => (&["PSUBSCRIBE", "f*"], &["PUNSUBSCRIBE"]),
+            _ => (&["SUBSCRIBE", "feed"], &["RESET"]),
+        };
+        c.cmd(sub);
+        // Wait for traffic, then leave while messages are in flight.
+        c.read_reply();
+        c.send_cmd(leave);
+        let confirmation = loop {
+            match c.read_reply() {
+                Value::Array(v) if matches!(v.first(), Some(Value::Bulk(k)) if k == b"message" || k == b"pmessage") =>
+                    {}
+                other => break other,
+            }
+        };
+        let expected = match round % 3 {
+            0 => Value::Array(vec![
+                Value::bulk("unsubscribe"),
+                Value::bulk("feed"),
+                Value::Int(0),
+            ]),
+            1 => Value::Array(vec![
+                Value::bulk("punsubscribe"),
+                Value::bulk("f*"),
+                Value::Int(0),
+            ]),
+            _ => Value::Simple(b"RESET".to_vec()),
+        };
+        assert_eq!(confirmation, expected, "round {round}");
+        // A plain command's reply must be the very next thing.
+        assert_eq!(
+            c.cmd(&["PING"]),
+            Value::Simple(b"PONG".to_vec()),
+            "round {round}"
+        );
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for p in publishers {
+        p.join().unwrap();
+    }
+}

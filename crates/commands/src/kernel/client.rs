@@ -29,6 +29,23 @@ impl ClientPubSub {
     pub fn is_subscribed(&self) -> bool {
         !(self.channels.is_empty() && self.patterns.is_empty() && self.shard_channels.is_empty())
     }
+
+    /// Is the client still subscribed to what `msg` was published for?
+    /// A message travels to its receiver's worker after PUBLISH chose the
+    /// receivers; one that arrives after the client's UNSUBSCRIBE (or
+    /// RESET) reply is dropped, so that nothing follows the confirmation,
+    /// as in Redis where the two cannot interleave.
+    pub fn wants(&self, msg: &crate::kernel::message::Published) -> bool {
+        use crate::kernel::message::MessageKind;
+        match msg.kind {
+            MessageKind::Message => self.channels.contains(&msg.channel),
+            MessageKind::SMessage => self.shard_channels.contains(&msg.channel),
+            MessageKind::PMessage => msg
+                .pattern
+                .as_ref()
+                .is_some_and(|p| self.patterns.contains(p)),
+        }
+    }
 }
 
 /// Per-client transaction state (MULTI queue and WATCHed keys; the
