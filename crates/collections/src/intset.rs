@@ -57,8 +57,10 @@ impl IntSet {
         IntSet { buf }
     }
 
-    /// Adopt serialized bytes after validation.
-    pub fn from_bytes(buf: Vec<u8>) -> Result<Self, InvalidIntSet> {
+    /// Adopt a serialized intset (e.g. from RDB) after validation; its
+    /// capacity becomes the size class of its length.
+    pub fn from_bytes(mut buf: Vec<u8>) -> Result<Self, InvalidIntSet> {
+        crate::mem::fit_to_class(&mut buf);
         let s = IntSet { buf };
         s.validate()?;
         Ok(s)
@@ -171,7 +173,8 @@ impl IntSet {
             self.buf.reserve_exact(cap - self.buf.len());
         }
         self.buf.resize(n, 0);
-        if self.buf.capacity() > 2 * n + 64 {
+        // Never more room than the size class of the length.
+        if self.buf.capacity() > grow_capacity(n) {
             self.buf.shrink_to(grow_capacity(n));
         }
     }

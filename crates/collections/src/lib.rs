@@ -13,7 +13,8 @@
 //!   packed field/value chunks.
 //! * [`SortedSet`]: order-statistic B+tree of (score, member) plus a
 //!   member -> score table.
-//! * [`Quicklist`]: lists as listpack nodes (`list-max-listpack-size`),
+//! * [`Quicklist`]: lists as listpack nodes (`list-max-listpack-size`) and
+//!   plain nodes for elements of the packed threshold or more,
 //!   interior nodes LZF-compressed (`list-compress-depth`, [`quicklist::lzf`]).
 //! * [`stream`]: the stream type (Redis 7.0 node layout, consumer groups);
 //!   [`geo`]: Redis's 52-bit geohash, distances and search areas.

@@ -25,9 +25,10 @@
 //!   Redis's `lpStringToInt64` rules (see [`string_to_i64`]) are stored as
 //!   integers with the smallest encoding, as Redis does.
 //!
-//! Capacity grows in allocator-like size classes (see [`crate::mem`]) and
-//! shrinks when less than half is used; [`Listpack::heap_bytes`] reports the
-//! capacity.
+//! Capacity is the allocator size class of the length (see [`crate::mem`]):
+//! it grows and shrinks with the content, class by class, so a listpack
+//! never keeps room a larger past content needed;
+//! [`Listpack::heap_bytes`] reports the capacity.
 
 use crate::mem::grow_capacity;
 use std::fmt;
@@ -419,8 +420,10 @@ impl Listpack {
     }
 
     /// Adopt a serialized listpack (e.g. from RDB) after full validation.
-    pub fn from_bytes(buf: Vec<u8>) -> Result<Self, InvalidListpack> {
+    /// Its capacity becomes the size class of its length.
+    pub fn from_bytes(mut buf: Vec<u8>) -> Result<Self, InvalidListpack> {
         let count = Self::validate_bytes(&buf)?;
+        crate::mem::fit_to_class(&mut buf);
         Ok(Listpack { buf, count })
     }
 
@@ -674,7 +677,9 @@ impl Listpack {
             self.buf[p..p + part.len()].copy_from_slice(part);
             p += part.len();
         }
-        if self.buf.capacity() > 2 * new_len + 64 {
+        // Never more room than the size class of the length (Redis
+        // reallocates a listpack to its exact size on every change).
+        if self.buf.capacity() > grow_capacity(new_len) {
             self.buf.shrink_to(grow_capacity(new_len));
         }
     }

@@ -30,9 +30,40 @@ pub const fn block_bytes(n: usize) -> usize {
     }
 }
 
+/// Gives `buf` exactly the capacity of its length's size class, so its
+/// capacity is what the allocator really holds for it (a buffer read from
+/// a file or a socket may have been sized for more, or exactly for its
+/// length): shrinks the room a larger past content left, or claims the
+/// rest of the class (in place: the block already has that size).
+pub fn fit_to_class(buf: &mut Vec<u8>) {
+    let cap = grow_capacity(buf.len());
+    if buf.capacity() > cap {
+        buf.shrink_to(cap);
+    } else if buf.capacity() < cap {
+        buf.reserve_exact(cap - buf.len());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn fit_to_class_sets_the_class() {
+        for (len, cap) in [
+            (0, 100),
+            (10, 10),
+            (100, 4096),
+            (1000, 1000),
+            (5000, 1 << 20),
+        ] {
+            let mut v = Vec::with_capacity(cap);
+            v.resize(len, 7u8);
+            fit_to_class(&mut v);
+            assert_eq!((v.len(), v.capacity()), (len, grow_capacity(len)));
+            assert!(v.iter().all(|&b| b == 7));
+        }
+    }
+
     #[test]
     fn classes() {
         assert_eq!(grow_capacity(1), 8);

@@ -4,9 +4,12 @@
 //! * every LZF node in Redis's DUMP decodes with our decompressor into a
 //!   valid listpack, and the nodes together hold the list;
 //! * a DUMP payload built from our compressed nodes (copied as they are)
-//!   RESTOREs in Redis to the same list.
+//!   RESTOREs in Redis to the same list;
+//! * with `DEBUG QUICKLIST-PACKED-THRESHOLD` at 200 bytes on both sides,
+//!   the same elements go into plain nodes (RDB container 1) in Redis's
+//!   DUMP and in our quicklist, compressed in the interior when LZF pays.
 
-use collections::quicklist::{lzf, Node};
+use collections::quicklist::{lzf, Container};
 use collections::{Listpack, Quicklist};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -134,10 +137,21 @@ fn put_len(out: &mut Vec<u8>, n: usize) {
     }
 }
 
+/// The packed threshold both sides use.
+const THRESHOLD: usize = 200;
+
 fn elements() -> Vec<Vec<u8>> {
     let mut x = 7u64;
     (0..3000u32)
         .map(|i| match i % 7 {
+            // Large: plain nodes, compressible or not.
+            _ if i % 97 == 5 => "large".repeat(40 + i as usize % 30).into_bytes(),
+            _ if i % 97 == 50 => (0..THRESHOLD as u32 + i % 100)
+                .map(|_| {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    (x >> 56) as u8
+                })
+                .collect(),
             0 => format!("item:{i}").into_bytes(),
             1 => i.to_string().into_bytes(),
             2 => format!("{}", i as i64 * -1_000_003).into_bytes(),
@@ -158,7 +172,17 @@ fn lzf_nodes_round_trip_through_redis() {
         eprintln!("redis-server not found: skipped");
         return;
     };
+    collections::quicklist::set_packed_threshold(THRESHOLD as u64);
+    cmd(
+        &mut c,
+        &[
+            b"DEBUG",
+            b"QUICKLIST-PACKED-THRESHOLD",
+            THRESHOLD.to_string().as_bytes(),
+        ],
+    );
     let elems = elements();
+    let large = elems.iter().filter(|e| e.len() >= THRESHOLD).count();
     let mut args: Vec<&[u8]> = vec![b"RPUSH", b"l"];
     args.extend(elems.iter().map(|e| e.as_slice()));
     cmd(&mut c, &args);
@@ -170,9 +194,10 @@ fn lzf_nodes_round_trip_through_redis() {
     assert_eq!(dump[0], 18, "quicklist v2 object");
     let mut i = 1;
     let (nodes, _) = rdb_len(&dump, &mut i);
-    let (mut got, mut lzf_nodes) = (Vec::new(), 0);
+    let (mut got, mut lzf_nodes, mut plain_nodes, mut plain_lzf) = (Vec::new(), 0, 0, 0);
     for _ in 0..nodes {
-        assert_eq!(rdb_len(&dump, &mut i), (2, false), "packed container");
+        let (container, _) = rdb_len(&dump, &mut i);
+        assert!(container == 1 || container == 2, "container {container}");
         let (n, special) = rdb_len(&dump, &mut i);
         let lp = if special {
             assert_eq!(n, 3, "LZF string");
@@ -187,10 +212,22 @@ fn lzf_nodes_round_trip_through_redis() {
             i += n;
             dump[i - n..i].to_vec()
         };
+        if container == 1 {
+            assert!(lp.len() >= THRESHOLD);
+            plain_nodes += 1;
+            plain_lzf += special as usize;
+            got.push(lp);
+            continue;
+        }
         let lp = Listpack::from_bytes(lp).expect("valid listpack");
         got.extend(lp.iter().map(|v| v.to_vec()));
     }
     assert!(lzf_nodes > 10, "{lzf_nodes} compressed nodes of {nodes}");
+    assert_eq!(plain_nodes, large);
+    assert!(
+        plain_lzf > 5,
+        "{plain_lzf} compressed plain nodes in Redis's DUMP"
+    );
     assert_eq!(got, elems);
     let footer = dump[i..i + 2].to_vec();
 
@@ -202,25 +239,30 @@ fn lzf_nodes_round_trip_through_redis() {
     }
     let mut p = vec![18u8];
     put_len(&mut p, q.node_count());
-    let mut ours = 0;
+    let (mut ours, mut our_plain, mut our_plain_lzf, mut buf) = (0, 0, 0, Vec::new());
     for n in q.nodes() {
-        put_len(&mut p, 2);
-        match n {
-            Node::Lzf { data, raw_len, .. } => {
+        put_len(&mut p, n.container() as usize);
+        if n.container() == Container::Plain {
+            our_plain += 1;
+            our_plain_lzf += n.is_compressed() as usize;
+        }
+        match n.lzf() {
+            Some((data, raw_len)) => {
                 p.push(0xC3);
                 put_len(&mut p, data.len());
-                put_len(&mut p, *raw_len as usize);
+                put_len(&mut p, raw_len);
                 p.extend_from_slice(data);
                 ours += 1;
             }
-            n => {
-                let b = n.as_plain().unwrap().as_bytes();
+            None => n.with_bytes(&mut buf, |b| {
                 put_len(&mut p, b.len());
                 p.extend_from_slice(b);
-            }
+            }),
         }
     }
     assert!(ours > 10);
+    assert_eq!(our_plain, large);
+    assert!(our_plain_lzf > 5, "{our_plain_lzf} compressed plain nodes");
     p.extend_from_slice(&footer);
     p.extend_from_slice(&[0; 8]);
     cmd(&mut c, &[b"DEBUG", b"SET-SKIP-CHECKSUM-VALIDATION", b"1"]);

@@ -65,11 +65,17 @@ pub const FAMILIES: &[Family] = &[
     family!(hyperloglog),
     // EVAL, SCRIPT, FUNCTION, FCALL on crate `scripting`.
     family!(scripting),
+    // SAVE, BGSAVE, DUMP, RESTORE... on crate `persist`.
+    family!(persistence),
 ];
 
 /// Every family's DEBUG subcommands, in DEBUG HELP order.
-pub const DEBUG_SUBCOMMANDS: &[&[DebugSub]] =
-    &[families::server::debug::CORE, families::keys::DEBUG];
+pub const DEBUG_SUBCOMMANDS: &[&[DebugSub]] = &[
+    families::server::debug::CORE,
+    families::keys::DEBUG,
+    families::lists::DEBUG,
+    families::persistence::DEBUG,
+];
 
 /// Every configuration parameter group, in the order CONFIG GET and CONFIG
 /// REWRITE walk them.
@@ -85,6 +91,7 @@ pub const CONFIG_GROUPS: &[&[Param]] = &[
     params::memory::MEMORY,
     params::encodings::ENCODINGS,
     params::scripting::SCRIPTING,
+    params::absent::ABSENT,
 ];
 
 /// The parameters of [`CONFIG_GROUPS`].

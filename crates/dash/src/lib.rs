@@ -1326,8 +1326,9 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         m.version = m.version.max(v);
     }
 
-    /// Visits the entries stored in one physical bucket.
-    pub fn for_each_in_bucket(&self, id: BucketId, mut f: impl FnMut(&T)) {
+    /// Visits the entries stored in one physical bucket (the references
+    /// live as long as the borrow of the table).
+    pub fn for_each_in_bucket<'a>(&'a self, id: BucketId, mut f: impl FnMut(&'a T)) {
         let seg = self.seg(id.seg as usize);
         for j in 0..seg.meta[id.bucket as usize].len as usize {
             // SAFETY: j < len.
@@ -1359,17 +1360,106 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         (B..NB).for_each(|b| f(id(b)));
     }
 
+    /// The physical bucket holding the entry for `hash` that matches `eq`,
+    /// if there is one: the only bucket an in-place change of that entry,
+    /// or its removal, modifies (removal moves the bucket's last entry into
+    /// the hole; pulling a stash entry back and merging or shrinking
+    /// segments are held back by the restructure barrier).
+    pub fn bucket_of(&self, hash: u64, eq: impl FnMut(&T) -> bool) -> Option<BucketId> {
+        let p = self.find(hash, eq)?;
+        // SAFETY: `find` returns positions in live segments (I4).
+        let seg = unsafe { &*p.seg };
+        Some(BucketId {
+            seg: seg.idx,
+            bucket: p.b,
+        })
+    }
+
+    /// Calls `f` for every physical bucket that
+    /// [`scan_retain`](Self::scan_retain)`(cursor, ..)` may modify: the
+    /// logical bucket's home, the next bucket (its displaced entries) and
+    /// the stash buckets of that segment.
+    pub fn buckets_for_scan(&self, cursor: u64, mut f: impl FnMut(BucketId)) {
+        let (b, p) = split_cursor(cursor);
+        if b >= B {
+            return;
+        }
+        let si = self.si_at(self.dir_index(p));
+        let id = |b: usize| BucketId {
+            seg: si as u32,
+            bucket: b as u8,
+        };
+        f(id(b));
+        f(id(next(b)));
+        if self.seg(si).meta[b].stash != 0 {
+            (B..NB).for_each(|s| f(id(s)));
+        }
+    }
+
     /// Snapshot helper: before a write for `hash`, passes to `f` the entries
     /// of every bucket the write may touch whose version is below `version`,
     /// and raises those buckets to `version`.
     pub fn snapshot_before_write(&mut self, hash: u64, version: u32, mut f: impl FnMut(&T)) {
-        let mut ids = Vec::new();
-        self.buckets_for_write(hash, |id| ids.push(id));
-        for id in ids {
+        let mut ids = [BucketId { seg: 0, bucket: 0 }; NB];
+        let mut n = 0;
+        self.buckets_for_write(hash, |id| {
+            ids[n] = id;
+            n += 1;
+        });
+        for &id in &ids[..n] {
             if self.bucket_version(id) < version {
                 self.for_each_in_bucket(id, &mut f);
                 self.raise_bucket_version(id, version);
             }
+        }
+    }
+
+    /// Snapshot walk in hash order, one segment after the other (the rows
+    /// of a segment are read together, unlike [`snapshot_step`]'s
+    /// bucket-major order): from the bucket index and position in `cursor`
+    /// (0 starts), passes to `f` each physical bucket of the segment at
+    /// that position whose version is below `version`, until `f` returns
+    /// false (stop after that bucket) or the segment ends. Returns the next
+    /// cursor, 0 when the whole table was visited. `f` does not raise the
+    /// versions: the caller serialises the buckets and raises them with
+    /// [`raise_bucket_version`](Self::raise_bucket_version) before it
+    /// changes the table.
+    ///
+    /// Sound under concurrent writes that follow the snapshot protocol
+    /// (module docs): a segment that splits or is rebuilt after the walk
+    /// passed its position holds only buckets at `version`, and a segment
+    /// with buckets below `version` never merges or shrinks, so every
+    /// bucket below `version` lies at or after the cursor's position.
+    ///
+    /// [`snapshot_step`]: Self::snapshot_step
+    pub fn snapshot_walk(
+        &self,
+        cursor: u64,
+        version: u32,
+        mut f: impl FnMut(BucketId) -> bool,
+    ) -> u64 {
+        let (b0, p) = split_cursor(cursor);
+        let si = self.si_at(self.dir_index(p));
+        let seg = self.seg(si);
+        let end = seg_end(p, seg.depth as u32);
+        for b in b0.min(NB)..NB {
+            if seg.meta[b].version < version {
+                let go_on = f(BucketId {
+                    seg: si as u32,
+                    bucket: b as u8,
+                });
+                if !go_on && b + 1 < NB {
+                    return ((b as u64 + 1) << 56) | (p >> 8);
+                }
+                if !go_on {
+                    break;
+                }
+            }
+        }
+        if end >= 1u128 << 64 {
+            0
+        } else {
+            (end as u64) >> 8
         }
     }
 

@@ -79,9 +79,18 @@ pub fn payload_version(payload: &[u8]) -> Option<u16> {
 
 /// Checks the footer (Redis's `verifyDumpPayload`).
 pub fn verify_payload(payload: &[u8]) -> Result<(), RestoreError> {
+    verify_payload_with(payload, true)
+}
+
+/// Checks the footer; the CRC only when `verify_crc` (Redis's `DEBUG
+/// SET-SKIP-CHECKSUM-VALIDATION 1` skips it).
+pub fn verify_payload_with(payload: &[u8], verify_crc: bool) -> Result<(), RestoreError> {
     let v = payload_version(payload).ok_or(RestoreError::VersionOrChecksum)?;
     if v > RDB_VERSION {
         return Err(RestoreError::VersionOrChecksum);
+    }
+    if !verify_crc {
+        return Ok(());
     }
     let n = payload.len();
     let stored = u64::from_le_bytes(payload[n - 8..].try_into().unwrap());
@@ -93,7 +102,16 @@ pub fn verify_payload(payload: &[u8]) -> Result<(), RestoreError> {
 
 /// RESTORE's reading of a payload into a value built under `limits`.
 pub fn restore(payload: &[u8], limits: &Limits) -> Result<CompactValue, RestoreError> {
-    verify_payload(payload)?;
+    restore_with(payload, limits, true)
+}
+
+/// [`restore`], checking the CRC only when `verify_crc`.
+pub fn restore_with(
+    payload: &[u8],
+    limits: &Limits,
+    verify_crc: bool,
+) -> Result<CompactValue, RestoreError> {
+    verify_payload_with(payload, verify_crc)?;
     let mut inp = Input::new(payload, Some(payload.len() as u64), false);
     let t = inp.u8("a value type").map_err(RestoreError::BadData)?;
     // Types of later versions (listpack sets, 7.2 streams, 7.4 hashes)

@@ -88,8 +88,8 @@ pub mod writer;
 pub mod ziplist;
 pub mod zipmap;
 
-pub use dump::{dump, restore, RestoreError};
+pub use dump::{dump, restore, restore_with, RestoreError};
 pub use error::{Error, ErrorKind, Result};
 pub use functions::{dump_functions, restore_functions, FunctionsError};
 pub use reader::{Item, KeyEntry, ReadOptions, Reader};
-pub use writer::{EntryMeta, WriteOptions, Writer};
+pub use writer::{write_entry, write_select_db, EntryMeta, Sink, WriteOptions, Writer};

@@ -108,6 +108,21 @@ impl ReplyBuf {
         self.buf.clear();
     }
 
+    /// Bytes allocated for the buffer.
+    pub fn capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+
+    /// Gives back allocated room beyond `max(len, n)` bytes (0 with an
+    /// empty buffer frees the allocation).
+    pub fn shrink_to(&mut self, n: usize) {
+        if n == 0 && self.buf.is_empty() {
+            self.buf = Vec::new();
+        } else {
+            self.buf.shrink_to(n);
+        }
+    }
+
     /// Takes the buffered bytes, leaving the buffer empty.
     pub fn take(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.buf)

@@ -320,6 +320,27 @@ impl RequestParser {
         self.partial.clear();
     }
 
+    /// Gives back memory a large command grew: the argument-range vector
+    /// kept for reuse keeps room for `keep_args` ranges (or the ranges of
+    /// the command in progress, if more), and an inline scratch buffer of
+    /// more than 1 KiB, whose contents only matter while the command parsed
+    /// from it runs, is released. Call between commands (never while the
+    /// ranges of a parsed [`ArgsIn::Scratch`] command are in use).
+    pub fn shrink_buffers(&mut self, keep_args: usize) {
+        let keep = keep_args.max(self.partial.len());
+        if self.partial.capacity() > keep {
+            self.partial.shrink_to(keep);
+        }
+        if self.scratch.capacity() > 1024 {
+            self.scratch = Vec::new();
+        }
+    }
+
+    /// Room of the argument-range vector kept for reuse, in ranges.
+    pub fn args_capacity(&self) -> usize {
+        self.partial.capacity()
+    }
+
     /// True when no byte of a next command has been examined: `buf` may be
     /// replaced by anything.
     pub fn is_idle(&self) -> bool {

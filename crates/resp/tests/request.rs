@@ -512,3 +512,45 @@ fn huge_bulk_in_pieces_is_not_rescanned() {
     assert_eq!(r.consumed, buf.len());
     assert_eq!(args[1], (header, header + 1_000_000));
 }
+
+/// A command with many arguments grows the parser's argument vector;
+/// `shrink_buffers` gives the room back, between commands and in the
+/// middle of one (the ranges gathered so far are kept), and parsing goes
+/// on as before.
+#[test]
+fn shrink_buffers_after_a_large_command() {
+    let limits = Limits::default();
+    let mut p = RequestParser::new();
+    let mut args = Vec::new();
+    let mut big = b"*10001\r\n$4\r\nSADD\r\n".to_vec();
+    for i in 0..10_000 {
+        let m = format!("m{i}");
+        big.extend_from_slice(format!("${}\r\n{m}\r\n", m.len()).as_bytes());
+    }
+    let parsed = p.parse(&big, &limits, &mut args).unwrap().unwrap();
+    assert_eq!((parsed.consumed, args.len()), (big.len(), 10_001));
+    // The next command swaps vectors: the parser keeps the big one.
+    let ping = b"*1\r\n$4\r\nPING\r\n";
+    p.parse(ping, &limits, &mut args).unwrap().unwrap();
+    assert!(p.args_capacity() >= 10_001);
+    p.shrink_buffers(8);
+    assert!(p.args_capacity() <= 8, "{}", p.args_capacity());
+    // Shrinking halfway through a command keeps what it gathered.
+    let half = &big[..big.len() / 2];
+    assert!(p.parse(half, &limits, &mut args).unwrap().is_none());
+    p.shrink_buffers(8);
+    let parsed = p.parse(&big, &limits, &mut args).unwrap().unwrap();
+    assert_eq!((parsed.consumed, args.len()), (big.len(), 10_001));
+    assert_eq!(&big[args[10_000].0..args[10_000].1], b"m9999");
+    // Inline commands with escapes use the scratch buffer, released too.
+    let quoted = format!("SET k \"{}\"\r\n", "\\x41".repeat(2000));
+    let parsed = p
+        .parse(quoted.as_bytes(), &limits, &mut args)
+        .unwrap()
+        .unwrap();
+    assert_eq!(parsed.args_in, ArgsIn::Scratch);
+    p.shrink_buffers(8);
+    assert!(p.scratch().is_empty());
+    p.parse(ping, &limits, &mut args).unwrap().unwrap();
+    assert_eq!(args.len(), 1);
+}

@@ -214,6 +214,7 @@ pub fn install_memory_probe() {
         stats: jemalloc_stats,
         purge: jemalloc_purge,
         malloc_stats: jemalloc_malloc_stats,
+        background_thread: |on| tikv_jemalloc_ctl::background_thread::write(on).is_ok(),
     });
 }
 

@@ -8,6 +8,15 @@
 //! * `out.as_bytes()[wpos..]` is written to the socket in order; nothing else
 //!   writes to the socket.
 //! * Only the owning worker thread touches a `Conn`.
+//!
+//! Buffers that one large command grew (query buffer, argument ranges,
+//! reply buffer, the client's per-command key lists) give their room back
+//! in [`Conn::resize_buffers`], which the worker calls about once a second
+//! for every connection, off the request path, in the spirit of Redis's
+//! `clientsCronResizeQueryBuffer` and `clientsCronResizeOutputBuffer`:
+//! an idle connection (no command for 2 seconds) keeps only what holds
+//! data, a busy one keeps what its recent peak needs. The peaks are the
+//! largest use seen since the previous call.
 
 use std::io::{self, Read, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -26,6 +35,19 @@ use crate::net::Stream;
 const READ_CHUNK: usize = 16 * 1024;
 /// Arguments at least this big get their whole size reserved up front.
 const BIG_ARG: usize = 32 * 1024;
+/// A connection with no command for longer than this is idle (Redis's
+/// query buffer rule uses 2 seconds).
+const IDLE_MS: u64 = 2000;
+/// Redis's `PROTO_RESIZE_THRESHOLD`: a busy connection's query buffer
+/// above this is cut back when its recent peak used less than half.
+const QBUF_RESIZE_THRESHOLD: usize = 32 * 1024;
+/// Spare query-buffer bytes worth giving back (Redis: 4 KiB).
+const QBUF_MIN_SPARE: usize = 4 * 1024;
+/// Redis's `PROTO_REPLY_MIN_BYTES`: a busy connection's reply buffer is
+/// never cut below this.
+const REPLY_MIN_BYTES: usize = 1024;
+/// Argument ranges a connection keeps room for whatever its peak.
+const ARGS_KEEP: usize = 16;
 
 pub struct Conn {
     pub stream: Stream,
@@ -52,6 +74,19 @@ pub struct Conn {
     soft_limit_since: Option<Instant>,
     /// Largest reply-buffer use since the buffer was last emptied (`rbp`).
     out_peak: usize,
+    /// Largest unexecuted query-buffer content since the last resize.
+    qbuf_peak: usize,
+    /// Largest argument count since the last resize.
+    args_peak: usize,
+    /// Largest reply-buffer content since the last resize.
+    reply_peak: usize,
+}
+
+/// What [`Conn::resize_buffers`] did, for INFO's counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Resized {
+    /// The reply buffer was made smaller (INFO `reply_buffer_shrinks`).
+    pub reply_shrunk: bool,
 }
 
 pub enum ReadResult {
@@ -78,6 +113,9 @@ impl Conn {
             closing: false,
             dead: false,
             soft_limit_since: None,
+            qbuf_peak: 0,
+            args_peak: 0,
+            reply_peak: 0,
             out_peak: 0,
         }
     }
@@ -119,6 +157,7 @@ impl Conn {
                 Err(e) => return Err(e),
             }
         }
+        self.qbuf_peak = self.qbuf_peak.max(self.rlen - self.rpos);
         srv.stats.net_input_bytes.fetch_add(total as u64, Relaxed);
         srv.stats.total_reads_processed.fetch_add(1, Relaxed);
         self.client
@@ -144,6 +183,7 @@ impl Conn {
                 Ok(None) => break,
                 Ok(Some(parsed)) => {
                     let consumed = parsed.consumed;
+                    self.args_peak = self.args_peak.max(self.args.len());
                     if self.args.is_empty() {
                         self.rpos += consumed;
                         continue;
@@ -264,6 +304,114 @@ impl Conn {
         }
     }
 
+    /// Gives back the room of buffers grown beyond what the connection
+    /// needs (see the module docs); `now_ms` is the unix time in ms. Runs
+    /// between commands, from the worker's periodic work.
+    pub fn resize_buffers(&mut self, now_ms: u64) -> Resized {
+        let last = self.client.shared.last_interaction_ms.load(Relaxed);
+        let idle = now_ms.saturating_sub(last) > IDLE_MS;
+        self.resize_query_buffer(idle);
+        // Argument ranges: the connection's vector and the parser's spare
+        // one (they swap at every command) keep room for the recent peak.
+        let keep = if idle {
+            0
+        } else {
+            self.args_peak.max(ARGS_KEEP)
+        };
+        if self.args.capacity() > keep.max(ARGS_KEEP) {
+            self.args = Vec::with_capacity(keep);
+        }
+        self.parser.shrink_buffers(keep);
+        let reply_shrunk = self.resize_reply_buffer(idle);
+        // Key lists of the client's last command (filled only while some
+        // client WATCHes or waits in a blocking command).
+        let c = &mut self.client;
+        if c.modified.is_empty() && c.modified.capacity() > ARGS_KEEP {
+            c.modified = Vec::new();
+        }
+        if c.ready_keys.is_empty() && c.ready_keys.capacity() > ARGS_KEEP {
+            c.ready_keys = Vec::new();
+        }
+        if c.tx.watched.capacity() > 2 * c.tx.watched.len() + ARGS_KEEP {
+            c.tx.watched.shrink_to_fit();
+        }
+        self.qbuf_peak = self.rlen - self.rpos;
+        self.args_peak = 0;
+        self.reply_peak = self.pending_output();
+        self.client
+            .shared
+            .qbuf_free
+            .store((self.rbuf.len() - self.rlen) as u64, Relaxed);
+        // tot-mem, rbs (and the client eviction reading them) see the
+        // smaller buffers.
+        self.account_memory();
+        Resized { reply_shrunk }
+    }
+
+    /// Redis's `clientsCronResizeQueryBuffer` rule: an idle connection keeps
+    /// only its unexecuted bytes; a busy one whose buffer is above
+    /// [`QBUF_RESIZE_THRESHOLD`] and more than twice its recent peak keeps
+    /// the peak (or the bulk being received, if larger) plus a read's worth.
+    fn resize_query_buffer(&mut self, idle: bool) {
+        let used = self.rlen - self.rpos;
+        let size = self.rbuf.capacity();
+        if size - used <= QBUF_MIN_SPARE {
+            return;
+        }
+        let bulk = self.parser.pending_bulk_len().map_or(0, |n| used + n);
+        let target = if idle {
+            used
+        } else if size > QBUF_RESIZE_THRESHOLD && size / 2 > self.qbuf_peak {
+            used.max(self.qbuf_peak).max(bulk) + READ_CHUNK
+        } else {
+            return;
+        };
+        if target >= size {
+            return;
+        }
+        if self.rpos > 0 {
+            // The parser's positions are relative to the command's first
+            // byte, which moves to offset 0 with the rest.
+            self.rbuf.copy_within(self.rpos..self.rlen, 0);
+            self.rlen = used;
+            self.rpos = 0;
+        }
+        if target == 0 {
+            self.rbuf = Vec::new();
+        } else {
+            self.rbuf.truncate(target.max(self.rlen));
+            self.rbuf.shrink_to(target);
+        }
+    }
+
+    /// Redis 7.0's `clientsCronResizeOutputBuffer` rule, for the bytes not
+    /// pending: a buffer whose recent peak used less than half of it is
+    /// cut to that peak (not below [`REPLY_MIN_BYTES`]); an idle
+    /// connection's empty buffer is freed. True if it shrank.
+    fn resize_reply_buffer(&mut self, idle: bool) -> bool {
+        if self.has_pending_output() {
+            return false;
+        }
+        self.out.clear();
+        self.wpos = 0;
+        let cap = self.out.capacity();
+        let shrink = if idle {
+            cap > 0
+        } else {
+            cap / 2 >= REPLY_MIN_BYTES && self.reply_peak < cap / 2
+        };
+        if !shrink {
+            return false;
+        }
+        let target = if idle {
+            0
+        } else {
+            self.reply_peak.max(REPLY_MIN_BYTES)
+        };
+        self.out.shrink_to(target);
+        true
+    }
+
     pub fn has_pending_output(&self) -> bool {
         self.wpos < self.out.len()
     }
@@ -274,6 +422,7 @@ impl Conn {
 
     /// Writes as much pending output as the socket takes. Ok(true) = all written.
     pub fn flush(&mut self, srv: &Server) -> io::Result<bool> {
+        self.reply_peak = self.reply_peak.max(self.out.len());
         let mut written = 0u64;
         let result = loop {
             if self.wpos >= self.out.len() {

@@ -39,11 +39,20 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     }
     commands::base::stopwatch::calibrate();
     commands::kernel::scripting::set_log_sink(log::log);
+    // Like Redis, the server works in `dir`: files it names without a path
+    // (the RDB file, logs given relative) land there.
+    std::env::set_current_dir(&settings.dir)
+        .map_err(|e| format!("Can't chdir to '{}': {e}", settings.dir))?;
     let threads = settings.threads.max(1);
     let srv = Arc::new(commands::registry::build_server(
         settings.clone(),
         config_file,
     ));
+    // Clients that connect before the RDB file is loaded get -LOADING.
+    let rdb_file = commands::services::snapshot::rdb_path(&settings);
+    if rdb_file.exists() {
+        srv.persistence.loading.active.store(true, Relaxed);
+    }
 
     let mut listeners: Vec<Listener> = Vec::new();
     if settings.port != 0 {
@@ -97,7 +106,7 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         threads,
         std::process::id()
     );
-    notice!("Ready to accept connections");
+    notice!("Server initialized");
 
     let acceptor_poll = Poll::new().map_err(|e| e.to_string())?;
     let acceptor_waker =
@@ -132,9 +141,18 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         .spawn(move || acceptor.run())
         .map_err(|e| e.to_string())?;
 
-    for j in joins {
-        let _ = j.join();
+    // Load the dataset while clients get -LOADING (a partial dataset is
+    // never served: an error ends the process).
+    if let Err(e) = commands::services::snapshot::load_at_startup(&srv) {
+        if !srv.shutdown_requested.load(Relaxed) {
+            warning!("{e}");
+            std::process::exit(1);
+        }
     }
+    srv.persistence.loading.active.store(false, Relaxed);
+    notice!("Ready to accept connections");
+
+    wait_for_workers(&srv, joins);
     notice!("User requested shutdown...");
     if !settings.unixsocket.is_empty() {
         let _ = std::fs::remove_file(&settings.unixsocket);
@@ -144,6 +162,30 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     }
     notice!("Petrel is now ready to exit, bye bye...");
     Ok(())
+}
+
+/// Waits for the worker threads to end. After a shutdown that saved, the
+/// keyspace stays held (`services::snapshot::prepare_shutdown`), so a
+/// worker that was waiting for a partition never ends: once shutdown is
+/// requested, the rest get a few seconds, then the process exits without
+/// them.
+fn wait_for_workers(srv: &Server, joins: Vec<std::thread::JoinHandle<()>>) {
+    let mut since: Option<std::time::Instant> = None;
+    loop {
+        if joins.iter().all(|j| j.is_finished()) {
+            break;
+        }
+        if srv.shutdown_requested.load(Relaxed) {
+            let t = *since.get_or_insert_with(std::time::Instant::now);
+            if t.elapsed() > Duration::from_secs(3) {
+                return;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for j in joins {
+        let _ = j.join();
+    }
 }
 
 /// Token of the acceptor's waker (CONFIG SET port/bind requests).
@@ -344,11 +386,31 @@ fn spawn_signal_thread(srv: Arc<Server>) -> Result<(), String> {
     std::thread::Builder::new()
         .name("petrel-signals".into())
         .spawn(move || {
-            if let Some(sig) = signals.forever().next() {
+            for sig in signals.forever() {
                 let name = if sig == SIGINT { "SIGINT" } else { "SIGTERM" };
                 warning!("Received {name} scheduling shutdown...");
+                // `shutdown-on-sigterm` / `shutdown-on-sigint`: by default
+                // save when save points are set, as SHUTDOWN does.
+                let s = srv.settings();
+                let f = if sig == SIGINT {
+                    s.shutdown_on_sigint
+                } else {
+                    s.shutdown_on_sigterm
+                };
+                let save = if f.save {
+                    Some(true)
+                } else if f.nosave {
+                    Some(false)
+                } else {
+                    None
+                };
+                if commands::services::snapshot::prepare_shutdown(&srv, save, f.force).is_err() {
+                    warning!("{name} received but errors trying to shut down the server, check the logs for more information");
+                    continue;
+                }
                 srv.shutdown_requested.store(true, Relaxed);
                 srv.hub.broadcast_shutdown();
+                return;
             }
         })
         .map_err(|e| e.to_string())?;

@@ -27,10 +27,10 @@ fn main() {
         }
     };
     server::alloc::install_memory_probe();
-    // Like Redis's `jemalloc-bg-thread yes`: jemalloc returns freed pages to
-    // the OS from its own thread, so RSS follows used memory without purging
-    // work on the workers (a table split frees whole segments).
-    let _ = tikv_jemalloc_ctl::background_thread::write(true);
+    // `jemalloc-bg-thread yes` (the default): jemalloc returns freed pages
+    // to the OS from its own thread, so RSS follows used memory without
+    // purging work on the workers (a table split frees whole segments).
+    (commands::kernel::memprobe::probe().background_thread)(settings.jemalloc_bg_thread);
     if let Err(e) = server::run(settings, file) {
         eprintln!("{e}");
         std::process::exit(1);

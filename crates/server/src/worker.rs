@@ -8,6 +8,12 @@
 //! * `by_id` maps every live client id to its slot.
 //! * A connection with pending output after a pass over events is either
 //!   written completely or registered for WRITABLE.
+//!
+//! About once a second the periodic work ([`Worker::resize`]) gives back
+//! memory that one burst grew: each connection's buffers
+//! ([`Conn::resize_buffers`]), and the worker's own lists and connection
+//! slab, so nothing stays sized by the largest command or the most
+//! connections ever seen.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -55,6 +61,8 @@ pub struct Worker {
     /// Connections waiting in a blocking command.
     blocked: Vec<usize>,
     last_cron: Instant,
+    /// When the buffers were last resized (see [`Worker::resize`]).
+    last_resize: Instant,
     /// The last poll returned events (see `busy-poll` in `run`).
     served_last_poll: bool,
     /// Connections whose readable event the script pump saw while they
@@ -113,6 +121,7 @@ impl Worker {
             paused: Vec::new(),
             blocked: Vec::new(),
             last_cron: Instant::now(),
+            last_resize: Instant::now(),
             served_last_poll: false,
             missed: Vec::new(),
             last_sweep: Instant::now(),
@@ -619,6 +628,45 @@ impl Worker {
             }
         }
         self.flush_touched();
+        if self.last_resize.elapsed() >= Duration::from_secs(1) {
+            self.resize(now_ms);
+        }
+    }
+
+    /// Gives back memory sized by a past burst: every connection's buffers,
+    /// then the worker's scratch lists, the slots of closed connections at
+    /// the end of the slab, and the id map.
+    fn resize(&mut self, now_ms: u64) {
+        self.last_resize = Instant::now();
+        let mut shrinks = 0;
+        for conn in self.conns.iter_mut().flatten() {
+            shrinks += conn.resize_buffers(now_ms).reply_shrunk as u64;
+        }
+        if shrinks > 0 {
+            self.srv
+                .stats
+                .reply_buffer_shrinks
+                .fetch_add(shrinks, Relaxed);
+        }
+        for v in [&mut self.touched, &mut self.paused, &mut self.blocked] {
+            if v.capacity() > 2 * v.len() + 64 {
+                v.shrink_to_fit();
+            }
+        }
+        while matches!(self.conns.last(), Some(None)) {
+            self.conns.pop();
+        }
+        let n = self.conns.len();
+        self.free.retain(|&s| s < n);
+        if self.conns.capacity() > 2 * n + 16 {
+            self.conns.shrink_to_fit();
+        }
+        if self.free.capacity() > 2 * self.free.len() + 16 {
+            self.free.shrink_to_fit();
+        }
+        if self.by_id.capacity() > 2 * self.by_id.len() + 64 {
+            self.by_id.shrink_to_fit();
+        }
     }
 }
 

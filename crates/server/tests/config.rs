@@ -165,7 +165,12 @@ fn config_get_globs_and_several_patterns() {
     let several = pairs(c.cmd(&["CONFIG", "GET", "slowlog-*", "*max-len", "port"]));
     assert_eq!(
         several.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
-        ["port", "slowlog-log-slower-than", "slowlog-max-len"]
+        [
+            "acllog-max-len",
+            "port",
+            "slowlog-log-slower-than",
+            "slowlog-max-len"
+        ]
     );
     assert_eq!(pairs(c.cmd(&["CONFIG", "GET", "nosuch*"])), vec![]);
     let q = pairs(c.cmd(&["CONFIG", "GET", "tim?out"]));

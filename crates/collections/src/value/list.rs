@@ -1,5 +1,6 @@
 //! List values: always a [`Quicklist`] (Redis 7.0 reports `quicklist` for
-//! every list), with the list commands' semantics on top: Redis's index
+//! every list, whether its nodes are listpacks or plain nodes holding one
+//! large element), with the list commands' semantics on top: Redis's index
 //! normalisation for LRANGE/LTRIM, LPOS's RANK/COUNT/MAXLEN walk, LREM's
 //! direction, LINSERT by pivot.
 //!
@@ -305,7 +306,10 @@ mod tests {
         #[test]
         fn list_commands_match_vec(fill in prop_oneof![Just(-2i32), Just(-1), Just(2), Just(4), Just(16)],
                                    depth in 0u32..3,
+                                   threshold in prop_oneof![Just(2usize), Just(20), Just(70), Just(crate::quicklist::DEFAULT_PACKED_THRESHOLD)],
                                    ops in proptest::collection::vec(op(), 1..120)) {
+            // Small thresholds put many elements in plain nodes.
+            crate::quicklist::set_test_threshold(Some(threshold));
             let lim = Limits { list_max_listpack_size: fill, list_compress_depth: depth, ..Limits::default() };
             let mut l = ListValue::new(&lim);
             let mut m: Vec<Vec<u8>> = Vec::new();
@@ -355,6 +359,7 @@ mod tests {
                 prop_assert_eq!(l.len(), m.len());
             }
             prop_assert_eq!(l.to_vecs(), m);
+            crate::quicklist::set_test_threshold(None);
         }
     }
 }

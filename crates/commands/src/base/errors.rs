@@ -9,6 +9,11 @@ pub const ERR_WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the w
 pub const ERR_DB_INDEX: &str = "ERR DB index is out of range";
 /// Redis's reply when a denyoom command meets a full server.
 pub const OOM_ERROR: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+/// Writes (and PING) after a failed background save, with
+/// `stop-writes-on-bgsave-error` and save points.
+pub const MISCONF_RDB: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
+/// Commands without the `loading` flag while the dataset is loading.
+pub const LOADING: &str = "LOADING Redis is loading the dataset in memory";
 pub const ERR_AUTH_WITHOUT_PASSWORD: &str = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?";
 pub const ERR_BITFIELD_RO_ONLY_SUPPORTS_GET_SUBCOMMAND: &str =
     "ERR BITFIELD_RO only supports the GET subcommand";
@@ -75,6 +80,7 @@ pub const ERR_MIN_MAX_NOT_VALID_STRING_RANGE_ITEM: &str =
     "ERR min or max not valid string range item";
 pub const ERR_MULTI_CALLS_CAN_NOT_NESTED: &str = "ERR MULTI calls can not be nested";
 pub const ERR_NOT_LFU_NO_FREQ: &str = "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.";
+pub const ERR_NOT_QUICKLIST: &str = "ERR Not a quicklist encoded object.";
 pub const ERR_NO_RUNTIME: &str = "ERR no command runtime in this server";
 pub const ERR_NO_SHUTDOWN_PROGRESS: &str = "ERR No shutdown in progress.";
 pub const ERR_NO_SUCH_CLIENT: &str = "ERR No such client";
@@ -89,6 +95,8 @@ pub const ERR_OUT_OF_RANGE_I32: &str =
     "ERR value is out of range, value must between -2147483648 and 2147483647";
 pub const ERR_OUT_OF_RANGE_I64: &str =
     "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807";
+pub const ERR_PACKED_THRESHOLD_ARGUMENT: &str =
+    "ERR argument must be a memory value bigger than 1 and smaller than 4gb";
 pub const ERR_PROTOCOL_VERSION_NOT_INTEGER_OUT_OF_RANGE: &str =
     "ERR Protocol version is not an integer or out of range";
 pub const ERR_RANK_ZERO: &str = "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list";

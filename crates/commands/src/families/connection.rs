@@ -16,7 +16,12 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         acl: &["fast", "connection"],
         docs: Docs::new("O(1)", "Ping the server"),
-        ..CommandSpec::new("ping", -1, flag::FAST | flag::SUBSCRIBED_OK, ping)
+        ..CommandSpec::new(
+            "ping",
+            -1,
+            flag::FAST | flag::SUBSCRIBED_OK | flag::DISK_ERROR_PROBE,
+            ping,
+        )
     },
     CommandSpec {
         acl: &["fast", "connection"],

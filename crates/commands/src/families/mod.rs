@@ -9,8 +9,9 @@
 //!
 //! Coming families and where they go: `streams` and `geo` (folders here),
 //! `scripting` (EVAL/FUNCTION commands here, the Lua engine in crate
-//! `scripting` behind a host trait), `persistence` (SAVE/BGSAVE/DUMP/RESTORE
-//! here, the codec in crate `rdb`), `replication`, `cluster`, `acl`.
+//! `scripting` behind a host trait), `replication`, `cluster`, `acl`.
+//! `persistence` holds SAVE/BGSAVE/LASTSAVE/DUMP/RESTORE (the codec is
+//! crate `rdb`, the machinery `services::snapshot`).
 
 pub mod bitmap;
 pub mod connection;
@@ -18,6 +19,7 @@ pub mod hashes;
 pub mod hyperloglog;
 pub mod keys;
 pub mod lists;
+pub mod persistence;
 pub mod pubsub;
 pub mod scripting;
 pub mod server;

@@ -30,6 +30,9 @@ pub struct MemProbe {
     pub purge: fn() -> bool,
     /// MEMORY MALLOC-STATS text.
     pub malloc_stats: fn() -> String,
+    /// `jemalloc-bg-thread`: turns the allocator's background purging
+    /// thread on or off; false when the allocator has none.
+    pub background_thread: fn(bool) -> bool,
 }
 
 static PROBE: OnceLock<MemProbe> = OnceLock::new();
@@ -55,6 +58,7 @@ pub fn probe() -> &'static MemProbe {
             true
         },
         malloc_stats: || "Stats not supported for the current allocator".to_string(),
+        background_thread: |_| false,
     })
 }
 

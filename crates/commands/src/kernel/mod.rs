@@ -26,6 +26,7 @@ pub mod memprobe;
 pub mod message;
 pub mod metrics;
 pub mod notify;
+pub mod persistence;
 pub mod pubsub;
 #[rustfmt::skip]
 pub mod redis_meta;

@@ -101,8 +101,11 @@ pub const KEYSPACE_PARTITIONS: usize = 16;
 
 /// Everything shared between worker threads.
 pub struct Server {
-    /// Every database's keys and values, split into slot-range partitions.
-    pub keyspace: store::keyspace::Keyspace,
+    /// Every database's keys and values, split into slot-range partitions
+    /// (shared with the background save's threads).
+    pub keyspace: Arc<store::keyspace::Keyspace>,
+    /// Saves, loads and their statistics (see `services::snapshot`).
+    pub persistence: Arc<crate::kernel::persistence::Persistence>,
     pub config: ConfigStore,
     pub table: CommandTable,
     pub stats: Stats,
@@ -153,10 +156,11 @@ impl Server {
         table: CommandTable,
         hooks: RuntimeHooks,
     ) -> Server {
-        let keyspace = store::keyspace::Keyspace::new(store::keyspace::Config {
+        let keyspace = Arc::new(store::keyspace::Keyspace::new(store::keyspace::Config {
             partitions: KEYSPACE_PARTITIONS,
             databases: settings.databases,
-        });
+        }));
+        let started_unix_ms = crate::base::clock::unix_time_ms();
         let eviction = Eviction::default();
         eviction.apply(&settings, &keyspace);
         let lazyfree = LazyFree::default();
@@ -164,6 +168,9 @@ impl Server {
         let scripting = Scripting::new(settings.threads);
         Server {
             keyspace,
+            persistence: Arc::new(crate::kernel::persistence::Persistence::new(
+                started_unix_ms / 1000,
+            )),
             config: ConfigStore::new(settings, config_file, params),
             table,
             stats: Stats::default(),
@@ -187,7 +194,7 @@ impl Server {
             has_monitors: AtomicBool::new(false),
             shutdown_requested: AtomicBool::new(false),
             started: Instant::now(),
-            started_unix_ms: crate::base::clock::unix_time_ms(),
+            started_unix_ms,
             run_id: crate::base::text::random_hex(40),
             tcp_port: AtomicU64::new(0),
             executable: std::env::current_exe()

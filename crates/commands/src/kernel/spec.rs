@@ -87,6 +87,9 @@ pub mod flag {
     /// PAUSE) or needs memory (for `maxmemory`) is decided by the queued
     /// commands.
     pub const RUNS_QUEUE: u32 = 1 << 23;
+    /// Refused with MISCONF, like a write, while saving to disk fails
+    /// (PING: Redis's health probe reports the disk error).
+    pub const DISK_ERROR_PROBE: u32 = 1 << 24;
     /// Changes whole databases (FLUSHDB, FLUSHALL, SWAPDB): counts as one
     /// change for the dirty counter, and names no keys to wake blocked
     /// clients by (the command hands its ready keys over itself).

@@ -22,6 +22,8 @@ pub struct Stats {
     pub evicted_clients: AtomicU64,
     pub total_reads_processed: AtomicU64,
     pub total_writes_processed: AtomicU64,
+    /// Reply buffers the workers' periodic resize made smaller.
+    pub reply_buffer_shrinks: AtomicU64,
     pub connected_clients: AtomicU64,
     pub blocked_clients: AtomicU64,
     pub pubsub_clients: AtomicU64,
@@ -72,6 +74,7 @@ impl Stats {
             &self.evicted_clients,
             &self.total_reads_processed,
             &self.total_writes_processed,
+            &self.reply_buffer_shrinks,
             &self.expired_keys,
             &self.evicted_keys,
             &self.keyspace_hits,

@@ -37,6 +37,7 @@ pub fn tick(srv: &Server) {
     sample_metrics(srv, now);
     active_expire(srv);
     crate::services::eviction::cron(srv);
+    crate::services::snapshot::cron(srv);
     crate::services::tracking::expired(srv, None);
     crate::services::expiry::publish_expired(srv);
     crate::services::tracking::end_of_loop(srv, srv.settings().tracking_table_max_keys);

@@ -202,6 +202,14 @@ fn execute_inner(
         reject_cmd(srv, client, out, crate::base::errors::OOM_ERROR);
         return Outcome::Done;
     }
+    if let Some(msg) = persistence_gate(srv, client, settings, spec) {
+        entry
+            .stats
+            .rejected_calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        reject_cmd(srv, client, out, msg);
+        return Outcome::Done;
+    }
     if client.tx.in_multi() && spec.flags & flag::NOT_QUEUED == 0 {
         if spec.flags & flag::NO_MULTI != 0 {
             reject_cmd(
@@ -316,6 +324,44 @@ fn over_memory(
     }
     crate::services::eviction::perform(srv, settings.notify_keyspace_events, client.id, out)
         == crate::services::eviction::Outcome::Fail
+}
+
+/// Redis's persistence refusals, in its order: MISCONF for writes (and
+/// PING) after a failed background save (`services::snapshot::writes_refused`),
+/// then LOADING for commands without the `loading` flag while the dataset
+/// loads. EXEC is judged by its queued commands.
+fn persistence_gate(
+    srv: &Server,
+    client: &Client,
+    settings: &Settings,
+    spec: &CommandSpec,
+) -> Option<&'static str> {
+    let queue = spec.flags & flag::RUNS_QUEUE != 0;
+    let writes = if queue {
+        queued_any(srv, client, flag::WRITE)
+    } else {
+        spec.flags & (flag::WRITE | flag::DISK_ERROR_PROBE) != 0
+    };
+    if writes && crate::services::snapshot::writes_refused(srv, settings) {
+        return Some(errors::MISCONF_RDB);
+    }
+    if srv.persistence.is_loading() {
+        let refused = if queue {
+            client.tx.queue.as_ref().is_some_and(|q| {
+                q.iter().any(|c| {
+                    let argv: Vec<&[u8]> = c.iter().map(|a| a.as_slice()).collect();
+                    resolve(srv, &argv)
+                        .is_ok_and(|i| srv.table.get(i).spec.flags & flag::LOADING == 0)
+                })
+            })
+        } else {
+            spec.flags & flag::LOADING == 0
+        };
+        if refused {
+            return Some(errors::LOADING);
+        }
+    }
+    None
 }
 
 /// Does any command queued in the client's transaction have one of `flags`?

@@ -243,7 +243,10 @@ pub fn serve_ready(srv: &Server, limits: &Limits, notify_flags: u32, keys: Vec<V
             queue.push_back(k);
         }
     }
-    let now_ms = crate::base::clock::unix_time_ms();
+    // The writer's clock, not a fresh reading: a key the write left alive
+    // is alive for the waiters it wakes, however late this thread gets here
+    // (Redis serves them in the same event-loop pass, well inside a ms).
+    let now_ms = crate::base::clock::cached_time_ms();
     let mut scratch = ReplyBuf::new(Protocol::Resp2);
     while let Some(key) = queue.pop_front() {
         if !srv.blocking.any() {

@@ -12,6 +12,8 @@
 //! * [`memory`], [`keysizes`]: the memory reports INFO and MEMORY share.
 //! * [`scan`]: the SCAN-family argument parsing (cursor, MATCH, COUNT, TYPE).
 //! * [`digest`]: Redis's dataset and value digests (DEBUG DIGEST).
+//! * [`snapshot`]: RDB saves (forkless BGSAVE, SAVE), loading, save
+//!   points, and the MISCONF rule.
 //!
 //! Services may use `kernel` and `base`, never `runtime`, `families` or
 //! `registry`.
@@ -26,5 +28,6 @@ pub mod keysizes;
 pub mod memory;
 pub mod monitor;
 pub mod scan;
+pub mod snapshot;
 pub mod tracking;
 pub mod transactions;

@@ -8,7 +8,8 @@
 //! kept as they are (a node over the fill limit is split): an interior
 //! node that came LZF-compressed and satisfies the in-memory compression
 //! rule stays compressed, so it is never decompressed and compressed
-//! again. A plain node becomes a one-element node. Empty
+//! again. A plain node stays a plain node, whatever the packed threshold
+//! is now (compressed under the same rule). Empty
 //! ziplist/listpack nodes are skipped, as Redis does; a list left with no
 //! element is an empty key.
 
@@ -18,7 +19,7 @@ use collections::quicklist::node::{MIN_COMPRESS_BYTES, MIN_COMPRESS_IMPROVE};
 use collections::quicklist::{Node, AUTO_DEPTH};
 use collections::value::hash::lp_bytes;
 use collections::value::list::End;
-use collections::{ListValue, Listpack, LpValue, Quicklist};
+use collections::{ListValue, LpValue, Quicklist};
 use store::CompactValue;
 
 use super::blocks;
@@ -100,9 +101,27 @@ fn read_quicklist2<R: Read>(inp: &mut Input<R>, cx: &mut Ctx) -> Result<Option<C
             return Err(Error::corrupt(at, "empty quicklist node"));
         }
         if container == NODE_PLAIN {
-            let mut lp = Listpack::new();
-            lp.push_back(&blob.raw);
-            nodes.push(Node::Raw(lp));
+            // A plain node stays plain, compressed when it was and stays
+            // interior, as for packed nodes below.
+            let raw_len = blob.raw.len();
+            let node = match blob.lzf {
+                Some(c)
+                    if interior
+                        && raw_len >= MIN_COMPRESS_BYTES
+                        && c.len() + MIN_COMPRESS_IMPROVE < raw_len
+                        && u32::try_from(raw_len).is_ok() =>
+                {
+                    Node::PlainLzf {
+                        data: c.into_boxed_slice(),
+                        raw_len: raw_len as u32,
+                    }
+                }
+                _ => Node::Plain {
+                    elem: blob.raw.into_boxed_slice(),
+                    stuck: false,
+                },
+            };
+            nodes.push(node);
             continue;
         }
         let raw_len = blob.raw.len();

@@ -30,7 +30,8 @@ use store::CompactValue;
 
 use crate::crc64::crc64;
 use crate::types;
-use encode::{write_len, write_ms_time, write_string, Sink};
+pub use encode::Sink;
+use encode::{write_len, write_ms_time, write_string};
 
 /// Settings that change the bytes written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,8 +41,10 @@ pub struct WriteOptions {
     pub compression: bool,
     /// `rdbchecksum`: write the CRC64 (else eight zero bytes).
     pub checksum: bool,
-    /// Redis's quicklist packed threshold: a list node holding a single
-    /// element at least this long is written as a plain node.
+    /// A packed list node holding a single element at least this long is
+    /// written as a plain node (plain nodes in memory are always written
+    /// plain: this only matters for elements stored while the process's
+    /// packed threshold was higher).
     pub packed_threshold: usize,
 }
 
@@ -117,6 +120,38 @@ impl<W: Write> Sink for Out<W> {
     }
 }
 
+/// One key record (`EXPIRETIME_MS`, `IDLE`, `FREQ` as `meta` says, type,
+/// key, value) into any sink, exactly as [`Writer::entry`] writes it.
+pub fn write_entry<S: Sink + ?Sized>(
+    s: &mut S,
+    key: &[u8],
+    value: &CompactValue,
+    meta: EntryMeta,
+    opts: &WriteOptions,
+    scratch: &mut Vec<u8>,
+) -> io::Result<()> {
+    if let Some(t) = meta.expire_ms {
+        s.put_u8(types::OP_EXPIRETIME_MS)?;
+        write_ms_time(s, t)?;
+    }
+    if let Some(idle) = meta.idle_secs {
+        s.put_u8(types::OP_IDLE)?;
+        write_len(s, idle)?;
+    }
+    if let Some(f) = meta.freq {
+        s.put(&[types::OP_FREQ, f])?;
+    }
+    s.put_u8(value::value_type(value))?;
+    write_string(s, key, opts.compression)?;
+    value::write_value(s, value, opts, scratch)
+}
+
+/// A `SELECTDB` record into any sink (as [`Writer::select_db`]).
+pub fn write_select_db<S: Sink + ?Sized>(s: &mut S, db: u32) -> io::Result<()> {
+    s.put_u8(types::OP_SELECTDB)?;
+    write_len(s, db as u64)
+}
+
 /// An RDB file being written.
 pub struct Writer<W: Write> {
     out: Out<W>,
@@ -188,20 +223,22 @@ impl<W: Write> Writer<W> {
 
     /// One key with its value and metadata.
     pub fn entry(&mut self, key: &[u8], value: &CompactValue, meta: EntryMeta) -> io::Result<()> {
-        if let Some(t) = meta.expire_ms {
-            self.out.put_u8(types::OP_EXPIRETIME_MS)?;
-            write_ms_time(&mut self.out, t)?;
-        }
-        if let Some(idle) = meta.idle_secs {
-            self.out.put_u8(types::OP_IDLE)?;
-            write_len(&mut self.out, idle)?;
-        }
-        if let Some(f) = meta.freq {
-            self.out.put(&[types::OP_FREQ, f])?;
-        }
-        self.out.put_u8(value::value_type(value))?;
-        write_string(&mut self.out, key, self.opts.compression)?;
-        value::write_value(&mut self.out, value, &self.opts, &mut self.scratch)
+        write_entry(
+            &mut self.out,
+            key,
+            value,
+            meta,
+            &self.opts,
+            &mut self.scratch,
+        )
+    }
+
+    /// Records encoded elsewhere with [`write_entry`] (and
+    /// [`write_select_db`]), appended as they are: a snapshot's sink
+    /// encodes entries on the threads that meet them and one writer puts
+    /// the pieces in the file, with the running CRC.
+    pub fn raw(&mut self, records: &[u8]) -> io::Result<()> {
+        self.out.put(records)
     }
 
     /// Ends the file: `EOF`, then the checksum; flushes the inner writer.

@@ -14,13 +14,14 @@
 //!
 //! Blocks (listpack, intset) are copied byte for byte; as any string they
 //! may be LZF-compressed in the file when compression is on. A quicklist
-//! node with one element of at least `packed_threshold` bytes is written as
-//! a plain node, as Redis 7.0 stores such elements
-//! (`DEBUG QUICKLIST-PACKED-THRESHOLD`, default 1 GiB).
+//! node is written in its own container: plain nodes (elements of at least
+//! `DEBUG QUICKLIST-PACKED-THRESHOLD` bytes when stored, default 1 GiB) as
+//! plain, and also a one-element packed node whose element is at least
+//! `WriteOptions::packed_threshold` long.
 
 use std::io;
 
-use collections::quicklist::Node;
+use collections::quicklist::{Container, Node};
 use collections::value::hash::lp_bytes;
 use collections::{HashValue, LpValue, SetValue, ZsetValue};
 use store::{CompactValue, Kind};
@@ -125,16 +126,21 @@ pub fn write_value<S: Sink + ?Sized>(
     }
 }
 
-/// One quicklist node: container, then the listpack (or plain element).
+/// One quicklist node: container, then the listpack (or plain element),
+/// an LZF-compressed node as its compressed block.
 fn write_node<S: Sink + ?Sized>(
     s: &mut S,
     node: &Node,
     opts: &WriteOptions,
     scratch: &mut Vec<u8>,
 ) -> io::Result<()> {
-    if node.len() == 1 && node.bytes_len() > opts.packed_threshold {
-        // Only a large element can make the node this big; decide on the
-        // element itself.
+    if node.container() == Container::Packed
+        && node.len() == 1
+        && node.bytes_len() > opts.packed_threshold
+    {
+        // A packed node holding one element over `packed_threshold`
+        // (stored while the process's threshold was higher) is written
+        // plain.
         let mut plain = None;
         node.with_view(scratch, |lp| {
             let first = lp.first().expect("node not empty");
@@ -145,17 +151,24 @@ fn write_node<S: Sink + ?Sized>(
             }
         });
         if let Some(elem) = plain {
-            write_len(s, types::NODE_PLAIN)?;
-            return write_string(s, &elem, opts.compression);
+            // Written as the plain node memory would hold in its place:
+            // LZF-compressed, when that pays, if the node is an interior
+            // one (compressed, or tried), so a restore gives back the same
+            // node and dumping it again the same bytes.
+            let mut p = Node::plain(&elem);
+            if !matches!(node, Node::Raw(_)) {
+                p.compress();
+            }
+            return write_node(s, &p, opts, scratch);
         }
     }
-    write_len(s, types::NODE_PACKED)?;
-    match node {
-        Node::Lzf { data, raw_len, .. } => write_lzf_block(s, data, *raw_len as usize),
-        n => write_string(
-            s,
-            n.as_plain().expect("plain node").as_bytes(),
-            opts.compression,
-        ),
+    let code = match node.container() {
+        Container::Plain => types::NODE_PLAIN,
+        Container::Packed => types::NODE_PACKED,
+    };
+    write_len(s, code)?;
+    match node.lzf() {
+        Some((data, raw_len)) => write_lzf_block(s, data, raw_len),
+        None => node.with_bytes(scratch, |b| write_string(s, b, opts.compression)),
     }
 }

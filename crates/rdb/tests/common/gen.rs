@@ -37,8 +37,20 @@ pub fn build(spec: &Spec, lim: &Limits) -> Option<CompactValue> {
             (!s.is_empty()).then(|| CompactValue::from_set(s))
         }
         Spec::Hash(v) => {
-            let mut h = HashValue::new();
+            // A field set twice keeps its first position and its last value,
+            // as HSET leaves it; built from that final content, so a large
+            // value that was later replaced does not leave the hash in the
+            // table encoding (a loader picks the encoding from the content,
+            // as Redis does).
+            let mut fields: Vec<(&[u8], &[u8])> = Vec::new();
             for (f, x) in v {
+                match fields.iter_mut().find(|(g, _)| *g == f.as_slice()) {
+                    Some(e) => e.1 = x,
+                    None => fields.push((f, x)),
+                }
+            }
+            let mut h = HashValue::new();
+            for (f, x) in fields {
                 h.insert(lim, f, x);
             }
             (!h.is_empty()).then(|| CompactValue::from_hash(h))

@@ -16,6 +16,7 @@
 
 pub mod diff;
 pub mod raw;
+pub mod rdbdata;
 pub mod script;
 
 pub use diff::{diff, diff_text, diff_text_with, diff_with, help_with_additions, DiffOpts};
@@ -298,6 +299,11 @@ impl Server {
             Kind::Petrel => {
                 if opts.get("threads").is_none() && !config_has(opts, "threads") {
                     args.extend(["--threads".into(), "2".into()]);
+                }
+                // As the reference redis-server below: no save points
+                // unless the test asks for them.
+                if opts.get("save").is_none() && !config_has(opts, "save") {
+                    args.extend(["--save".into(), String::new()]);
                 }
                 PETREL_BIN.to_string()
             }

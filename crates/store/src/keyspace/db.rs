@@ -10,6 +10,10 @@ use crate::object::{Entry, Key};
 use crate::slot::SLOT_BITS;
 
 pub type Hasher = fn(&Entry) -> u64;
+
+/// The fill (percent of slots) a table's slot share assumes at least: the
+/// fill Dashtable segments are built and grown at (90%).
+pub const SHARE_FILL_PCT: usize = 90;
 pub type Table = DashTable<Entry, Hasher>;
 
 /// A partition's table hash: the key hash (slot in the top 14 bits) rotated
@@ -57,6 +61,20 @@ pub struct Db {
     pub(super) expire_cursor: u64,
     /// Size statistics of the entries (see the module docs).
     pub(super) sizes: Sizes,
+    /// Set while the table is part of a running snapshot (see `snapshot`).
+    pub(crate) snap: Option<DbSnap>,
+}
+
+/// The state of a table that is part of the running snapshot (see
+/// `keyspace::snapshot`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DbSnap {
+    /// The table's database index at the cut.
+    pub(crate) db: u32,
+    /// The walk's position (`DashTable::snapshot_walk`).
+    pub(crate) cursor: u64,
+    /// The walk visited the whole table: every bucket is at the version.
+    pub(crate) done: bool,
 }
 
 impl Db {
@@ -68,6 +86,7 @@ impl Db {
             avg_ttl: 0.0,
             expire_cursor: 0,
             sizes: Sizes::default(),
+            snap: None,
         }
     }
     /// The table's hash for a key hash (see [`rotated`]).
@@ -101,9 +120,17 @@ impl Db {
     pub fn drop_with(self: Box<Self>, between: impl FnMut()) {
         self.table.drop_with(between);
     }
-    /// Table bytes per entry (the slot share of MEMORY USAGE).
+    /// The slot share of MEMORY USAGE: the table's bytes per entry, counting
+    /// the table as at least [`SHARE_FILL_PCT`] full. A table that holds
+    /// fewer keys than that (a new or almost empty database: a single key
+    /// sits in a 2 KiB segment header plus a row of 56 slots, ~4 KB)
+    /// charges each key what its slot costs at the fill tables grow at, not
+    /// the whole table; the rest is the database's own overhead, as Redis's
+    /// MEMORY USAGE leaves a dict's bucket array out. At the fills tables
+    /// run at this is table bytes / keys, as before.
     pub fn slot_share(&self) -> usize {
-        let n = self.table.len().max(1);
+        let at_fill = self.table.slot_capacity() * SHARE_FILL_PCT / 100;
+        let n = self.table.len().max(at_fill).max(1);
         self.table.allocated_bytes().div_ceil(n)
     }
 }

@@ -146,7 +146,13 @@ impl EvictShared {
             lfu: AtomicBool::new(false),
             volatile: AtomicBool::new(false),
             clock: AtomicU64::new(0),
-            tick_start: (0..256).map(|_| AtomicU64::new(now_ms)).collect(),
+            // Tick 0 starts now; the bytes behind it stand for the seconds
+            // before (byte 256 - k began k seconds ago), so a key loaded or
+            // restored with an idle time gets its age right away
+            // (`lru_byte_for_idle`) instead of at most the uptime.
+            tick_start: (0..256u64)
+                .map(|b| AtomicU64::new(now_ms.saturating_sub((256 - b) % 256 * 1000)))
+                .collect(),
             log_factor: AtomicU32::new(10),
             decay_minutes: AtomicU64::new(1),
             best: (0..partitions)
@@ -213,6 +219,22 @@ impl EvictShared {
     /// Milliseconds since the tick whose low byte is `b` began (LRU mode).
     pub fn idle_ms(&self, b: u8, now_ms: u64) -> u64 {
         now_ms.saturating_sub(self.tick_start[b as usize].load(Relaxed))
+    }
+
+    /// The LRU byte of a key last accessed `idle_ms` ago (an RDB file's
+    /// `IDLE`, RESTORE's IDLETIME): the most recent tick that began at
+    /// least that long ago. Ages beyond [`CLAMP_AGE`] ticks saturate there,
+    /// as the sweep would clamp them (module docs).
+    pub fn lru_byte_for_idle(&self, idle_ms: u64, now_ms: u64) -> u8 {
+        let clock = self.clock();
+        let target = now_ms.saturating_sub(idle_ms);
+        for age in 0..=CLAMP_AGE as u64 {
+            let b = clock.wrapping_sub(age) as u8;
+            if self.tick_start[b as usize].load(Relaxed) <= target {
+                return b;
+            }
+        }
+        clock.wrapping_sub(CLAMP_AGE as u64) as u8
     }
 
     /// What touching a key does right now (read once per access).

@@ -47,6 +47,7 @@ mod partition;
 pub mod sizes;
 #[cfg(test)]
 mod sizes_tests;
+pub mod snapshot;
 #[cfg(test)]
 mod tests;
 
@@ -156,6 +157,8 @@ pub struct Keyspace {
     /// Eviction mode, LRU clock and published candidates (see `evict`).
     pub(crate) evict: Arc<EvictShared>,
     pub(crate) sweep: Mutex<self::evict::SweepState>,
+    /// Version of the last snapshot taken (see `snapshot`).
+    snap_version: std::sync::atomic::AtomicU32,
 }
 
 impl Keyspace {
@@ -193,6 +196,7 @@ impl Keyspace {
             tracking_expired: std::sync::atomic::AtomicBool::new(false),
             evict,
             sweep: Mutex::new(Default::default()),
+            snap_version: std::sync::atomic::AtomicU32::new(0),
         }
     }
 
@@ -362,26 +366,38 @@ impl Keyspace {
     }
 
     /// Empties one database atomically; returns the old tables so the caller
-    /// can drop them where it likes (FLUSHDB ASYNC).
+    /// can drop them where it likes (FLUSHDB ASYNC). A table a running
+    /// snapshot has not finished goes to the snapshot instead
+    /// (`snapshot::Snapshot::detach`), which frees it once serialised.
     pub fn flush_db(&self, db: usize) -> Vec<Box<Db>> {
         let mut all = self.lock_all();
         all.partitions()
             .filter_map(|p| {
                 p.settle();
-                p.dbs[db].take()
+                let d = p.dbs[db].take()?;
+                match &p.snap {
+                    Some(s) => s.detach(d),
+                    None => Some(d),
+                }
             })
             .collect()
     }
 
-    /// Empties every database atomically (FLUSHALL).
+    /// Empties every database atomically (FLUSHALL); tables a running
+    /// snapshot has not finished go to it, as in [`Keyspace::flush_db`].
     pub fn flush_all(&self) -> Vec<Box<Db>> {
         let mut all = self.lock_all();
         all.partitions()
             .flat_map(|p| {
                 p.settle();
+                let snap = p.snap.clone();
                 p.dbs
                     .iter_mut()
                     .filter_map(Option::take)
+                    .filter_map(|d| match &snap {
+                        Some(s) => s.detach(d),
+                        None => Some(d),
+                    })
                     .collect::<Vec<_>>()
             })
             .collect()
@@ -618,7 +634,8 @@ impl Keyspace {
                     }
                     let mut e = Entry::new(&key, CompactValue::from_bytes(&vbuf));
                     e.set_evict_byte(fresh);
-                    let d = g.db_mut(db);
+                    let (snap, d) = g.db_and_snapshot(db);
+                    snapshot::before_insert(snap, d, &key);
                     d.sizes.add(&e);
                     d.table.insert_unique(d.table_hash(key.hash), e);
                     if lfu {

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::db::{Db, Stats};
 use super::evict::{EvictShared, PartEvict};
 use super::sizes::{Measured, Size};
+use super::snapshot::{self, Snapshot};
 use crate::object::{CompactValue, Entry, Key};
 use crate::slot::SLOT_BITS;
 
@@ -53,6 +54,9 @@ pub struct Partition {
     /// This partition's candidate pool and generator.
     pub(super) evict: PartEvict,
     pending: Option<Pending>,
+    /// The running snapshot this partition takes part in (see `snapshot`):
+    /// every change to a table it marked serialises the bucket first.
+    pub(super) snap: Option<Arc<Snapshot>>,
 }
 
 impl Partition {
@@ -83,6 +87,7 @@ impl Partition {
             evict_shared,
             evict: PartEvict::new(rand::random::<u64>() ^ index as u64),
             pending: None,
+            snap: None,
         }
     }
 
@@ -186,9 +191,16 @@ impl Partition {
 
     /// The database, created on demand.
     pub(crate) fn db_mut(&mut self, db: usize) -> &mut Db {
+        self.db_and_snapshot(db).1
+    }
+
+    /// The database (created on demand) with the running snapshot, for a
+    /// change that must call a snapshot hook first.
+    pub(crate) fn db_and_snapshot(&mut self, db: usize) -> (Option<&Snapshot>, &mut Db) {
         self.settle();
         let pbits = self.pbits;
-        self.dbs[db].get_or_insert_with(|| Box::new(Db::new(pbits)))
+        let d = self.dbs[db].get_or_insert_with(|| Box::new(Db::new(pbits)));
+        (self.snap.as_deref(), d)
     }
 
     /// Is expiry frozen by a client pause (see `expiry_frozen`)?
@@ -205,6 +217,8 @@ impl Partition {
     pub fn get(&mut self, db: usize, key: &Key, now_ms: u64) -> Option<&mut Entry> {
         let last = self.settle_measured();
         let d = self.dbs[db].as_deref_mut()?;
+        // The caller may change the entry, or expiry may remove it.
+        snapshot::before_entry(self.snap.as_deref(), d, key);
         let e: *mut Entry = d
             .table
             .get_mut(d.table_hash(key.hash), |e| e.matches(key))?;
@@ -316,7 +330,8 @@ impl Partition {
         if ttl.is_some() {
             e.set_expire(ttl);
         }
-        let d = self.db_mut(db);
+        let (snap, d) = self.db_and_snapshot(db);
+        snapshot::before_insert(snap, d, key);
         if ttl.is_some() {
             d.expires += 1;
         }
@@ -377,10 +392,49 @@ impl Partition {
         }
     }
 
+    /// Adds an entry read from an RDB file (a load, DEBUG RELOAD) with its
+    /// expiry and eviction byte (None: a fresh key's). Returns false, and
+    /// changes nothing, when the key exists already (a duplicate in the
+    /// file). Expiry is the caller's business: it skips expired keys.
+    pub fn insert_loaded(
+        &mut self,
+        db: usize,
+        key: &Key,
+        v: CompactValue,
+        expire_ms: Option<u64>,
+        evict_byte: Option<u8>,
+    ) -> bool {
+        let t = self.evict_shared.toucher();
+        let mut e = Entry::new(key, v);
+        e.set_evict_byte(evict_byte.unwrap_or_else(|| t.fresh()));
+        if expire_ms.is_some() {
+            e.set_expire(expire_ms);
+        }
+        let (snap, d) = self.db_and_snapshot(db);
+        snapshot::before_insert(snap, d, key);
+        let h = d.table_hash(key.hash);
+        match d.table.entry(h, |x| x.matches(key)) {
+            dash::Entry::Occupied(_) => return false,
+            dash::Entry::Vacant(slot) => {
+                let m = Measured::of(&e);
+                slot.insert(e);
+                d.sizes.add_measured(m);
+            }
+        }
+        if expire_ms.is_some() {
+            d.expires += 1;
+        }
+        if t.is_lfu() {
+            self.note_created(db, key.bytes, expire_ms.is_some());
+        }
+        true
+    }
+
     /// Removes a key; returns it if it was live (expired ones count as expired).
     pub fn remove(&mut self, db: usize, key: &Key, now_ms: u64) -> Option<Entry> {
         self.settle();
         let d = self.dbs[db].as_deref_mut()?;
+        snapshot::before_entry(self.snap.as_deref(), d, key);
         let old = d.table.remove(d.table_hash(key.hash), |e| e.matches(key))?;
         d.sizes.sub(&old);
         if old.has_expire() {
@@ -422,7 +476,8 @@ impl Partition {
         let Some(e) = self.remove(src, key, now_ms) else {
             return false;
         };
-        let d = self.db_mut(dst);
+        let (snap, d) = self.db_and_snapshot(dst);
+        snapshot::before_insert(snap, d, key);
         if e.has_expire() {
             d.expires += 1;
         }
@@ -492,6 +547,7 @@ impl Partition {
         max_visit: usize,
     ) -> (usize, usize, u64, usize, bool) {
         self.settle();
+        let snap = self.snap.as_deref();
         let Some(d) = self.dbs[db].as_deref_mut() else {
             return (0, 0, 0, 0, true);
         };
@@ -500,8 +556,9 @@ impl Partition {
         let shared = &self.evict_shared;
         let (mut visited, mut expired, mut ttl_sum, mut live) = (0usize, 0usize, 0u64, 0usize);
         let mut complete = false;
-        let sizes = &mut d.sizes;
         while visited < max_visit {
+            snapshot::before_scan(snap, d, d.expire_cursor);
+            let sizes = &mut d.sizes;
             d.expire_cursor = d.table.scan_retain(d.expire_cursor, |e| {
                 visited += 1;
                 if let Some(t) = e.expire_at() {

@@ -413,6 +413,28 @@ fn memory_usage_is_slot_share_plus_heap() {
     assert!((1024..1224).contains(&u2), "{u2}");
 }
 
+/// A key alone in its database's table is charged what its slot costs at
+/// the fill tables grow at, not the table's whole first segment (~4 KB).
+#[test]
+fn lone_key_slot_share_is_its_slot() {
+    let ks = Keyspace::default();
+    let k = Key::new(b"k");
+    ks.lock(&k)
+        .insert(0, &k, CompactValue::from_bytes(b"1"), None, T0);
+    let u = ks.lock(&k).memory_usage(0, &k, T0).unwrap();
+    assert!((32..=100).contains(&u), "{u}");
+    // Filled as tables run (a segment that just got a row is a little
+    // under 90% full), the shares add up to about the table's bytes.
+    ks.populate(0, 100_000, b"key", 0, T0);
+    let mut all = ks.lock_all();
+    for p in all.partitions() {
+        let d = p.settled_db(0).unwrap();
+        let (bytes, n, share) = (d.table.allocated_bytes(), d.table.len(), d.slot_share());
+        assert!(share * n >= bytes * 85 / 100, "{share} x {n} vs {bytes}");
+        assert!(share * n < bytes + n, "{share} x {n} vs {bytes}");
+    }
+}
+
 #[test]
 fn expired_keys_are_logged_when_tracking() {
     let ks = Keyspace::new(Config {

@@ -479,8 +479,12 @@ fn flushall(ctx: &mut Ctx, args: &[&[u8]]) {
         return ctx.syntax_error();
     };
     let doomed = watched_existing(ctx, None);
+    // Redis stops a running background save first (its file is stale).
+    ctx.srv.persistence.abort();
     let dbs = ctx.srv.keyspace.flush_all();
     ctx.srv.lazyfree.free_dbs(dbs, lazy);
+    // With save points, the empty dataset is saved at once.
+    crate::services::snapshot::after_flushall(ctx.srv, ctx.settings);
     crate::services::tracking::flushed(ctx.srv, ctx.client);
     for (d, key) in doomed {
         ctx.modified(d, &key);

@@ -11,11 +11,17 @@
 //! `pub(crate)` so the blocking variants (BLPOP, BRPOP, BLMOVE,
 //! BRPOPLPUSH, BLMPOP) can share them; [`notify_pop`] fires the events.
 //!
+//! DEBUG QUICKLIST-PACKED-THRESHOLD and DEBUG QUICKLIST are this family's
+//! ([`debug`]).
+//!
 //! Argument checks happen in Redis's order (e.g. LRANGE parses its indexes
 //! before the lookup, LINDEX after it), so a bad argument on a missing key
 //! answers as Redis does.
 
 pub mod blocking;
+pub mod debug;
+
+pub use debug::DEBUG;
 
 use collections::value::list::{range_window, End};
 use collections::{ListValue, LpValue};

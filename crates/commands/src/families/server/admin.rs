@@ -146,6 +146,7 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
             let s = ctx.srv.settings();
             ctx.srv.slowlog.trim(s.slowlog_max_len as usize);
             ctx.srv.eviction.apply(&s, &ctx.srv.keyspace);
+            (crate::kernel::memprobe::probe().background_thread)(s.jemalloc_bg_thread);
             ctx.ok()
         }
         Err(e) => ctx.error(&e),
@@ -194,6 +195,7 @@ fn time(ctx: &mut Ctx, _args: &[&[u8]]) {
 
 fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut save = None;
+    let mut force = false;
     for a in &args[1..] {
         if eq_ic(a, "NOSAVE") || eq_ic(a, "SAVE") {
             let this = eq_ic(a, "SAVE");
@@ -208,6 +210,7 @@ fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
             if eq_ic(a, "ABORT") {
                 return ctx.error(errors::ERR_NO_SHUTDOWN_PROGRESS);
             }
+            force |= eq_ic(a, "FORCE");
         } else {
             return ctx.syntax_error();
         }
@@ -220,8 +223,9 @@ fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
             errors::BUSY_EVAL
         });
     }
-    if save == Some(true) {
-        // Persistence is not implemented: Redis fails SHUTDOWN SAVE when it cannot save.
+    // Stops a background save and saves when asked or when save points are
+    // set; a failed save keeps the server running unless FORCE.
+    if crate::services::snapshot::prepare_shutdown(ctx.srv, save, force).is_err() {
         return ctx.error(errors::ERR_SHUTDOWN_FAILED);
     }
     ctx.srv.shutdown_requested.store(true, Relaxed);

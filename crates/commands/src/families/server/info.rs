@@ -1,8 +1,9 @@
 //! `INFO [section ...]`: Redis's sections and field names, every value
 //! taken from what this process really does.
 //!
-//! * Persistence: Petrel does not save yet, so it reports a server that has
-//!   never saved (no fork, no RDB/AOF activity, `rdb_last_save_time` = start).
+//! * Persistence: real figures of the RDB saves and loads
+//!   (`kernel::persistence`); Petrel does not fork, so the `*cow*` fields
+//!   report the bytes a running save holds beyond the dataset. No AOF yet.
 //! * Memory: `used_memory` comes through [`MemProbe`]: the binary's counting
 //!   allocator (exact, every block by its jemalloc size class), glibc's
 //!   `mallinfo2` in unit tests; RSS from `/proc/self/statm`. The overhead and
@@ -372,36 +373,76 @@ fn memory_section(srv: &Server, t: &mut String) {
 }
 
 fn persistence_section(srv: &Server, _s: &crate::kernel::config::Settings, t: &mut String) {
+    let p = &srv.persistence;
+    let now_ms = crate::base::clock::unix_time_ms();
+    let loading = p.is_loading();
+    // The background save in progress: (keys done, keys at the cut,
+    // bytes held, peak held, seconds running). Petrel does not fork: the
+    // "cow" fields report the bytes the save holds beyond the dataset
+    // (encoded, waiting for the disk), which is what a fork's copied
+    // pages cost Redis.
+    let running = p.with_running(|r| {
+        (
+            r.control.keys_done(),
+            r.control.keys_total(),
+            r.control.held_bytes(),
+            r.control.peak_bytes(),
+            now_ms.saturating_sub(r.started_ms) / 1000,
+        )
+    });
+    let (done, total, held, peak, secs) = running.unwrap_or((0, 0, 0, 0, 0));
     t.push_str("# Persistence\r\n");
-    for f in [
-        "loading:0",
-        "async_loading:0",
-        "current_cow_peak:0",
-        "current_cow_size:0",
-        "current_cow_size_age:0",
-        "current_fork_perc:0.00",
-        "current_save_keys_processed:0",
-        "current_save_keys_total:0",
-    ] {
-        t.push_str(f);
-        t.push_str("\r\n");
-    }
+    field!(t, "loading", "{}", loading as u8);
+    field!(t, "async_loading", "0");
+    field!(t, "current_cow_peak", "{peak}");
+    field!(t, "current_cow_size", "{held}");
+    field!(t, "current_cow_size_age", "0");
+    let perc = if total > 0 {
+        done as f64 * 100.0 / total as f64
+    } else {
+        0.0
+    };
+    field!(t, "current_fork_perc", "{perc:.2}");
+    field!(t, "current_save_keys_processed", "{done}");
+    field!(t, "current_save_keys_total", "{total}");
     field!(
         t,
         "rdb_changes_since_last_save",
         "{}",
-        srv.stats.dirty.load(Relaxed)
+        p.changes_since_save(srv.stats.dirty.load(Relaxed))
     );
-    field!(t, "rdb_bgsave_in_progress", "0");
-    field!(t, "rdb_last_save_time", "{}", srv.started_unix_ms / 1000);
+    field!(t, "rdb_bgsave_in_progress", "{}", running.is_some() as u8);
+    field!(t, "rdb_last_save_time", "{}", p.lastsave.load(Relaxed));
+    let ok = p.last_bgsave_ok.load(Relaxed);
+    field!(
+        t,
+        "rdb_last_bgsave_status",
+        "{}",
+        if ok { "ok" } else { "err" }
+    );
+    field!(
+        t,
+        "rdb_last_bgsave_time_sec",
+        "{}",
+        p.last_bgsave_secs.load(Relaxed)
+    );
+    let current: i64 = if running.is_some() { secs as i64 } else { -1 };
+    field!(t, "rdb_current_bgsave_time_sec", "{current}");
+    field!(t, "rdb_saves", "{}", p.saves.load(Relaxed));
+    field!(t, "rdb_last_cow_size", "{}", p.last_cow.load(Relaxed));
+    field!(
+        t,
+        "rdb_last_load_keys_expired",
+        "{}",
+        p.load_keys_expired.load(Relaxed)
+    );
+    field!(
+        t,
+        "rdb_last_load_keys_loaded",
+        "{}",
+        p.load_keys_loaded.load(Relaxed)
+    );
     for f in [
-        "rdb_last_bgsave_status:ok",
-        "rdb_last_bgsave_time_sec:-1",
-        "rdb_current_bgsave_time_sec:-1",
-        "rdb_saves:0",
-        "rdb_last_cow_size:0",
-        "rdb_last_load_keys_expired:0",
-        "rdb_last_load_keys_loaded:0",
         "aof_enabled:0",
         "aof_rewrite_in_progress:0",
         "aof_rewrite_scheduled:0",
@@ -417,6 +458,35 @@ fn persistence_section(srv: &Server, _s: &crate::kernel::config::Settings, t: &m
     ] {
         t.push_str(f);
         t.push_str("\r\n");
+    }
+    if loading {
+        let l = &p.loading;
+        let total = l.total_bytes.load(Relaxed);
+        let loaded = l.loaded_bytes.load(Relaxed);
+        let start = l.start.load(Relaxed);
+        let elapsed = (now_ms / 1000).saturating_sub(start);
+        let perc = if total > 0 {
+            loaded as f64 * 100.0 / total as f64
+        } else {
+            0.0
+        };
+        // Redis's estimate: a fake second until there is something to go by.
+        let eta = if elapsed == 0 {
+            1
+        } else {
+            elapsed * total.saturating_sub(loaded) / (loaded + 1)
+        };
+        field!(t, "loading_start_time", "{start}");
+        field!(t, "loading_total_bytes", "{total}");
+        field!(
+            t,
+            "loading_rdb_used_mem",
+            "{}",
+            l.rdb_used_mem.load(Relaxed)
+        );
+        field!(t, "loading_loaded_bytes", "{loaded}");
+        field!(t, "loading_loaded_perc", "{perc:.2}");
+        field!(t, "loading_eta_seconds", "{eta}");
     }
 }
 
@@ -520,7 +590,7 @@ fn stats_section(srv: &Server, t: &mut String) {
     );
     field!(t, "io_threaded_reads_processed", "0");
     field!(t, "io_threaded_writes_processed", "0");
-    field!(t, "reply_buffer_shrinks", "0");
+    field!(t, "reply_buffer_shrinks", "{}", g(&st.reply_buffer_shrinks));
     field!(t, "reply_buffer_expands", "0");
     field!(
         t,

@@ -165,6 +165,7 @@ pub fn load_from_args(
     let mut s = Settings::defaults(params);
     let mut rest = args;
     let mut file = None;
+    let mut save = SaveLines::default();
     if let Some(first) = rest.first() {
         if !first.starts_with("--") {
             let path = PathBuf::from(first);
@@ -173,7 +174,8 @@ pub fn load_from_args(
                     "Fatal error, can't open config file '{first}': {e}"
                 ))
             })?;
-            apply_text(&mut s, &text, &format!("config file '{first}'"), params)?;
+            let origin = format!("config file '{first}'");
+            apply_text(&mut s, &text, &origin, params, &mut save, 0)?;
             file = Some(std::fs::canonicalize(&path).unwrap_or(path));
             rest = &rest[1..];
         }
@@ -191,8 +193,66 @@ pub fn load_from_args(
             text.push_str(&quote_value(a));
         }
     }
-    apply_text(&mut s, &text, "command line", params)?;
+    apply_text(&mut s, &text, "command line", params, &mut save, 0)?;
+    if let Some(points) = save.points {
+        s.save_points = points;
+    }
     Ok((s, file))
+}
+
+/// `save` lines seen so far while loading (file, includes, command line):
+/// as in Redis they add up, the first one replacing the built-in default
+/// and `save ""` emptying the list.
+#[derive(Default)]
+struct SaveLines {
+    points: Option<Vec<super::settings::SavePoint>>,
+}
+
+/// Directives of redis.conf that are not settings, for features Petrel
+/// does not have: (directive, feature).
+const ABSENT_DIRECTIVES: &[(&str, &str)] = &[
+    ("loadmodule", "modules"),
+    ("rename-command", "renaming commands"),
+    ("user", "ACL users"),
+    ("sentinel", "Sentinel"),
+];
+
+/// `include` nesting limit (a file including itself fails instead of
+/// looping).
+const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// The files an `include` line names: the path itself, or, when its last
+/// component has wildcards, the matching files of that directory in
+/// alphabetical order (none is fine, as in Redis).
+fn include_paths(pattern: &str) -> Result<Vec<PathBuf>, String> {
+    let p = PathBuf::from(pattern);
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if !name.contains(['*', '?', '[']) {
+        return Ok(vec![p]);
+    }
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut out: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+        Ok(rd) => rd
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                crate::base::glob::glob_match(
+                    name.as_bytes(),
+                    e.file_name().to_string_lossy().as_bytes(),
+                    false,
+                )
+            })
+            .map(|e| e.path())
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    out.sort();
+    Ok(out)
 }
 
 fn apply_text(
@@ -200,6 +260,8 @@ fn apply_text(
     text: &str,
     origin: &str,
     params: Params,
+    save: &mut SaveLines,
+    depth: usize,
 ) -> Result<(), ConfigError> {
     for (n, line) in text.lines().enumerate() {
         let words = split_config_line(line).ok_or_else(|| {
@@ -216,6 +278,35 @@ fn apply_text(
                 line.trim()
             ))
         };
+        if name.eq_ignore_ascii_case("include") {
+            if words.len() != 2 {
+                return Err(fail("wrong number of arguments for 'include'".into()));
+            }
+            if depth >= MAX_INCLUDE_DEPTH {
+                return Err(fail(format!(
+                    "too many nested includes (more than {MAX_INCLUDE_DEPTH})"
+                )));
+            }
+            for path in include_paths(&words[1]).map_err(&fail)? {
+                let text = std::fs::read_to_string(&path).map_err(|e| {
+                    fail(format!(
+                        "can't open included file '{}': {e}",
+                        path.display()
+                    ))
+                })?;
+                let origin = format!("config file '{}'", path.display());
+                apply_text(s, &text, &origin, params, save, depth + 1)?;
+            }
+            continue;
+        }
+        if let Some((d, feature)) = ABSENT_DIRECTIVES
+            .iter()
+            .find(|(d, _)| d.eq_ignore_ascii_case(name))
+        {
+            return Err(fail(format!(
+                "'{d}' needs {feature}, which Petrel does not support yet"
+            )));
+        }
         let p = params.find(name).ok_or_else(|| {
             fail(format!(
                 "Bad directive or wrong number of arguments: unknown setting '{name}'"
@@ -225,6 +316,19 @@ fn apply_text(
         if words.len() < 2 && p.name != "save" && p.name != "requirepass" && p.name != "unixsocket"
         {
             return Err(fail(format!("wrong number of arguments for '{}'", p.name)));
+        }
+        if p.name == "save" {
+            // Checked line by line, applied once all lines are read.
+            let mut scratch = s.clone();
+            (p.set)(&mut scratch, &value)
+                .map_err(|e| fail(format!("invalid value for 'save': {e}")))?;
+            let all = save.points.get_or_insert_with(Vec::new);
+            if scratch.save_points.is_empty() {
+                all.clear();
+            } else {
+                all.extend(scratch.save_points);
+            }
+            continue;
         }
         (p.set)(s, &value).map_err(|e| fail(format!("invalid value for '{}': {e}", p.name)))?;
     }

@@ -37,6 +37,28 @@ macro_rules! p {
     };
 }
 
+/// Builds the [`Param`] row of a setting whose feature Petrel does not
+/// have (yet): it reads as Redis's default and accepts only that default
+/// (so accepting it changes nothing); any other value is refused with a
+/// message naming the setting and the missing feature
+/// ([`values::only_default`]). `$kind` says how values compare
+/// (`values::Same`), `$default` is Redis 7.0's `CONFIG GET` form.
+macro_rules! absent {
+    ($name:expr, $mutable:expr, $default:expr, $kind:expr, $feature:expr) => {
+        absent!($name, [], $mutable, $default, $kind, $feature)
+    };
+    ($name:expr, [$($alias:expr),*], $mutable:expr, $default:expr, $kind:expr, $feature:expr) => {
+        Param {
+            name: $name,
+            aliases: &[$($alias),*],
+            mutable: $mutable,
+            default: || String::from($default),
+            get: |_| String::from($default),
+            set: |_, v| $crate::kernel::config::values::only_default($name, $feature, $kind, $default, v),
+        }
+    };
+}
+
 pub mod file;
 pub mod params;
 pub mod settings;

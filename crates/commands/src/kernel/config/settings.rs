@@ -60,8 +60,22 @@ pub struct Settings {
     pub daemonize: bool,
     pub pidfile: String,
     pub dir: String,
-    pub save: String,
-    pub appendonly: bool,
+    /// `save`: RDB save points (seconds, changes), in the order given.
+    pub save_points: Vec<SavePoint>,
+    /// `dbfilename`: the RDB file's name inside `dir`.
+    pub dbfilename: String,
+    pub rdbcompression: bool,
+    pub rdbchecksum: bool,
+    pub rdb_save_incremental_fsync: bool,
+    pub stop_writes_on_bgsave_error: bool,
+    /// `sanitize-dump-payload` as set; Petrel validates every payload and
+    /// file fully whatever it says (see crate `rdb`).
+    pub sanitize_dump_payload: usize,
+    /// `shutdown-on-sigterm` / `shutdown-on-sigint` flags.
+    pub shutdown_on_sigterm: ShutdownFlags,
+    pub shutdown_on_sigint: ShutdownFlags,
+    /// `jemalloc-bg-thread`: jemalloc purges freed pages from its own thread.
+    pub jemalloc_bg_thread: bool,
     pub proto_max_bulk_len: u64,
     pub client_query_buffer_limit: u64,
     pub output_normal: OutputLimit,
@@ -108,6 +122,25 @@ pub struct Settings {
     pub maxmemory_clients: ClientsMemory,
 }
 
+/// One RDB save point: save when at least `changes` writes happened and
+/// more than `seconds` passed since the last save.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SavePoint {
+    pub seconds: u64,
+    pub changes: u64,
+}
+
+/// What SHUTDOWN does by default on a signal (`shutdown-on-sigterm`,
+/// `shutdown-on-sigint`: `default` or any of `save`, `nosave`, `now`,
+/// `force`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ShutdownFlags {
+    pub save: bool,
+    pub nosave: bool,
+    pub now: bool,
+    pub force: bool,
+}
+
 /// `maxmemory-clients`: bytes (0 = no limit) or a percentage of `maxmemory`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClientsMemory {
@@ -147,8 +180,16 @@ impl Default for Settings {
             daemonize: false,
             pidfile: String::new(),
             dir: String::new(),
-            save: String::new(),
-            appendonly: false,
+            save_points: Vec::new(),
+            dbfilename: String::new(),
+            rdbcompression: true,
+            rdbchecksum: true,
+            rdb_save_incremental_fsync: true,
+            stop_writes_on_bgsave_error: true,
+            sanitize_dump_payload: 0,
+            shutdown_on_sigterm: ShutdownFlags::default(),
+            shutdown_on_sigint: ShutdownFlags::default(),
+            jemalloc_bg_thread: true,
             proto_max_bulk_len: 0,
             client_query_buffer_limit: 0,
             output_normal: OutputLimit {

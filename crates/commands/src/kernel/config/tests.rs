@@ -94,3 +94,105 @@ fn split_lines() {
     );
     assert!(split_config_line("x \"unbalanced").is_none());
 }
+
+fn load_text(text: &str, extra: &[&str]) -> Result<Settings, ConfigError> {
+    let dir = std::env::temp_dir().join(format!(
+        "petrel-config-test-{}-{}",
+        std::process::id(),
+        text.len() ^ extra.len() << 20
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("test.conf");
+    std::fs::write(&path, text).unwrap();
+    let mut args = vec![path.display().to_string()];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let r = load_from_args(&args, all()).map(|(s, _)| s);
+    let _ = std::fs::remove_dir_all(&dir);
+    r
+}
+
+fn points(s: &Settings) -> Vec<(u64, u64)> {
+    s.save_points
+        .iter()
+        .map(|p| (p.seconds, p.changes))
+        .collect()
+}
+
+#[test]
+fn save_lines_add_up_as_in_redis() {
+    let d = load_text("port 7000\n", &[]).unwrap();
+    assert_eq!(points(&d), vec![(3600, 1), (300, 100), (60, 10000)]);
+    let s = load_text("save 900 1\nsave 300 10 60 5\n", &[]).unwrap();
+    assert_eq!(points(&s), vec![(900, 1), (300, 10), (60, 5)]);
+    let s = load_text("save 900 1\n", &["--save", ""]).unwrap();
+    assert!(points(&s).is_empty());
+    let s = load_text("save \"\"\nsave 60 5\n", &["--save", "30 1"]).unwrap();
+    assert_eq!(points(&s), vec![(60, 5), (30, 1)]);
+    for bad in ["save 0 1", "save 10", "save 10 -1", "save x 1"] {
+        let e = load_text(bad, &[]).unwrap_err().0;
+        assert!(e.contains("Invalid save parameters"), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn absent_features_accept_only_their_defaults() {
+    load_text(
+        "cluster-enabled no\nappendonly no\nauto-aof-rewrite-min-size 64mb\nrepl-diskless-load DISABLED\nslave-read-only yes\noom-score-adj-values 0 200 800\n",
+        &[],
+    )
+    .unwrap();
+    let e = load_text("cluster-enabled yes\n", &[]).unwrap_err().0;
+    assert!(
+        e.contains("'cluster-enabled'") && e.contains("cluster mode"),
+        "{e}"
+    );
+    let e = load_text("appendonly yes\n", &[]).unwrap_err().0;
+    assert!(
+        e.contains("'appendonly'") && e.contains("append only file"),
+        "{e}"
+    );
+    let e = load_text("slave-read-only no\n", &[]).unwrap_err().0;
+    assert!(e.contains("replication"), "{e}");
+    let e = load_text("loadmodule /x/y.so\n", &[]).unwrap_err().0;
+    assert!(e.contains("'loadmodule'") && e.contains("modules"), "{e}");
+    let c = ConfigStore::new(Settings::default(), None, all());
+    let e = c.set_many(&[("tls-port", "6380")], true).unwrap_err();
+    assert!(e.contains("'tls-port'") && e.contains("TLS"), "{e}");
+    c.set_many(&[("tls-port", "0")], true).unwrap();
+}
+
+#[test]
+fn include_reads_files_in_order() {
+    let dir = std::env::temp_dir().join(format!("petrel-include-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("conf.d")).unwrap();
+    std::fs::write(dir.join("conf.d/a.conf"), "maxclients 7\nsave 100 1\n").unwrap();
+    std::fs::write(dir.join("conf.d/b.conf"), "maxclients 8\n").unwrap();
+    std::fs::write(dir.join("conf.d/skip.txt"), "maxclients 9\n").unwrap();
+    let main = format!("save 50 2\ninclude {}/conf.d/*.conf\n", dir.display());
+    let s = load_text(&main, &[]).unwrap();
+    assert_eq!(s.maxclients, 8);
+    assert_eq!(points(&s), vec![(50, 2), (100, 1)]);
+    std::fs::write(
+        dir.join("self.conf"),
+        format!("include {}/self.conf\n", dir.display()),
+    )
+    .unwrap();
+    let e = load_text(&format!("include {}/self.conf\n", dir.display()), &[])
+        .unwrap_err()
+        .0;
+    assert!(e.contains("nested includes"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Debian's stock redis.conf (Redis 7.0.15) loads unchanged.
+#[test]
+fn stock_redis_conf_loads() {
+    let Ok(text) = std::fs::read_to_string("/etc/redis/redis.conf") else {
+        eprintln!("/etc/redis/redis.conf not found: skipped");
+        return;
+    };
+    let s = load_text(&text, &[]).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(s.dbfilename, "dump.rdb");
+    assert_eq!(points(&s), vec![(3600, 1), (300, 100), (60, 10000)]);
+    assert!(s.stop_writes_on_bgsave_error && s.rdbcompression && s.rdbchecksum);
+}

@@ -162,3 +162,136 @@ pub fn count_limit(v: &str) -> Result<usize, String> {
 pub fn bytes_limit(v: &str) -> Result<usize, String> {
     Ok(memory_in(v, 0, i64::MAX as u64)? as usize)
 }
+
+/// How two values of a setting compare (for [`only_default`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Same {
+    /// yes/no, any case.
+    Bool,
+    /// Integers by value.
+    Int,
+    /// Memory amounts with units (`64mb` = `67108864`).
+    Mem,
+    /// A word, any case.
+    Word,
+    /// Words separated by blanks, exact.
+    Words,
+}
+
+impl Same {
+    fn eq(self, a: &str, b: &str) -> bool {
+        match self {
+            Same::Bool => parse_bool(a).ok().is_some_and(|x| parse_bool(b) == Ok(x)),
+            Same::Int => a
+                .trim()
+                .parse::<i64>()
+                .ok()
+                .is_some_and(|x| b.trim().parse::<i64>() == Ok(x)),
+            Same::Mem => parse_memory(a.trim()).is_some_and(|x| parse_memory(b.trim()) == Some(x)),
+            Same::Word => a.trim().eq_ignore_ascii_case(b.trim()),
+            Same::Words => a.split_whitespace().eq(b.split_whitespace()),
+        }
+    }
+}
+
+/// The setter of a setting whose `feature` Petrel does not have: accepts
+/// the default (which changes nothing), refuses anything else naming the
+/// setting and the feature.
+pub fn only_default(
+    name: &str,
+    feature: &str,
+    same: Same,
+    default: &str,
+    v: &str,
+) -> Result<(), String> {
+    if same.eq(v, default) {
+        return Ok(());
+    }
+    let shown = if default.is_empty() { "\"\"" } else { default };
+    Err(format!(
+        "'{name}' is set to '{v}', but Petrel does not support {feature} yet: only the default ({shown}) is accepted"
+    ))
+}
+
+/// `save`: pairs of seconds (>= 1) and changes (>= 0), or nothing.
+pub fn parse_save_points(v: &str) -> Result<Vec<super::settings::SavePoint>, String> {
+    let words: Vec<&str> = v.split_whitespace().collect();
+    if words.len() % 2 == 1 {
+        return Err("Invalid save parameters".into());
+    }
+    words
+        .chunks(2)
+        .map(|c| {
+            let seconds = c[0].parse::<i64>().ok().filter(|&x| x >= 1);
+            let changes = c[1].parse::<i64>().ok().filter(|&x| x >= 0);
+            match (seconds, changes) {
+                (Some(seconds), Some(changes)) => Ok(super::settings::SavePoint {
+                    seconds: seconds as u64,
+                    changes: changes as u64,
+                }),
+                _ => Err("Invalid save parameters".into()),
+            }
+        })
+        .collect()
+}
+
+/// `save` as CONFIG GET prints it.
+pub fn fmt_save_points(v: &[super::settings::SavePoint]) -> String {
+    v.iter()
+        .map(|p| format!("{} {}", p.seconds, p.changes))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `shutdown-on-sigterm`/`shutdown-on-sigint` flags.
+pub fn parse_shutdown_flags(v: &str) -> Result<super::settings::ShutdownFlags, String> {
+    let mut f = super::settings::ShutdownFlags::default();
+    let words: Vec<&str> = v.split_whitespace().collect();
+    if words.is_empty() {
+        return Err(
+            "argument(s) must be one of the following: default, save, nosave, now, force".into(),
+        );
+    }
+    for w in &words {
+        match w.to_ascii_lowercase().as_str() {
+            "default" if words.len() == 1 => {}
+            "save" => f.save = true,
+            "nosave" => f.nosave = true,
+            "now" => f.now = true,
+            "force" => f.force = true,
+            _ => {
+                return Err(
+                    "argument(s) must be one of the following: default, save, nosave, now, force"
+                        .into(),
+                )
+            }
+        }
+    }
+    if f.save && f.nosave {
+        return Err(
+            "argument(s) must be one of the following: default, save, nosave, now, force".into(),
+        );
+    }
+    Ok(f)
+}
+
+pub fn fmt_shutdown_flags(f: super::settings::ShutdownFlags) -> String {
+    let mut w = Vec::new();
+    if f.save {
+        w.push("save");
+    }
+    if f.nosave {
+        w.push("nosave");
+    }
+    if f.now {
+        w.push("now");
+    }
+    if f.force {
+        w.push("force");
+    }
+    if w.is_empty() {
+        "default".into()
+    } else {
+        w.join(" ")
+    }
+}

@@ -65,4 +65,14 @@ pub static MEMORY: &[Param] = &[
             Ok(())
         }
     ),
+    p!(
+        "jemalloc-bg-thread",
+        true,
+        "yes",
+        |s| fmt_bool(s.jemalloc_bg_thread),
+        |s, v| {
+            s.jemalloc_bg_thread = parse_bool(v)?;
+            Ok(())
+        }
+    ),
 ];

@@ -4,6 +4,7 @@
 //! CONFIG REWRITE walk them. [`KERNEL`] lists these for
 //! `Settings::default` (a registry test checks it names each of them).
 
+pub mod absent;
 pub mod client_limits;
 pub mod clients;
 pub mod diagnostics;
@@ -29,4 +30,5 @@ pub const KERNEL: &[&[super::Param]] = &[
     memory::MEMORY,
     encodings::ENCODINGS,
     scripting::SCRIPTING,
+    absent::ABSENT,
 ];

@@ -1,0 +1,623 @@
+//! Settings of Redis 7.0 features Petrel does not have yet (replication,
+//! cluster mode, TLS, ACL users, active defragmentation, syslog...). Each
+//! row reads as Redis's default and accepts only that default, so a stock
+//! `redis.conf` loads unchanged and accepting it changes nothing; any other
+//! value is refused naming the setting and the missing feature (see
+//! `absent!` in `config`). The append-only file's rows are in
+//! `persistence`. When a feature lands, its rows move to its own group
+//! and become real settings.
+
+use super::super::values::Same;
+use super::super::Param;
+
+pub static ABSENT: &[Param] = &[
+    absent!("aclfile", [], false, "", Same::Words, "ACL users"),
+    absent!("acllog-max-len", [], true, "128", Same::Int, "ACL users"),
+    absent!(
+        "acl-pubsub-default",
+        [],
+        true,
+        "resetchannels",
+        Same::Word,
+        "ACL users"
+    ),
+    absent!(
+        "activedefrag",
+        [],
+        true,
+        "no",
+        Same::Bool,
+        "active defragmentation"
+    ),
+    absent!(
+        "active-defrag-ignore-bytes",
+        [],
+        true,
+        "104857600",
+        Same::Mem,
+        "active defragmentation"
+    ),
+    absent!(
+        "active-defrag-threshold-lower",
+        [],
+        true,
+        "10",
+        Same::Int,
+        "active defragmentation"
+    ),
+    absent!(
+        "active-defrag-threshold-upper",
+        [],
+        true,
+        "100",
+        Same::Int,
+        "active defragmentation"
+    ),
+    absent!(
+        "active-defrag-cycle-min",
+        [],
+        true,
+        "1",
+        Same::Int,
+        "active defragmentation"
+    ),
+    absent!(
+        "active-defrag-cycle-max",
+        [],
+        true,
+        "25",
+        Same::Int,
+        "active defragmentation"
+    ),
+    absent!(
+        "active-defrag-max-scan-fields",
+        [],
+        true,
+        "1000",
+        Same::Int,
+        "active defragmentation"
+    ),
+    absent!(
+        "active-expire-effort",
+        [],
+        true,
+        "1",
+        Same::Int,
+        "tuning the active expiry effort"
+    ),
+    absent!(
+        "activerehashing",
+        [],
+        true,
+        "yes",
+        Same::Bool,
+        "incremental rehashing (its tables never rehash)"
+    ),
+    absent!("dynamic-hz", [], true, "yes", Same::Bool, "a dynamic hz"),
+    absent!(
+        "always-show-logo",
+        [],
+        false,
+        "no",
+        Same::Bool,
+        "the ASCII-art logo"
+    ),
+    absent!(
+        "set-proc-title",
+        [],
+        false,
+        "yes",
+        Same::Bool,
+        "process titles"
+    ),
+    absent!(
+        "proc-title-template",
+        [],
+        true,
+        "{title} {listen-addr} {server-mode}",
+        Same::Words,
+        "process titles"
+    ),
+    absent!(
+        "crash-log-enabled",
+        [],
+        true,
+        "yes",
+        Same::Bool,
+        "the crash report"
+    ),
+    absent!(
+        "crash-memcheck-enabled",
+        [],
+        true,
+        "yes",
+        Same::Bool,
+        "the crash report"
+    ),
+    absent!(
+        "syslog-enabled",
+        [],
+        false,
+        "no",
+        Same::Bool,
+        "logging to syslog"
+    ),
+    absent!(
+        "syslog-ident",
+        [],
+        false,
+        "redis",
+        Same::Words,
+        "logging to syslog"
+    ),
+    absent!(
+        "syslog-facility",
+        [],
+        false,
+        "local0",
+        Same::Word,
+        "logging to syslog"
+    ),
+    absent!(
+        "supervised",
+        [],
+        false,
+        "no",
+        Same::Word,
+        "supervision by upstart or systemd"
+    ),
+    absent!(
+        "disable-thp",
+        [],
+        false,
+        "yes",
+        Same::Bool,
+        "turning transparent huge pages off"
+    ),
+    absent!(
+        "oom-score-adj",
+        [],
+        true,
+        "no",
+        Same::Word,
+        "OOM score adjustment"
+    ),
+    absent!(
+        "oom-score-adj-values",
+        [],
+        true,
+        "0 200 800",
+        Same::Words,
+        "OOM score adjustment"
+    ),
+    absent!(
+        "server_cpulist",
+        [],
+        false,
+        "",
+        Same::Words,
+        "CPU affinity lists"
+    ),
+    absent!(
+        "bio_cpulist",
+        [],
+        false,
+        "",
+        Same::Words,
+        "CPU affinity lists"
+    ),
+    absent!(
+        "aof_rewrite_cpulist",
+        [],
+        false,
+        "",
+        Same::Words,
+        "CPU affinity lists"
+    ),
+    absent!(
+        "bgsave_cpulist",
+        [],
+        false,
+        "",
+        Same::Words,
+        "CPU affinity lists"
+    ),
+    absent!("socket-mark-id", [], false, "0", Same::Int, "socket marks"),
+    absent!(
+        "ignore-warnings",
+        [],
+        true,
+        "",
+        Same::Words,
+        "ignore-warnings (it has no startup warnings to silence)"
+    ),
+    absent!(
+        "io-threads",
+        [],
+        false,
+        "1",
+        Same::Int,
+        "I/O threads (its worker threads are set with 'threads')"
+    ),
+    absent!(
+        "io-threads-do-reads",
+        [],
+        false,
+        "no",
+        Same::Bool,
+        "I/O threads (its worker threads are set with 'threads')"
+    ),
+    absent!(
+        "enable-module-command",
+        [],
+        false,
+        "no",
+        Same::Word,
+        "modules"
+    ),
+    absent!(
+        "stream-node-max-bytes",
+        [],
+        true,
+        "4096",
+        Same::Mem,
+        "stream commands"
+    ),
+    absent!(
+        "stream-node-max-entries",
+        [],
+        true,
+        "100",
+        Same::Int,
+        "stream commands"
+    ),
+    absent!("masterauth", [], true, "", Same::Words, "replication"),
+    absent!("masteruser", [], true, "", Same::Words, "replication"),
+    absent!(
+        "replica-serve-stale-data",
+        ["slave-serve-stale-data"],
+        true,
+        "yes",
+        Same::Bool,
+        "replication"
+    ),
+    absent!(
+        "replica-read-only",
+        ["slave-read-only"],
+        true,
+        "yes",
+        Same::Bool,
+        "replication"
+    ),
+    absent!(
+        "replica-priority",
+        ["slave-priority"],
+        true,
+        "100",
+        Same::Int,
+        "replication"
+    ),
+    absent!(
+        "replica-announced",
+        [],
+        true,
+        "yes",
+        Same::Bool,
+        "replication"
+    ),
+    absent!(
+        "replica-announce-ip",
+        ["slave-announce-ip"],
+        true,
+        "",
+        Same::Words,
+        "replication"
+    ),
+    absent!(
+        "replica-announce-port",
+        ["slave-announce-port"],
+        true,
+        "0",
+        Same::Int,
+        "replication"
+    ),
+    absent!(
+        "replica-ignore-maxmemory",
+        ["slave-ignore-maxmemory"],
+        true,
+        "yes",
+        Same::Bool,
+        "replication"
+    ),
+    absent!(
+        "replica-lazy-flush",
+        ["slave-lazy-flush"],
+        true,
+        "no",
+        Same::Bool,
+        "replication"
+    ),
+    absent!(
+        "replica-ignore-disk-write-errors",
+        [],
+        true,
+        "no",
+        Same::Bool,
+        "replication"
+    ),
+    absent!(
+        "repl-diskless-sync",
+        [],
+        true,
+        "yes",
+        Same::Bool,
+        "replication"
+    ),
+    absent!(
+        "repl-diskless-sync-delay",
+        [],
+        true,
+        "5",
+        Same::Int,
+        "replication"
+    ),
+    absent!(
+        "repl-diskless-sync-max-replicas",
+        [],
+        true,
+        "0",
+        Same::Int,
+        "replication"
+    ),
+    absent!(
+        "repl-diskless-load",
+        [],
+        true,
+        "disabled",
+        Same::Word,
+        "replication"
+    ),
+    absent!(
+        "repl-ping-replica-period",
+        ["repl-ping-slave-period"],
+        true,
+        "10",
+        Same::Int,
+        "replication"
+    ),
+    absent!("repl-timeout", [], true, "60", Same::Int, "replication"),
+    absent!(
+        "repl-disable-tcp-nodelay",
+        [],
+        true,
+        "no",
+        Same::Bool,
+        "replication"
+    ),
+    absent!(
+        "repl-backlog-size",
+        [],
+        true,
+        "1048576",
+        Same::Mem,
+        "replication"
+    ),
+    absent!(
+        "repl-backlog-ttl",
+        [],
+        true,
+        "3600",
+        Same::Int,
+        "replication"
+    ),
+    absent!(
+        "min-replicas-to-write",
+        ["min-slaves-to-write"],
+        true,
+        "0",
+        Same::Int,
+        "replication"
+    ),
+    absent!(
+        "min-replicas-max-lag",
+        ["min-slaves-max-lag"],
+        true,
+        "10",
+        Same::Int,
+        "replication"
+    ),
+    absent!(
+        "propagation-error-behavior",
+        [],
+        true,
+        "ignore",
+        Same::Word,
+        "replication"
+    ),
+    absent!(
+        "bind-source-addr",
+        [],
+        true,
+        "",
+        Same::Words,
+        "replication and cluster links"
+    ),
+    absent!(
+        "cluster-enabled",
+        [],
+        false,
+        "no",
+        Same::Bool,
+        "cluster mode"
+    ),
+    absent!(
+        "cluster-config-file",
+        [],
+        false,
+        "nodes.conf",
+        Same::Words,
+        "cluster mode"
+    ),
+    absent!(
+        "cluster-node-timeout",
+        [],
+        true,
+        "15000",
+        Same::Int,
+        "cluster mode"
+    ),
+    absent!("cluster-port", [], false, "0", Same::Int, "cluster mode"),
+    absent!(
+        "cluster-replica-validity-factor",
+        ["cluster-slave-validity-factor"],
+        true,
+        "10",
+        Same::Int,
+        "cluster mode"
+    ),
+    absent!(
+        "cluster-migration-barrier",
+        [],
+        true,
+        "1",
+        Same::Int,
+        "cluster mode"
+    ),
+    absent!(
+        "cluster-allow-replica-migration",
+        [],
+        true,
+        "yes",
+        Same::Bool,
+        "cluster mode"
+    ),
+    absent!(
+        "cluster-require-full-coverage",
+        [],
+        true,
+        "yes",
+        Same::Bool,
+        "cluster mode"
+    ),
+    absent!(
+        "cluster-replica-no-failover",
+        ["cluster-slave-no-failover"],
+        true,
+        "no",
+        Same::Bool,
+        "cluster mode"
+    ),
+    absent!(
+        "cluster-allow-reads-when-down",
+        [],
+        true,
+        "no",
+        Same::Bool,
+        "cluster mode"
+    ),
+    absent!(
+        "cluster-allow-pubsubshard-when-down",
+        [],
+        true,
+        "yes",
+        Same::Bool,
+        "cluster mode"
+    ),
+    absent!(
+        "cluster-link-sendbuf-limit",
+        [],
+        true,
+        "0",
+        Same::Mem,
+        "cluster mode"
+    ),
+    absent!(
+        "cluster-announce-hostname",
+        [],
+        true,
+        "",
+        Same::Words,
+        "cluster mode"
+    ),
+    absent!(
+        "cluster-preferred-endpoint-type",
+        [],
+        true,
+        "ip",
+        Same::Word,
+        "cluster mode"
+    ),
+    absent!(
+        "cluster-announce-ip",
+        [],
+        true,
+        "",
+        Same::Words,
+        "cluster mode"
+    ),
+    absent!(
+        "cluster-announce-port",
+        [],
+        true,
+        "0",
+        Same::Int,
+        "cluster mode"
+    ),
+    absent!(
+        "cluster-announce-tls-port",
+        [],
+        true,
+        "0",
+        Same::Int,
+        "cluster mode"
+    ),
+    absent!(
+        "cluster-announce-bus-port",
+        [],
+        true,
+        "0",
+        Same::Int,
+        "cluster mode"
+    ),
+    absent!("tls-port", [], true, "0", Same::Int, "TLS"),
+    absent!("tls-cert-file", [], true, "", Same::Words, "TLS"),
+    absent!("tls-key-file", [], true, "", Same::Words, "TLS"),
+    absent!("tls-key-file-pass", [], true, "", Same::Words, "TLS"),
+    absent!("tls-client-cert-file", [], true, "", Same::Words, "TLS"),
+    absent!("tls-client-key-file", [], true, "", Same::Words, "TLS"),
+    absent!("tls-client-key-file-pass", [], true, "", Same::Words, "TLS"),
+    absent!("tls-dh-params-file", [], true, "", Same::Words, "TLS"),
+    absent!("tls-ca-cert-file", [], true, "", Same::Words, "TLS"),
+    absent!("tls-ca-cert-dir", [], true, "", Same::Words, "TLS"),
+    absent!("tls-protocols", [], true, "", Same::Words, "TLS"),
+    absent!("tls-ciphers", [], true, "", Same::Words, "TLS"),
+    absent!("tls-ciphersuites", [], true, "", Same::Words, "TLS"),
+    absent!("tls-auth-clients", [], true, "yes", Same::Word, "TLS"),
+    absent!("tls-replication", [], true, "no", Same::Bool, "TLS"),
+    absent!("tls-cluster", [], true, "no", Same::Bool, "TLS"),
+    absent!(
+        "tls-prefer-server-ciphers",
+        [],
+        true,
+        "no",
+        Same::Bool,
+        "TLS"
+    ),
+    absent!("tls-session-caching", [], true, "yes", Same::Bool, "TLS"),
+    absent!(
+        "tls-session-cache-size",
+        [],
+        true,
+        "20480",
+        Same::Int,
+        "TLS"
+    ),
+    absent!(
+        "tls-session-cache-timeout",
+        [],
+        true,
+        "300",
+        Same::Int,
+        "TLS"
+    ),
+];
