@@ -10,9 +10,15 @@
 //! * `random_commands` (in the suite): a few seeds, a few seconds each.
 //! * `long_run` (ignored): `PETREL_CMDFUZZ_SECS=600 cargo test -p server
 //!   --test fuzz_commands -- --ignored long_run --nocapture`.
-//! * `compare_with_redis` (ignored): the same commands against
-//!   redis-server 7.0, listing where the reply kinds disagree
-//!   (`PETREL_CMDFUZZ_COUNT` commands, default 20000).
+//! * `differential_with_redis` (in the suite): the same commands to
+//!   petrel and redis-server 7.0 over one connection each, replies
+//!   compared (normalisation documented in `cmdfuzz/compare.rs`), and
+//!   the datasets (DEBUG DIGEST) after every write; fails on any
+//!   difference not listed in `compare::KNOWN` (`PETREL_DIFFFUZZ_COUNT`
+//!   commands, default 6000; `PETREL_DIFFFUZZ_SEED`).
+//! * `differential_long` (ignored): the same for `PETREL_DIFFFUZZ_SECS`
+//!   (default 600): `PETREL_DIFFFUZZ_SECS=600 cargo test -p server
+//!   --test fuzz_commands -- --ignored differential_long --nocapture`.
 //!
 //! `PETREL_CMDFUZZ_SEED` replays one seed; `PETREL_CMDFUZZ_CONNS` sets the
 //! number of connections (1 makes a run deterministic).
@@ -20,6 +26,7 @@
 mod cmdfuzz;
 mod common;
 
+use cmdfuzz::compare;
 use cmdfuzz::gen::{ConnState, Generator};
 use cmdfuzz::runner::{self, check_types, Config};
 use cmdfuzz::values::Rng;
@@ -130,29 +137,61 @@ fn long_run() {
     eprintln!("commands never sent: {never:?}");
 }
 
-#[test]
-#[ignore = "reports reply-kind disagreements with redis-server; PETREL_CMDFUZZ_COUNT"]
-fn compare_with_redis() {
+/// Petrel and redis-server 7.0 started alike for the differential run.
+fn diff_pair() -> Option<(TestServer, Server)> {
+    let opts = Opts::new(&[("enable-debug-command", "yes")]);
+    let r = RefRedis::start_with(opts.clone())?;
+    Some((TestServer::start_with(opts), r))
+}
+
+/// Runs the differential fuzzer and fails on every difference not in
+/// `compare::KNOWN`.
+fn differential(seed: u64, limit: compare::Limit) {
     let gen = Generator::new();
-    let n = env_u64("PETREL_CMDFUZZ_COUNT").unwrap_or(20_000);
-    let seed = env_u64("PETREL_CMDFUZZ_SEED").unwrap_or(0x00C0_4ABE);
-    let p = TestServer::start(&[]);
-    let Some(r) = RefRedis::start() else {
+    let Some((mut p, r)) = diff_pair() else {
         return;
     };
-    let c = cmdfuzz::compare::compare(p.port(), r.port(), &gen, seed, n);
+    let t0 = std::time::Instant::now();
+    let c = compare::compare(p.port(), r.port(), &gen, seed, limit);
+    let (new, known) = compare::report(&c);
     eprintln!(
-        "compared {} commands (seed {seed:#x}), {} skipped; petrel-only: {:?}",
+        "differential seed {seed:#x}: {} commands of {} kinds compared in {:.1?} ({:?}); petrel-only: {:?}; {} known difference(s)",
         c.commands,
-        c.skipped,
-        c.petrel_only.keys().collect::<Vec<_>>()
+        c.distinct.len(),
+        t0.elapsed(),
+        c.per_norm,
+        c.petrel_only.keys().collect::<Vec<_>>(),
+        known.len()
     );
-    for ((class, name), d) in &c.found {
-        eprintln!(
-            "{class:<11} {name:<22} x{:<5} {}\n      petrel: {}\n      redis:  {}",
-            d.count, d.example, d.petrel, d.redis
-        );
+    for k in &known {
+        eprintln!("known: {k}");
     }
+    p.assert_alive();
+    assert!(
+        new.is_empty(),
+        "{} difference(s) with redis-server (replay: PETREL_DIFFFUZZ_SEED={seed:#x}):\n{}",
+        new.len(),
+        new.join("\n")
+    );
+}
+
+/// The same random commands to petrel and redis-server 7.0, replies
+/// compared (see `cmdfuzz/compare.rs` for the normalisation).
+#[test]
+fn differential_with_redis() {
+    let seed = env_u64("PETREL_DIFFFUZZ_SEED").unwrap_or(0x00C0_4ABE);
+    let n = env_u64("PETREL_DIFFFUZZ_COUNT").unwrap_or(6_000);
+    differential(seed, compare::Limit::Commands(n));
+}
+
+/// Long mode: `PETREL_DIFFFUZZ_SECS=600 cargo test -p server --test
+/// fuzz_commands -- --ignored differential_long --nocapture`.
+#[test]
+#[ignore = "long mode: PETREL_DIFFFUZZ_SECS (default 600)"]
+fn differential_long() {
+    let seed = env_u64("PETREL_DIFFFUZZ_SEED").unwrap_or(0x10D1_FF00);
+    let secs = env_u64("PETREL_DIFFFUZZ_SECS").unwrap_or(600);
+    differential(seed, compare::Limit::Time(Duration::from_secs(secs)));
 }
 
 /// Every command model produces calls that name it, for any state.

@@ -222,11 +222,6 @@ pub fn unrecognized_option(option: &str) -> String {
     format!("ERR Unrecognized option '{option}'")
 }
 
-/// `ERR Unsupported option <option>`.
-pub fn unsupported_option(option: &str) -> String {
-    format!("ERR Unsupported option {option}")
-}
-
 /// `ERR <what> cannot contain spaces, newlines or special characters.`
 pub fn no_special_characters(what: &str) -> String {
     format!("ERR {what} cannot contain spaces, newlines or special characters.")
@@ -292,6 +287,8 @@ pub const ERR_SCRIPT_WRITE_FLAG_RO: &str =
 pub const ERR_SCRIPT_ALLOW_OOM: &str =
     "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'";
 pub const ERR_NUMKEYS_NEGATIVE: &str = "ERR Number of keys can't be negative";
+/// FCALL / FCALL_RO with a `numkeys` that is not an integer.
+pub const ERR_FCALL_BAD_NUMKEYS: &str = "ERR Bad number of keys provided";
 pub const ERR_NUMKEYS_OVER_ARGS: &str = "ERR Number of keys can't be greater than number of args";
 pub const ERR_FUNCTION_FLUSH_ONLY_SUPPORTS_SYNC_ASYNC_OPTION: &str =
     "ERR FUNCTION FLUSH only supports SYNC|ASYNC option";

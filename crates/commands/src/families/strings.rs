@@ -237,13 +237,6 @@ fn getex(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(o) = parse_set_opts(args, 2, false) else {
         return ctx.syntax_error();
     };
-    let mut when = None;
-    if let Some((secs, abs, i)) = o.expire {
-        match expire_ms(ctx, args[i], secs, abs, "getex") {
-            Some(t) => when = Some(t),
-            None => return,
-        }
-    }
     let k = Key::new(args[1]);
     let (db, now, srv) = (ctx.client.db, ctx.now_ms, ctx.srv);
     let mut p = srv.keyspace.lock(&k);
@@ -253,6 +246,15 @@ fn getex(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(s) = e.value().string() else {
         return ctx.error(ERR_WRONGTYPE);
     };
+    // As Redis 7.0: the expire time is read once the key is known to be
+    // a string (a missing key answers nil whatever the time).
+    let mut when = None;
+    if let Some((secs, abs, i)) = o.expire {
+        match expire_ms(ctx, args[i], secs, abs, "getex") {
+            Some(t) => when = Some(t),
+            None => return,
+        }
+    }
     ctx.out.bulk(&*s);
     let mut event = None;
     if let Some(t) = when {
@@ -595,6 +597,25 @@ fn incrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) {
 }
 
 fn lcs(ctx: &mut Ctx, args: &[&[u8]]) {
+    // Redis 7.0 checks the keys' types before it reads the options.
+    let keys = [Key::new(args[1]), Key::new(args[2])];
+    let (db, now, srv) = (ctx.client.db, ctx.now_ms, ctx.srv);
+    let mut vals: Vec<Vec<u8>> = Vec::with_capacity(2);
+    {
+        let mut g = srv.keyspace.lock_keys(&keys);
+        for k in &keys {
+            match g.part(k).get_read(db, k, now) {
+                None => vals.push(Vec::new()),
+                Some(e) => match e.value().string() {
+                    Some(s) => vals.push(s.to_vec()),
+                    None => {
+                        drop(g);
+                        return ctx.error(errors::ERR_KEYS_MUST_BE_STRINGS);
+                    }
+                },
+            }
+        }
+    }
     let (mut getlen, mut getidx, mut withmatchlen) = (false, false, false);
     let mut minmatchlen: i64 = 0;
     let mut j = 3;
@@ -616,24 +637,6 @@ fn lcs(ctx: &mut Ctx, args: &[&[u8]]) {
             return ctx.error(ERR_SYNTAX);
         }
         j += 1;
-    }
-    let keys = [Key::new(args[1]), Key::new(args[2])];
-    let (db, now, srv) = (ctx.client.db, ctx.now_ms, ctx.srv);
-    let mut vals: Vec<Vec<u8>> = Vec::with_capacity(2);
-    {
-        let mut g = srv.keyspace.lock_keys(&keys);
-        for k in &keys {
-            match g.part(k).get_read(db, k, now) {
-                None => vals.push(Vec::new()),
-                Some(e) => match e.value().string() {
-                    Some(s) => vals.push(s.to_vec()),
-                    None => {
-                        drop(g);
-                        return ctx.error(errors::ERR_KEYS_MUST_BE_STRINGS);
-                    }
-                },
-            }
-        }
     }
     if getidx && getlen {
         return ctx.error(errors::ERR_LCS_LEN_AND_IDX);

@@ -32,6 +32,13 @@ impl<'a> Ctx<'a> {
         self.failed = true;
     }
 
+    /// [`Ctx::error`] for a text that carries client bytes (not UTF-8).
+    pub fn error_bytes(&mut self, msg: &[u8]) {
+        self.out.error_bytes(msg);
+        self.srv.stats.count_error(msg);
+        self.failed = true;
+    }
+
     pub fn ok(&mut self) {
         self.out.simple("OK");
     }

@@ -120,9 +120,10 @@ fn parse_flags(ctx: &mut Ctx, args: &[&[u8]]) -> Option<u8> {
         } else if eq_ic(a, "lt") {
             f |= LT;
         } else {
-            ctx.error(&crate::base::errors::unsupported_option(
-                &String::from_utf8_lossy(a),
-            ));
+            // The option's bytes as sent, as Redis writes them.
+            let mut msg = b"ERR Unsupported option ".to_vec();
+            msg.extend_from_slice(a);
+            ctx.error_bytes(&msg);
             return None;
         }
     }

@@ -289,6 +289,10 @@ fn copy(ctx: &mut Ctx, args: &[&[u8]]) {
             let Some(v) = ctx.parse_i64(args[j + 1]) else {
                 return;
             };
+            // Redis reads the index as an int first.
+            if v < i32::MIN as i64 || v > i32::MAX as i64 {
+                return ctx.error(errors::ERR_OUT_OF_RANGE_I32);
+            }
             if v < 0 || v >= ctx.srv.keyspace.databases() as i64 {
                 return ctx.error(errors::ERR_DB_INDEX);
             }

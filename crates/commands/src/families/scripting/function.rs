@@ -32,14 +32,15 @@ pub(super) fn fcall_flags(srv: &Server, args: &[&[u8]], base: u32) -> u32 {
 }
 
 fn fcall_generic(ctx: &mut Ctx, args: &[&[u8]], read_only: bool) {
-    let Some((keys, argv)) = split_keys(ctx, args) else {
-        return;
-    };
     let srv = ctx.srv;
     let mut engine = srv.scripting.functions.lock();
+    // As Redis 7.0: the function is looked up before numkeys is read.
     let Some((_, def)) = engine.function(args[1]) else {
         drop(engine);
         return ctx.error(errors::ERR_FUNCTION_NOT_FOUND);
+    };
+    let Some((keys, argv)) = split_fcall_keys(ctx, args) else {
+        return;
     };
     let (flags, name) = (def.flags, def.name.clone());
     let kind = RunKind {
@@ -65,6 +66,19 @@ fn fcall_generic(ctx: &mut Ctx, args: &[&[u8]], read_only: bool) {
     srv.scripting.refresh_function_counts(&engine);
 }
 
+/// FCALL's `numkeys`: as [`split_keys`], but a value that is not an
+/// integer gets FCALL's own message.
+fn split_fcall_keys<'a, 'b>(
+    ctx: &mut Ctx,
+    args: &'b [&'a [u8]],
+) -> Option<super::host::KeysAndArgs<'a, 'b>> {
+    if crate::base::parse::parse_i64(args[2]).is_none() {
+        ctx.error(errors::ERR_FCALL_BAD_NUMKEYS);
+        return None;
+    }
+    split_keys(ctx, args)
+}
+
 pub(super) fn fcall(ctx: &mut Ctx, args: &[&[u8]]) {
     fcall_generic(ctx, args, false)
 }
@@ -79,8 +93,9 @@ pub(super) fn function_load(ctx: &mut Ctx, args: &[&[u8]]) {
         if eq_ic(a, "REPLACE") {
             replace = true;
         } else {
-            let msg = format!("ERR Unknown option given: {}", String::from_utf8_lossy(a));
-            return ctx.error(&msg);
+            let mut msg = b"ERR Unknown option given: ".to_vec();
+            msg.extend_from_slice(a);
+            return ctx.error_bytes(&msg);
         }
     }
     let code = args[args.len() - 1];
@@ -145,8 +160,10 @@ pub(super) fn function_list(ctx: &mut Ctx, args: &[&[u8]]) {
             pattern = Some(args[i + 1]);
             i += 1;
         } else {
-            let msg = format!("ERR Unknown argument {}", String::from_utf8_lossy(a));
-            return ctx.error(&msg);
+            // The argument's bytes as sent, as Redis writes them.
+            let mut msg = b"ERR Unknown argument ".to_vec();
+            msg.extend_from_slice(a);
+            return ctx.error_bytes(&msg);
         }
         i += 1;
     }

@@ -316,6 +316,14 @@ fn on_off(arg: &[u8]) -> Option<bool> {
 /// CLIENT UNBLOCK id [TIMEOUT|ERROR]: ends another client's blocking wait
 /// with its timeout reply or an UNBLOCKED error; 1 if it was blocked.
 fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) {
+    // Redis 7.0 matches UNBLOCK with 3 or 4 arguments only; more falls
+    // through to the unknown-subcommand reply, before the id is read.
+    if args.len() > 4 {
+        return ctx.error(&errors::unknown_subcommand_or_arity(
+            &String::from_utf8_lossy(args[1]),
+            "CLIENT",
+        ));
+    }
     let Some(id) = ctx.parse_i64(args[2]) else {
         return;
     };
@@ -325,9 +333,6 @@ fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) {
         Some(a) if a.eq_ignore_ascii_case(b"error") => true,
         Some(_) => return ctx.error(errors::ERR_CLIENT_UNBLOCK_REASON_SHOULD_TIMEOUT_ERROR),
     };
-    if args.len() > 4 {
-        return ctx.syntax_error();
-    }
     let srv = ctx.srv;
     let done = srv.blocking.of_client(id as u64).and_then(|w| {
         let bytes = crate::services::blocking::unblock_with(srv, &w, error)?;
