@@ -110,10 +110,12 @@ fn tail(log: &str, lines: usize) -> String {
 #[test]
 fn random_commands() {
     let gen = Generator::new();
-    let secs = env_u64("PETREL_CMDFUZZ_SECS").unwrap_or(7);
+    // Two seeds of 6 s, beside `differential_with_redis`'s ~16 s: the
+    // file stays near 30 s in the suite; `long_run` is the long mode.
+    let secs = env_u64("PETREL_CMDFUZZ_SECS").unwrap_or(6);
     let seeds: Vec<u64> = match env_u64("PETREL_CMDFUZZ_SEED") {
         Some(s) => vec![s],
-        None => vec![0xC0FF_EE01, 0xC0FF_EE02, 0xC0FF_EE03],
+        None => vec![0xC0FF_EE01, 0xC0FF_EE02],
     };
     for seed in seeds {
         let out = fuzz_one(&gen, seed, secs);

@@ -37,8 +37,6 @@ pub const ERR_COUNT_SHOULD_GREATER_THAN_0: &str = "ERR count should be greater t
 pub const ERR_COUNT_SHOULD_GREATER_THAN_EQUAL_1: &str =
     "ERR count should be greater than or equal to -1";
 pub const ERR_DEBUG_NOT_ALLOWED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
-pub const ERR_DEBUG_POPULATE_ARGS: &str =
-    "ERR unknown subcommand or wrong number of arguments for 'POPULATE'. Try DEBUG HELP.";
 pub const ERR_DECREMENT_WOULD_OVERFLOW: &str = "ERR decrement would overflow";
 pub const ERR_DISCARD_WITHOUT_MULTI: &str = "ERR DISCARD without MULTI";
 pub const ERR_ERROR_PURGING_DIRTY_PAGES: &str = "ERR Error purging dirty pages";
@@ -212,11 +210,6 @@ pub fn unknown_type_name(name: &str) -> String {
     format!("ERR unknown type name '{name}'")
 }
 
-/// `ERR No samples available for event '<event>'`.
-pub fn no_latency_samples(event: &str) -> String {
-    format!("ERR No samples available for event '{event}'")
-}
-
 /// `ERR Unrecognized option '<option>'`.
 pub fn unrecognized_option(option: &str) -> String {
     format!("ERR Unrecognized option '{option}'")
@@ -225,11 +218,6 @@ pub fn unrecognized_option(option: &str) -> String {
 /// `ERR <what> cannot contain spaces, newlines or special characters.`
 pub fn no_special_characters(what: &str) -> String {
     format!("ERR {what} cannot contain spaces, newlines or special characters.")
-}
-
-/// `ERR Unknown client type '<name>'`.
-pub fn unknown_client_type(name: &str) -> String {
-    format!("ERR Unknown client type '{name}'")
 }
 
 /// `ERR No such user '<name>'`.

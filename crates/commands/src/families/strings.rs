@@ -554,9 +554,7 @@ fn decrby(ctx: &mut Ctx, args: &[&[u8]]) {
 }
 
 fn incrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) {
-    let Some(incr) = LongDouble::parse(args[2]) else {
-        return ctx.error(crate::base::errors::ERR_NOT_FLOAT);
-    };
+    // Redis 7.0's order: the key's type, its value, then the increment.
     let k = Key::new(args[1]);
     let (db, now, srv) = (ctx.client.db, ctx.now_ms, ctx.srv);
     let mut p = srv.keyspace.lock(&k);
@@ -571,6 +569,9 @@ fn incrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) {
                 None => return ctx.error(crate::base::errors::ERR_NOT_FLOAT),
             }
         }
+    };
+    let Some(incr) = LongDouble::parse(args[2]) else {
+        return ctx.error(crate::base::errors::ERR_NOT_FLOAT);
     };
     let v = match cur {
         Some(c) => c + incr,

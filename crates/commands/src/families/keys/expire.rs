@@ -121,9 +121,7 @@ fn parse_flags(ctx: &mut Ctx, args: &[&[u8]]) -> Option<u8> {
             f |= LT;
         } else {
             // The option's bytes as sent, as Redis writes them.
-            let mut msg = b"ERR Unsupported option ".to_vec();
-            msg.extend_from_slice(a);
-            ctx.error_bytes(&msg);
+            ctx.error_with_arg("ERR Unsupported option ", a, "");
             return None;
         }
     }

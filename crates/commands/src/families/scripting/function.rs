@@ -93,9 +93,7 @@ pub(super) fn function_load(ctx: &mut Ctx, args: &[&[u8]]) {
         if eq_ic(a, "REPLACE") {
             replace = true;
         } else {
-            let mut msg = b"ERR Unknown option given: ".to_vec();
-            msg.extend_from_slice(a);
-            return ctx.error_bytes(&msg);
+            return ctx.error_with_arg("ERR Unknown option given: ", a, "");
         }
     }
     let code = args[args.len() - 1];
@@ -133,7 +131,10 @@ pub(super) fn function_flush(ctx: &mut Ctx, args: &[&[u8]]) {
         return ctx.error(errors::ERR_FUNCTION_FLUSH_ONLY_SUPPORTS_SYNC_ASYNC_OPTION);
     }
     if args.len() > 3 {
-        let msg = crate::base::errors::unknown_subcommand_or_arity("FLUSH", "FUNCTION");
+        let msg = crate::base::errors::unknown_subcommand_or_arity(
+            &String::from_utf8_lossy(args[1]),
+            "FUNCTION",
+        );
         return ctx.error(&msg);
     }
     let srv = ctx.srv;
@@ -161,9 +162,7 @@ pub(super) fn function_list(ctx: &mut Ctx, args: &[&[u8]]) {
             i += 1;
         } else {
             // The argument's bytes as sent, as Redis writes them.
-            let mut msg = b"ERR Unknown argument ".to_vec();
-            msg.extend_from_slice(a);
-            return ctx.error_bytes(&msg);
+            return ctx.error_with_arg("ERR Unknown argument ", a, "");
         }
         i += 1;
     }
@@ -256,6 +255,13 @@ pub(super) fn function_dump(ctx: &mut Ctx, _args: &[&[u8]]) {
 }
 
 pub(super) fn function_restore(ctx: &mut Ctx, args: &[&[u8]]) {
+    // Redis 7.0 matches RESTORE with 3 or 4 arguments only.
+    if args.len() > 4 {
+        return ctx.error(&errors::unknown_subcommand_or_arity(
+            &String::from_utf8_lossy(args[1]),
+            "FUNCTION",
+        ));
+    }
     let policy = match args.get(3) {
         None => RestorePolicy::Append,
         Some(p) if eq_ic(p, "APPEND") => RestorePolicy::Append,
@@ -263,9 +269,6 @@ pub(super) fn function_restore(ctx: &mut Ctx, args: &[&[u8]]) {
         Some(p) if eq_ic(p, "FLUSH") => RestorePolicy::Flush,
         Some(_) => return ctx.error(errors::ERR_WRONG_RESTORE_POLICY_GIVEN_VALUE_SHOULD_EITHER),
     };
-    if args.len() > 4 {
-        return ctx.syntax_error();
-    }
     let codes = match rdb::restore_functions(args[2]) {
         Ok(c) => c,
         Err(e) => return ctx.error(e.redis_message()),

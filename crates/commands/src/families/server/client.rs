@@ -324,14 +324,15 @@ fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) {
             "CLIENT",
         ));
     }
-    let Some(id) = ctx.parse_i64(args[2]) else {
-        return;
-    };
+    // The reason is read before the id, as Redis 7.0 does.
     let error = match args.get(3) {
         None => false,
         Some(a) if a.eq_ignore_ascii_case(b"timeout") => false,
         Some(a) if a.eq_ignore_ascii_case(b"error") => true,
         Some(_) => return ctx.error(errors::ERR_CLIENT_UNBLOCK_REASON_SHOULD_TIMEOUT_ERROR),
+    };
+    let Some(id) = ctx.parse_i64(args[2]) else {
+        return;
     };
     let srv = ctx.srv;
     let done = srv.blocking.of_client(id as u64).and_then(|w| {
@@ -580,9 +581,7 @@ impl ClientType {
 }
 
 fn unknown_type(ctx: &mut Ctx, name: &[u8]) {
-    ctx.error(&crate::base::errors::unknown_client_type(
-        &String::from_utf8_lossy(name),
-    ));
+    ctx.error_with_arg("ERR Unknown client type '", name, "'");
 }
 
 /// The local address as Redis shows it: `ip:port`, or `path:0` for a unix socket.
@@ -678,9 +677,11 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) {
     } else if args.len() > 3 && eq_ic(args[2], "ID") {
         let mut v = Vec::new();
         for a in &args[3..] {
+            // Any integer, as Redis 7.0: one below 1 matches no client.
             match crate::base::parse::parse_i64(a) {
                 Some(n) if n > 0 => v.push(n as u64),
-                _ => return ctx.error(errors::ERR_INVALID_CLIENT_ID),
+                Some(_) => {}
+                None => return ctx.error(errors::ERR_INVALID_CLIENT_ID),
             }
         }
         ids = Some(v);

@@ -167,7 +167,10 @@ impl ConfigStore {
         let mut guard = self.current.write();
         let mut next: Settings = (**guard).clone();
         let mut seen: Vec<&'static str> = Vec::new();
-        for (name, value) in pairs {
+        // As Redis 7.0: every name is checked (known, once, mutable, not
+        // protected) before any value is parsed.
+        let mut found = Vec::with_capacity(pairs.len());
+        for (name, _) in pairs {
             let p = match self.params.find(name) {
                 Some(p) => p,
                 None => return Err(crate::base::errors::config_set_unknown(name)),
@@ -191,6 +194,9 @@ impl ConfigStore {
                     "can't set protected config",
                 ));
             }
+            found.push(p);
+        }
+        for (p, (name, value)) in found.into_iter().zip(pairs) {
             (p.set)(&mut next, value)
                 .map_err(|e| crate::base::errors::config_set_failed(name, &e))?;
         }
