@@ -162,7 +162,11 @@ pub(super) fn function_list(ctx: &mut Ctx, args: &[&[u8]]) {
             i += 1;
         } else {
             // The argument's bytes as sent, as Redis writes them.
-            return ctx.error_with_arg("ERR Unknown argument ", a, "");
+            // Redis formats the argument up to NUL, CR and LF written as
+            // spaces (not trimmed here).
+            let mut msg = b"ERR Unknown argument ".to_vec();
+            msg.extend_from_slice(a.split(|&c| c == 0).next().unwrap_or(b""));
+            return ctx.error_bytes(&msg);
         }
         i += 1;
     }

@@ -166,7 +166,9 @@ impl ConfigStore {
     pub fn set_many(&self, pairs: &[(&str, &str)], local: bool) -> Result<(), String> {
         let mut guard = self.current.write();
         let mut next: Settings = (**guard).clone();
-        let mut seen: Vec<&'static str> = Vec::new();
+        // Names as written (in any case): an alias and its setting are not
+        // duplicates for Redis 7.0 (the later one wins).
+        let mut seen: Vec<String> = Vec::new();
         // As Redis 7.0: every name is checked (known, once, mutable, not
         // protected) before any value is parsed.
         let mut found = Vec::with_capacity(pairs.len());
@@ -175,13 +177,14 @@ impl ConfigStore {
                 Some(p) => p,
                 None => return Err(crate::base::errors::config_set_unknown(name)),
             };
-            if seen.contains(&p.name) {
+            let written = name.to_ascii_lowercase();
+            if seen.contains(&written) {
                 return Err(crate::base::errors::config_set_failed(
                     name,
                     "duplicate parameter",
                 ));
             }
-            seen.push(p.name);
+            seen.push(written);
             if !p.mutable {
                 return Err(crate::base::errors::config_set_failed(
                     name,
