@@ -154,6 +154,18 @@ const DEBUG_COMPARED: &[&str] = &[
 /// Differences the fuzzer finds that are out of scope for now, by
 /// command: each with why. A difference on one of these is counted but
 /// does not fail the run.
+/// Open findings of the last 10-minute runs, NOT listed here (so a run
+/// that meets them fails, as it should):
+/// * `differential_long` (seed 0x10d1ff00, 83,356 commands in 600 s): once
+///   `CONFIG GET hz` read 100 on petrel and 1 on redis-server (an earlier
+///   CONFIG SET taken by one server only, not yet reduced); DUMP of a zset
+///   that petrel holds as a skiplist (RDB type 5) where redis-server has a
+///   listpack (type 17), the reverse of the OBJECT ENCODING entry below.
+/// * `long_run` (petrel alone, seed 0x10c0ffee, 13 million commands): a
+///   RESP2 connection got two keyspace `pmessage`s after the reply to its
+///   RESET (which had ended its pattern subscription): a message queued
+///   for it before the RESET was written after it.
+///
 /// (command, needle: the start of a word of the call or a part of petrel's
 /// reply that marks the case, `argc>N` for a call of more than N words, or
 /// "" for any call, why).
