@@ -117,3 +117,20 @@ DEBUG PROTOCOL
         &opts(),
     );
 }
+
+/// DEBUG CONFIG-REWRITE-FORCE-ALL without a config file fails on both
+/// servers; the texts differ: Redis 7.0 formats a stale errno ("ERR
+/// CONFIG-REWRITE-FORCE-ALL failed: Bad address"), petrel says why, as
+/// CONFIG REWRITE does.
+#[test]
+fn config_rewrite_force_all_without_a_file() {
+    diff_text_with(
+        "config_rewrite_force_all",
+        r#"
+DEBUG CONFIG-REWRITE-FORCE-ALL          # errcode
+DEBUG CONFIG-REWRITE-FORCE-ALL x
+CONFIG REWRITE
+"#,
+        &opts(),
+    );
+}

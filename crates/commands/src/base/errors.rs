@@ -37,8 +37,6 @@ pub const ERR_COUNT_SHOULD_GREATER_THAN_0: &str = "ERR count should be greater t
 pub const ERR_COUNT_SHOULD_GREATER_THAN_EQUAL_1: &str =
     "ERR count should be greater than or equal to -1";
 pub const ERR_DEBUG_NOT_ALLOWED: &str = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.";
-pub const ERR_DEBUG_POPULATE_ARGS: &str =
-    "ERR unknown subcommand or wrong number of arguments for 'POPULATE'. Try DEBUG HELP.";
 pub const ERR_DECREMENT_WOULD_OVERFLOW: &str = "ERR decrement would overflow";
 pub const ERR_DISCARD_WITHOUT_MULTI: &str = "ERR DISCARD without MULTI";
 pub const ERR_ERROR_PURGING_DIRTY_PAGES: &str = "ERR Error purging dirty pages";
@@ -212,29 +210,14 @@ pub fn unknown_type_name(name: &str) -> String {
     format!("ERR unknown type name '{name}'")
 }
 
-/// `ERR No samples available for event '<event>'`.
-pub fn no_latency_samples(event: &str) -> String {
-    format!("ERR No samples available for event '{event}'")
-}
-
 /// `ERR Unrecognized option '<option>'`.
 pub fn unrecognized_option(option: &str) -> String {
     format!("ERR Unrecognized option '{option}'")
 }
 
-/// `ERR Unsupported option <option>`.
-pub fn unsupported_option(option: &str) -> String {
-    format!("ERR Unsupported option {option}")
-}
-
 /// `ERR <what> cannot contain spaces, newlines or special characters.`
 pub fn no_special_characters(what: &str) -> String {
     format!("ERR {what} cannot contain spaces, newlines or special characters.")
-}
-
-/// `ERR Unknown client type '<name>'`.
-pub fn unknown_client_type(name: &str) -> String {
-    format!("ERR Unknown client type '{name}'")
 }
 
 /// `ERR No such user '<name>'`.
@@ -292,6 +275,8 @@ pub const ERR_SCRIPT_WRITE_FLAG_RO: &str =
 pub const ERR_SCRIPT_ALLOW_OOM: &str =
     "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'";
 pub const ERR_NUMKEYS_NEGATIVE: &str = "ERR Number of keys can't be negative";
+/// FCALL / FCALL_RO with a `numkeys` that is not an integer.
+pub const ERR_FCALL_BAD_NUMKEYS: &str = "ERR Bad number of keys provided";
 pub const ERR_NUMKEYS_OVER_ARGS: &str = "ERR Number of keys can't be greater than number of args";
 pub const ERR_FUNCTION_FLUSH_ONLY_SUPPORTS_SYNC_ASYNC_OPTION: &str =
     "ERR FUNCTION FLUSH only supports SYNC|ASYNC option";

@@ -62,7 +62,7 @@ pub fn parse_f64(b: &[u8]) -> Option<f64> {
 }
 
 /// C `strtod` over the whole text (no leading/trailing blanks here):
-/// decimal, `inf`/`infinity`, and hexadecimal integers (`0x10`). Returns
+/// decimal, `inf`/`infinity`, and hexadecimal floats (`0x10`, `0x1p3`). Returns
 /// the value and whether it over- or underflowed (`ERANGE` to inf or 0).
 pub fn strtod_full(b: &[u8]) -> Option<(f64, bool)> {
     let (neg, body) = match b.first() {
@@ -71,11 +71,9 @@ pub fn strtod_full(b: &[u8]) -> Option<(f64, bool)> {
         _ => (false, b),
     };
     if body.len() > 2 && (body.starts_with(b"0x") || body.starts_with(b"0X")) {
-        let mut v = 0f64;
-        for &c in &body[2..] {
-            v = v * 16.0 + (c as char).to_digit(16)? as f64;
-        }
-        return Some((if neg { -v } else { v }, false));
+        let v = hex_float(&body[2..])?;
+        let erange = v.is_infinite();
+        return Some((if neg { -v } else { v }, erange));
     }
     let v = parse_f64(b)?;
     let lower = b.to_ascii_lowercase();
@@ -84,6 +82,43 @@ pub fn strtod_full(b: &[u8]) -> Option<(f64, bool)> {
     let nonzero_digits = mantissa.iter().any(|c| (b'1'..=b'9').contains(c));
     let erange = (v.is_infinite() && !named_inf) || (v == 0.0 && nonzero_digits);
     Some((v, erange))
+}
+
+/// The part of a C hexadecimal float after `0x`: hex digits, an optional
+/// `.` and fraction digits (at least one digit in all), and an optional
+/// binary exponent `p[+-]N` (`0x1p3` is 8, `0x.8` is 0.5).
+fn hex_float(b: &[u8]) -> Option<f64> {
+    let (mant, exp) = match b.iter().position(|&c| c == b'p' || c == b'P') {
+        Some(i) => (&b[..i], Some(&b[i + 1..])),
+        None => (b, None),
+    };
+    let (int, frac) = match mant.iter().position(|&c| c == b'.') {
+        Some(i) => (&mant[..i], &mant[i + 1..]),
+        None => (mant, &b""[..]),
+    };
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    let mut v = 0f64;
+    for &c in int.iter().chain(frac) {
+        v = v * 16.0 + (c as char).to_digit(16)? as f64;
+    }
+    let mut e: i64 = -4 * frac.len() as i64;
+    if let Some(x) = exp {
+        let digits = x
+            .strip_prefix(b"+")
+            .or_else(|| x.strip_prefix(b"-"))
+            .unwrap_or(x);
+        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let n: i64 = std::str::from_utf8(x)
+            .ok()?
+            .parse()
+            .unwrap_or(if x[0] == b'-' { -100_000 } else { 100_000 });
+        e = e.saturating_add(n.clamp(-100_000, 100_000));
+    }
+    Some(v * 2f64.powi(e.clamp(-2000, 2000) as i32))
 }
 
 /// A score or weight argument as Redis's `getDoubleFromObject`: `strtod`,

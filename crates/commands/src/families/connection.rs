@@ -276,6 +276,10 @@ fn select(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(n) = crate::base::parse::parse_i64(args[1]) else {
         return ctx.error(crate::base::errors::ERR_NOT_INT);
     };
+    // Redis reads the index as an int first.
+    if n < i32::MIN as i64 || n > i32::MAX as i64 {
+        return ctx.error(crate::base::errors::ERR_OUT_OF_RANGE_I32);
+    }
     if n < 0 || n as usize >= ctx.settings.databases {
         return ctx.error(crate::base::errors::ERR_DB_INDEX);
     }

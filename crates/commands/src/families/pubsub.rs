@@ -129,7 +129,11 @@ fn spublish(ctx: &mut Ctx, args: &[&[u8]]) {
 
 fn pubsub_channels(ctx: &mut Ctx, args: &[&[u8]]) {
     if args.len() > 3 {
-        return ctx.wrong_arity();
+        // Redis checks the count in the handler, with this message.
+        return ctx.error(&crate::base::errors::unknown_subcommand_or_arity(
+            &String::from_utf8_lossy(args[1]),
+            "PUBSUB",
+        ));
     }
     let shard = ctx
         .srv

@@ -259,13 +259,6 @@ fn getex(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(o) = parse_set_opts(args, 2, false) else {
         return ctx.syntax_error();
     };
-    let mut when = None;
-    if let Some((secs, abs, i)) = o.expire {
-        match expire_ms(ctx, args[i], secs, abs, "getex") {
-            Some(t) => when = Some(t),
-            None => return,
-        }
-    }
     let k = Key::new(args[1]);
     let (db, now, srv) = (ctx.client.db, ctx.now_ms, ctx.srv);
     let mut p = srv.keyspace.lock(&k);
@@ -275,6 +268,15 @@ fn getex(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(s) = e.value().string() else {
         return ctx.error(ERR_WRONGTYPE);
     };
+    // As Redis 7.0: the expire time is read once the key is known to be
+    // a string (a missing key answers nil whatever the time).
+    let mut when = None;
+    if let Some((secs, abs, i)) = o.expire {
+        match expire_ms(ctx, args[i], secs, abs, "getex") {
+            Some(t) => when = Some(t),
+            None => return,
+        }
+    }
     ctx.out.bulk(&*s);
     let mut event = None;
     // Journaled as DEL, PEXPIREAT or PERSIST (Redis 7.0's forms).
@@ -589,9 +591,7 @@ fn decrby(ctx: &mut Ctx, args: &[&[u8]]) {
 }
 
 fn incrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) {
-    let Some(incr) = LongDouble::parse(args[2]) else {
-        return ctx.error(crate::base::errors::ERR_NOT_FLOAT);
-    };
+    // Redis 7.0's order: the key's type, its value, then the increment.
     let k = Key::new(args[1]);
     let (db, now, srv) = (ctx.client.db, ctx.now_ms, ctx.srv);
     let mut p = srv.keyspace.lock(&k);
@@ -606,6 +606,9 @@ fn incrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) {
                 None => return ctx.error(crate::base::errors::ERR_NOT_FLOAT),
             }
         }
+    };
+    let Some(incr) = LongDouble::parse(args[2]) else {
+        return ctx.error(crate::base::errors::ERR_NOT_FLOAT);
     };
     let v = match cur {
         Some(c) => c + incr,
@@ -641,6 +644,25 @@ fn incrbyfloat(ctx: &mut Ctx, args: &[&[u8]]) {
 }
 
 fn lcs(ctx: &mut Ctx, args: &[&[u8]]) {
+    // Redis 7.0 checks the keys' types before it reads the options.
+    let keys = [Key::new(args[1]), Key::new(args[2])];
+    let (db, now, srv) = (ctx.client.db, ctx.now_ms, ctx.srv);
+    let mut vals: Vec<Vec<u8>> = Vec::with_capacity(2);
+    {
+        let mut g = srv.keyspace.lock_keys(&keys);
+        for k in &keys {
+            match g.part(k).get_read(db, k, now) {
+                None => vals.push(Vec::new()),
+                Some(e) => match e.value().string() {
+                    Some(s) => vals.push(s.to_vec()),
+                    None => {
+                        drop(g);
+                        return ctx.error(errors::ERR_KEYS_MUST_BE_STRINGS);
+                    }
+                },
+            }
+        }
+    }
     let (mut getlen, mut getidx, mut withmatchlen) = (false, false, false);
     let mut minmatchlen: i64 = 0;
     let mut j = 3;
@@ -662,24 +684,6 @@ fn lcs(ctx: &mut Ctx, args: &[&[u8]]) {
             return ctx.error(ERR_SYNTAX);
         }
         j += 1;
-    }
-    let keys = [Key::new(args[1]), Key::new(args[2])];
-    let (db, now, srv) = (ctx.client.db, ctx.now_ms, ctx.srv);
-    let mut vals: Vec<Vec<u8>> = Vec::with_capacity(2);
-    {
-        let mut g = srv.keyspace.lock_keys(&keys);
-        for k in &keys {
-            match g.part(k).get_read(db, k, now) {
-                None => vals.push(Vec::new()),
-                Some(e) => match e.value().string() {
-                    Some(s) => vals.push(s.to_vec()),
-                    None => {
-                        drop(g);
-                        return ctx.error(errors::ERR_KEYS_MUST_BE_STRINGS);
-                    }
-                },
-            }
-        }
     }
     if getidx && getlen {
         return ctx.error(errors::ERR_LCS_LEN_AND_IDX);

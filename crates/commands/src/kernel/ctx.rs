@@ -35,6 +35,29 @@ impl<'a> Ctx<'a> {
         self.failed = true;
     }
 
+    /// [`Ctx::error`] for a text that carries client bytes (not UTF-8).
+    pub fn error_bytes(&mut self, msg: &[u8]) {
+        self.out.error_bytes(msg);
+        self.srv.stats.count_error(msg);
+        self.failed = true;
+    }
+
+    /// An error `before` + `arg` + `after` as Redis's `addReplyErrorFormat`
+    /// makes it with `%s`: the client's `arg` up to its first NUL, CR and LF
+    /// trimmed from the ends of the message (inner ones become spaces when
+    /// written).
+    pub fn error_with_arg(&mut self, before: &str, arg: &[u8], after: &str) {
+        let arg = arg.split(|&c| c == 0).next().unwrap_or(b"");
+        let mut msg = Vec::with_capacity(before.len() + arg.len() + after.len());
+        msg.extend_from_slice(before.as_bytes());
+        msg.extend_from_slice(arg);
+        msg.extend_from_slice(after.as_bytes());
+        while matches!(msg.last(), Some(b'\r' | b'\n')) {
+            msg.pop();
+        }
+        self.error_bytes(&msg);
+    }
+
     pub fn ok(&mut self) {
         self.out.simple("OK");
     }

@@ -103,8 +103,20 @@ fn reject(srv: &Server, out: &mut ReplyBuf, msg: &str) {
 }
 
 /// Rejects a command before execution; inside MULTI this also dooms the
-/// transaction (EXEC will answer EXECABORT), as in Redis.
-fn reject_cmd(srv: &Server, client: &mut Client, out: &mut ReplyBuf, msg: &str) {
+/// transaction (EXEC will answer EXECABORT), as in Redis. A rejected EXEC
+/// itself (wrong arity, NOAUTH, OOM...) discards the transaction and
+/// answers `EXECABORT Transaction discarded because of: <why>`, in MULTI
+/// or not, as Redis 7.0 does.
+fn reject_cmd(srv: &Server, client: &mut Client, name: &[u8], out: &mut ReplyBuf, msg: &str) {
+    if name.eq_ignore_ascii_case(b"exec") {
+        crate::services::transactions::discard_transaction(srv, client);
+        let why = msg.strip_prefix("ERR ").unwrap_or(msg);
+        return reject(
+            srv,
+            out,
+            &format!("EXECABORT Transaction discarded because of: {why}"),
+        );
+    }
     if client.tx.in_multi() {
         client.tx.dirty_exec = true;
     }
@@ -138,7 +150,7 @@ fn execute_inner(
             }
             let _ = write!(msg, "'{}' ", sanitize(a, 128));
         }
-        reject_cmd(srv, client, out, &msg);
+        reject_cmd(srv, client, args[0], out, &msg);
         return Outcome::Done;
     };
     let top = table.get(idx);
@@ -148,14 +160,20 @@ fn execute_inner(
             top.stats
                 .rejected_calls
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            reject_cmd(srv, client, out, &errors::wrong_arity(&top.full_name));
+            reject_cmd(
+                srv,
+                client,
+                args[0],
+                out,
+                &errors::wrong_arity(&top.full_name),
+            );
             return Outcome::Done;
         }
         match table.lookup_sub(idx, args[1]) {
             Some(s) => idx = s,
             None => {
                 let msg = errors::unknown_subcommand(&sanitize(args[1], 128), &top.full_name);
-                reject_cmd(srv, client, out, &msg);
+                reject_cmd(srv, client, args[0], out, &msg);
                 return Outcome::Done;
             }
         }
@@ -167,7 +185,13 @@ fn execute_inner(
             .stats
             .rejected_calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        reject_cmd(srv, client, out, &errors::wrong_arity(&entry.full_name));
+        reject_cmd(
+            srv,
+            client,
+            args[0],
+            out,
+            &errors::wrong_arity(&entry.full_name),
+        );
         return Outcome::Done;
     }
     if !client.authenticated && spec.flags & flag::NO_AUTH == 0 && srv.acl.auth_required() {
@@ -175,7 +199,7 @@ fn execute_inner(
             .stats
             .rejected_calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        reject_cmd(srv, client, out, errors::NOAUTH);
+        reject_cmd(srv, client, args[0], out, errors::NOAUTH);
         return Outcome::Done;
     }
     // The permission check (services::acl): one generation compare and
@@ -189,7 +213,7 @@ fn execute_inner(
                 .rejected_calls
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let msg = crate::services::acl::noperm(srv, idx, d);
-            reject_cmd(srv, client, out, &msg);
+            reject_cmd(srv, client, args[0], out, &msg);
             return Outcome::Done;
         }
     }
@@ -202,7 +226,7 @@ fn execute_inner(
             .rejected_calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let msg = errors::not_in_subscribed_context(&entry.full_name);
-        reject_cmd(srv, client, out, &msg);
+        reject_cmd(srv, client, args[0], out, &msg);
         return Outcome::Done;
     }
     if let Some(outcome) = script_running(srv, client, spec, out) {
@@ -217,7 +241,7 @@ fn execute_inner(
             .stats
             .rejected_calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        reject_cmd(srv, client, out, crate::base::errors::OOM_ERROR);
+        reject_cmd(srv, client, args[0], out, crate::base::errors::OOM_ERROR);
         return Outcome::Done;
     }
     if let Some(msg) = persistence_gate(srv, client, settings, spec) {
@@ -225,7 +249,7 @@ fn execute_inner(
             .stats
             .rejected_calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        reject_cmd(srv, client, out, &msg);
+        reject_cmd(srv, client, args[0], out, &msg);
         return Outcome::Done;
     }
     if client.tx.in_multi() && spec.flags & flag::NOT_QUEUED == 0 {
@@ -233,6 +257,7 @@ fn execute_inner(
             reject_cmd(
                 srv,
                 client,
+                args[0],
                 out,
                 errors::ERR_COMMAND_NOT_ALLOWED_INSIDE_TRANSACTION,
             );
@@ -315,7 +340,7 @@ fn script_running(
     } else {
         errors::BUSY_EVAL
     };
-    reject_cmd(srv, client, out, msg);
+    reject_cmd(srv, client, spec.name.as_bytes(), out, msg);
     Some(Outcome::Done)
 }
 
@@ -462,6 +487,7 @@ pub(crate) fn call(
         reject_cmd(
             srv,
             client,
+            args[0],
             out,
             &errors::unknown_subcommand_for(&entry.full_name),
         );

@@ -368,3 +368,37 @@ pub fn same_shape(a: &Value, b: &Value) -> bool {
         _ => std::mem::discriminant(a) == std::mem::discriminant(b),
     }
 }
+
+/// A custom comparison for HELP replies: redis-server's lines, in order,
+/// with petrel's additions (petrel-only subcommands and options) between
+/// them, and the same first line.
+pub fn help_with_additions(p: &Reply, r: &Reply) -> Result<(), String> {
+    let lines = |v: &Reply| -> Option<Vec<Vec<u8>>> {
+        match v {
+            Reply::Value(Value::Array(a)) => a
+                .iter()
+                .map(|l| match l {
+                    Value::Simple(s) => Some(s.clone()),
+                    _ => None,
+                })
+                .collect(),
+            _ => None,
+        }
+    };
+    let (Some(pl), Some(rl)) = (lines(p), lines(r)) else {
+        return Err("not arrays of simple strings".into());
+    };
+    let mut it = pl.iter();
+    for want in &rl {
+        if !it.any(|l| l == want) {
+            return Err(format!(
+                "redis's line {:?} missing or out of order",
+                String::from_utf8_lossy(want)
+            ));
+        }
+    }
+    if pl.first() != rl.first() {
+        return Err("first lines differ".into());
+    }
+    Ok(())
+}

@@ -19,7 +19,7 @@ pub mod raw;
 pub mod rdbdata;
 pub mod script;
 
-pub use diff::{diff, diff_text, diff_text_with, diff_with, DiffOpts};
+pub use diff::{diff, diff_text, diff_text_with, diff_with, help_with_additions, DiffOpts};
 pub use raw::{RawConn, Reply};
 pub use resp::Value;
 pub use script::{Mode, Script, Step};

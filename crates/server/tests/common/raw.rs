@@ -141,9 +141,20 @@ impl RawConn {
 
     /// Reads one reply within `timeout`.
     pub fn read_reply_within(&mut self, timeout: Duration) -> Reply {
+        self.read_reply_with(timeout, resp::parse_value)
+    }
+
+    /// Reads one reply within `timeout`, parsed by `parse` (same contract
+    /// as `resp::parse_value`: a value and the bytes it took, or None
+    /// while incomplete).
+    pub fn read_reply_with(
+        &mut self,
+        timeout: Duration,
+        parse: impl Fn(&[u8]) -> Result<Option<(Value, usize)>, resp::ValueError>,
+    ) -> Reply {
         let end = Instant::now() + timeout;
         loop {
-            match resp::parse_value(&self.buf) {
+            match parse(&self.buf) {
                 Ok(Some((v, n))) => {
                     self.buf.drain(..n);
                     return Reply::Value(v);

@@ -240,7 +240,7 @@ impl Script {
 }
 
 /// Splits `CMD args # markers` at the last unquoted ` # `.
-fn split_markers(line: &str) -> (&str, &str) {
+pub fn split_markers(line: &str) -> (&str, &str) {
     let b = line.as_bytes();
     let mut in_q: Option<u8> = None;
     let mut cut = None;

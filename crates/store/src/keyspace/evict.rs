@@ -339,9 +339,11 @@ pub fn lfu_log_incr(c: u8, factor: u32, rand: u32) -> u8 {
     if c == 255 {
         return 255;
     }
-    let base = c.saturating_sub(LFU_INIT_VAL) as u64;
-    let denom = base * factor as u64 + 1;
-    if (rand as u64) * denom < (1u64 << 32) {
+    // In u128: rand (< 2^32) times a denominator up to 255 * (2^32 - 1)
+    // + 1 passes u64 (the fuzzer found it with a large lfu-log-factor).
+    let base = c.saturating_sub(LFU_INIT_VAL) as u128;
+    let denom = base * factor as u128 + 1;
+    if (rand as u128) * denom < (1u128 << 32) {
         c + 1
     } else {
         c
@@ -646,6 +648,9 @@ mod tests {
         // counter at init: always increments.
         assert_eq!(lfu_log_incr(LFU_INIT_VAL, 10, u32::MAX), LFU_INIT_VAL + 1);
         assert_eq!(lfu_log_incr(255, 10, 0), 255);
+        // The largest factor and counter with the largest draw: no overflow.
+        assert_eq!(lfu_log_incr(254, u32::MAX, u32::MAX), 254);
+        assert_eq!(lfu_log_incr(254, u32::MAX, 0), 255);
         // base 1, factor 10: p = 1/11.
         let mut rng = Rng::new(7);
         let n = 200_000;

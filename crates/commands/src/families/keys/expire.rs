@@ -120,9 +120,8 @@ fn parse_flags(ctx: &mut Ctx, args: &[&[u8]]) -> Option<u8> {
         } else if eq_ic(a, "lt") {
             f |= LT;
         } else {
-            ctx.error(&crate::base::errors::unsupported_option(
-                &String::from_utf8_lossy(a),
-            ));
+            // The option's bytes as sent, as Redis writes them.
+            ctx.error_with_arg("ERR Unsupported option ", a, "");
             return None;
         }
     }

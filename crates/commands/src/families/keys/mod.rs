@@ -13,7 +13,7 @@ pub mod sort;
 use store::Key;
 
 use crate::base::errors;
-use crate::base::errors::{ERR_NOT_INT, ERR_SYNTAX};
+use crate::base::errors::ERR_SYNTAX;
 use crate::base::parse::eq_ic;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::notify;
@@ -289,6 +289,10 @@ fn copy(ctx: &mut Ctx, args: &[&[u8]]) {
             let Some(v) = ctx.parse_i64(args[j + 1]) else {
                 return;
             };
+            // Redis reads the index as an int first.
+            if v < i32::MIN as i64 || v > i32::MAX as i64 {
+                return ctx.error(errors::ERR_OUT_OF_RANGE_I32);
+            }
             if v < 0 || v >= ctx.srv.keyspace.databases() as i64 {
                 return ctx.error(errors::ERR_DB_INDEX);
             }
@@ -626,12 +630,10 @@ fn object_help(ctx: &mut Ctx, _args: &[&[u8]]) {
 fn positive(ctx: &mut Ctx, arg: &[u8]) -> Option<u64> {
     match crate::base::parse::parse_i64(arg) {
         Some(v) if v >= 0 => Some(v as u64),
-        Some(_) => {
+        // Redis's getPositiveLongFromObjectOrReply: one message for a
+        // negative number and for a text that is no number.
+        _ => {
             ctx.error(errors::ERR_VALUE_OUT_OF_RANGE_MUST_POSITIVE);
-            None
-        }
-        None => {
-            ctx.error(ERR_NOT_INT);
             None
         }
     }
@@ -639,7 +641,11 @@ fn positive(ctx: &mut Ctx, arg: &[u8]) -> Option<u64> {
 
 fn debug_populate(ctx: &mut Ctx, args: &[&[u8]]) {
     if args.len() > 5 {
-        return ctx.error(errors::ERR_DEBUG_POPULATE_ARGS);
+        // The subcommand as the client wrote it, as Redis does.
+        return ctx.error(&errors::unknown_subcommand_or_arity(
+            &String::from_utf8_lossy(args[1]),
+            "DEBUG",
+        ));
     }
     let Some(count) = positive(ctx, args[2]) else {
         return;

@@ -56,6 +56,11 @@ pub(super) fn evalsha_flags(srv: &Server, args: &[&[u8]], base: u32) -> u32 {
 }
 
 fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], by_sha: bool, read_only: bool) {
+    // As Redis 7.0: a SHA that is not 40 characters long is not looked up,
+    // nor is numkeys read.
+    if by_sha && args[1].len() != 40 {
+        return ctx.error(scripting::NOSCRIPT);
+    }
     let Some((keys, argv)) = split_keys(ctx, args) else {
         return;
     };

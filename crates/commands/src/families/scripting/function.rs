@@ -32,14 +32,15 @@ pub(super) fn fcall_flags(srv: &Server, args: &[&[u8]], base: u32) -> u32 {
 }
 
 fn fcall_generic(ctx: &mut Ctx, args: &[&[u8]], read_only: bool) {
-    let Some((keys, argv)) = split_keys(ctx, args) else {
-        return;
-    };
     let srv = ctx.srv;
     let mut engine = srv.scripting.functions.lock();
+    // As Redis 7.0: the function is looked up before numkeys is read.
     let Some((_, def)) = engine.function(args[1]) else {
         drop(engine);
         return ctx.error(errors::ERR_FUNCTION_NOT_FOUND);
+    };
+    let Some((keys, argv)) = split_fcall_keys(ctx, args) else {
+        return;
     };
     let (flags, name) = (def.flags, def.name.clone());
     let kind = RunKind {
@@ -65,6 +66,19 @@ fn fcall_generic(ctx: &mut Ctx, args: &[&[u8]], read_only: bool) {
     srv.scripting.refresh_function_counts(&engine);
 }
 
+/// FCALL's `numkeys`: as [`split_keys`], but a value that is not an
+/// integer gets FCALL's own message.
+fn split_fcall_keys<'a, 'b>(
+    ctx: &mut Ctx,
+    args: &'b [&'a [u8]],
+) -> Option<super::host::KeysAndArgs<'a, 'b>> {
+    if crate::base::parse::parse_i64(args[2]).is_none() {
+        ctx.error(errors::ERR_FCALL_BAD_NUMKEYS);
+        return None;
+    }
+    split_keys(ctx, args)
+}
+
 pub(super) fn fcall(ctx: &mut Ctx, args: &[&[u8]]) {
     fcall_generic(ctx, args, false)
 }
@@ -79,8 +93,7 @@ pub(super) fn function_load(ctx: &mut Ctx, args: &[&[u8]]) {
         if eq_ic(a, "REPLACE") {
             replace = true;
         } else {
-            let msg = format!("ERR Unknown option given: {}", String::from_utf8_lossy(a));
-            return ctx.error(&msg);
+            return ctx.error_with_arg("ERR Unknown option given: ", a, "");
         }
     }
     let code = args[args.len() - 1];
@@ -118,7 +131,10 @@ pub(super) fn function_flush(ctx: &mut Ctx, args: &[&[u8]]) {
         return ctx.error(errors::ERR_FUNCTION_FLUSH_ONLY_SUPPORTS_SYNC_ASYNC_OPTION);
     }
     if args.len() > 3 {
-        let msg = crate::base::errors::unknown_subcommand_or_arity("FLUSH", "FUNCTION");
+        let msg = crate::base::errors::unknown_subcommand_or_arity(
+            &String::from_utf8_lossy(args[1]),
+            "FUNCTION",
+        );
         return ctx.error(&msg);
     }
     let srv = ctx.srv;
@@ -145,8 +161,12 @@ pub(super) fn function_list(ctx: &mut Ctx, args: &[&[u8]]) {
             pattern = Some(args[i + 1]);
             i += 1;
         } else {
-            let msg = format!("ERR Unknown argument {}", String::from_utf8_lossy(a));
-            return ctx.error(&msg);
+            // The argument's bytes as sent, as Redis writes them.
+            // Redis formats the argument up to NUL, CR and LF written as
+            // spaces (not trimmed here).
+            let mut msg = b"ERR Unknown argument ".to_vec();
+            msg.extend_from_slice(a.split(|&c| c == 0).next().unwrap_or(b""));
+            return ctx.error_bytes(&msg);
         }
         i += 1;
     }
@@ -239,6 +259,13 @@ pub(super) fn function_dump(ctx: &mut Ctx, _args: &[&[u8]]) {
 }
 
 pub(super) fn function_restore(ctx: &mut Ctx, args: &[&[u8]]) {
+    // Redis 7.0 matches RESTORE with 3 or 4 arguments only.
+    if args.len() > 4 {
+        return ctx.error(&errors::unknown_subcommand_or_arity(
+            &String::from_utf8_lossy(args[1]),
+            "FUNCTION",
+        ));
+    }
     let policy = match args.get(3) {
         None => RestorePolicy::Append,
         Some(p) if eq_ic(p, "APPEND") => RestorePolicy::Append,
@@ -246,9 +273,6 @@ pub(super) fn function_restore(ctx: &mut Ctx, args: &[&[u8]]) {
         Some(p) if eq_ic(p, "FLUSH") => RestorePolicy::Flush,
         Some(_) => return ctx.error(errors::ERR_WRONG_RESTORE_POLICY_GIVEN_VALUE_SHOULD_EITHER),
     };
-    if args.len() > 4 {
-        return ctx.syntax_error();
-    }
     let codes = match rdb::restore_functions(args[2]) {
         Ok(c) => c,
         Err(e) => return ctx.error(e.redis_message()),

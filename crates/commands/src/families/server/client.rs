@@ -315,18 +315,24 @@ fn on_off(arg: &[u8]) -> Option<bool> {
 /// CLIENT UNBLOCK id [TIMEOUT|ERROR]: ends another client's blocking wait
 /// with its timeout reply or an UNBLOCKED error; 1 if it was blocked.
 fn client_unblock(ctx: &mut Ctx, args: &[&[u8]]) {
-    let Some(id) = ctx.parse_i64(args[2]) else {
-        return;
-    };
+    // Redis 7.0 matches UNBLOCK with 3 or 4 arguments only; more falls
+    // through to the unknown-subcommand reply, before the id is read.
+    if args.len() > 4 {
+        return ctx.error(&errors::unknown_subcommand_or_arity(
+            &String::from_utf8_lossy(args[1]),
+            "CLIENT",
+        ));
+    }
+    // The reason is read before the id, as Redis 7.0 does.
     let error = match args.get(3) {
         None => false,
         Some(a) if a.eq_ignore_ascii_case(b"timeout") => false,
         Some(a) if a.eq_ignore_ascii_case(b"error") => true,
         Some(_) => return ctx.error(errors::ERR_CLIENT_UNBLOCK_REASON_SHOULD_TIMEOUT_ERROR),
     };
-    if args.len() > 4 {
-        return ctx.syntax_error();
-    }
+    let Some(id) = ctx.parse_i64(args[2]) else {
+        return;
+    };
     let srv = ctx.srv;
     let done = srv.blocking.of_client(id as u64).and_then(|w| {
         let bytes = crate::services::blocking::unblock_with(srv, &w, error)?;
@@ -574,9 +580,7 @@ impl ClientType {
 }
 
 fn unknown_type(ctx: &mut Ctx, name: &[u8]) {
-    ctx.error(&crate::base::errors::unknown_client_type(
-        &String::from_utf8_lossy(name),
-    ));
+    ctx.error_with_arg("ERR Unknown client type '", name, "'");
 }
 
 pub use crate::services::client_info::{client_line, laddr_of};
@@ -598,9 +602,11 @@ fn client_list(ctx: &mut Ctx, args: &[&[u8]]) {
     } else if args.len() > 3 && eq_ic(args[2], "ID") {
         let mut v = Vec::new();
         for a in &args[3..] {
+            // Any integer, as Redis 7.0: one below 1 matches no client.
             match crate::base::parse::parse_i64(a) {
                 Some(n) if n > 0 => v.push(n as u64),
-                _ => return ctx.error(errors::ERR_INVALID_CLIENT_ID),
+                Some(_) => {}
+                None => return ctx.error(errors::ERR_INVALID_CLIENT_ID),
             }
         }
         ids = Some(v);

@@ -241,11 +241,8 @@ fn debug_digest_value(ctx: &mut Ctx, args: &[&[u8]]) {
 /// `DEBUG ERROR <string>`: an error reply of exactly that text (newlines
 /// made spaces), as Redis sends it: `-<string>`.
 fn debug_error(ctx: &mut Ctx, args: &[&[u8]]) {
-    let text: String = String::from_utf8_lossy(args[2])
-        .chars()
-        .map(|c| if c == '\r' || c == '\n' { ' ' } else { c })
-        .collect();
-    ctx.error(&text);
+    // The bytes as sent (CR and LF become spaces when written), as Redis.
+    ctx.error_bytes(args[2]);
 }
 
 fn debug_log(ctx: &mut Ctx, args: &[&[u8]]) {

@@ -203,7 +203,7 @@ fn latency_graph(ctx: &mut Ctx, args: &[&[u8]]) {
     let name = String::from_utf8_lossy(args[2]).into_owned();
     let e = match ctx.srv.latency.get(&name) {
         Some(e) if !e.samples.is_empty() => e,
-        _ => return ctx.error(&crate::base::errors::no_latency_samples(&name)),
+        _ => return ctx.error_with_arg("ERR No samples available for event '", args[2], "'"),
     };
     let text = graph_text(&name, &e, crate::base::clock::unix_time_ms() / 1000);
     ctx.out.verbatim(b"txt", text.as_bytes());

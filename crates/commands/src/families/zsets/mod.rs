@@ -480,3 +480,21 @@ pub const COMMANDS: &[CommandSpec] = &[
         docs: Docs::new("O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.", "Add multiple sorted sets and store the resulting sorted set in a new key"),
         ..CommandSpec::new("zunionstore", -4, flag::WRITE | flag::DENYOOM | flag::MOVABLEKEYS, zunionstore)
     },];
+
+#[cfg(test)]
+mod hex_float_tests {
+    use super::parse_score;
+
+    #[test]
+    fn hexadecimal_floats_as_strtod() {
+        assert_eq!(parse_score(b"0x1p3"), Some(8.0));
+        assert_eq!(parse_score(b"-0x1P-1"), Some(-0.5));
+        assert_eq!(parse_score(b"0x.8"), Some(0.5));
+        assert_eq!(parse_score(b"0x10"), Some(16.0));
+        assert_eq!(parse_score(b"0x1.8p+1"), Some(3.0));
+        assert_eq!(parse_score(b".5"), Some(0.5));
+        for bad in [&b"0x"[..], b"0x.", b"0x1p", b"0x1p+", b"0xg", b"0x1q3"] {
+            assert_eq!(parse_score(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+}

@@ -99,7 +99,8 @@ fn zrange_generic(
             offset = o;
             limit = l;
             j += 2;
-        } else if fixed_rev.is_none() && eq_ic(a, "rev") {
+        } else if fixed_rev.is_none() && rev.is_none() && eq_ic(a, "rev") {
+            // A second REV is a syntax error in Redis 7.0.
             rev = Some(true);
         } else if fixed_kind.is_none() && kind.is_none() && eq_ic(a, "bylex") {
             kind = Some(Kind::Lex);

@@ -191,19 +191,25 @@ impl ConfigStore {
     pub fn set_many(&self, pairs: &[(&str, &str)], local: bool) -> Result<(), String> {
         let mut guard = self.current.write();
         let mut next: Settings = (**guard).clone();
-        let mut seen: Vec<&'static str> = Vec::new();
-        for (name, value) in pairs {
+        // Names as written (in any case): an alias and its setting are not
+        // duplicates for Redis 7.0 (the later one wins).
+        let mut seen: Vec<String> = Vec::new();
+        // As Redis 7.0: every name is checked (known, once, mutable, not
+        // protected) before any value is parsed.
+        let mut found = Vec::with_capacity(pairs.len());
+        for (name, _) in pairs {
             let p = match self.params.find(name) {
                 Some(p) => p,
                 None => return Err(crate::base::errors::config_set_unknown(name)),
             };
-            if seen.contains(&p.name) {
+            let written = name.to_ascii_lowercase();
+            if seen.contains(&written) {
                 return Err(crate::base::errors::config_set_failed(
                     name,
                     "duplicate parameter",
                 ));
             }
-            seen.push(p.name);
+            seen.push(written);
             if !p.mutable {
                 return Err(crate::base::errors::config_set_failed(
                     name,
@@ -216,6 +222,9 @@ impl ConfigStore {
                     "can't set protected config",
                 ));
             }
+            found.push(p);
+        }
+        for (p, (name, value)) in found.into_iter().zip(pairs) {
             (p.set)(&mut next, value)
                 .map_err(|e| crate::base::errors::config_set_failed(name, &e))?;
         }

@@ -48,9 +48,9 @@ pub fn fmt_memory(v: u64) -> String {
 }
 
 pub fn int_in(v: &str, min: i64, max: i64) -> Result<i64, String> {
-    let n: i64 = v
-        .parse()
-        .map_err(|_| "argument couldn't be parsed into an integer".to_string())?;
+    // Redis's string2ll: no '+' sign (Rust's parse would take "+1").
+    let n: i64 = crate::base::parse::parse_i64(v.as_bytes())
+        .ok_or_else(|| "argument couldn't be parsed into an integer".to_string())?;
     if n < min || n > max {
         return Err(format!(
             "argument must be between {min} and {max} inclusive"
