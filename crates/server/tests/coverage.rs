@@ -59,6 +59,18 @@ const NOT_DIFFERENTIAL: &[(&str, &str)] = &[
         "petrel's test hook (a panic in one connection); lifecycle.rs and admin_cmds.rs",
     ),
     (
+        "debug|panic-write",
+        "petrel's test hook (a panic while a partition is being changed); faults.rs",
+    ),
+    (
+        "debug|panic-thread",
+        "petrel's test hook (a dead cron/worker/acceptor thread); faults.rs",
+    ),
+    (
+        "debug|loadaof",
+        "with the AOF off redis-server 7.0 exits on it; with the AOF on, aof_files.rs checks DEBUG LOADAOF end to end (digest before and after)",
+    ),
+    (
         "memory|topkeys",
         "petrel-only; checked against redis-cli --memkeys and models in keysizes.rs",
     ),

@@ -334,18 +334,18 @@ XGROUP SETID s g 0
 XREADGROUP GROUP g c2 COUNT 2 STREAMS s >
 XPENDING s g
 XPENDING s g - + 10         # type
-XPENDING s g - + 10 c1
-XPENDING s g - + 10 c2
+XPENDING s g - + 10 c1         # type
+XPENDING s g - + 10 c2         # type
 XPENDING s g - + 10 nobody
-XPENDING s g (1 + 10
-XPENDING s g - (3 1
+XPENDING s g (1 + 10         # type
+XPENDING s g - (3 1         # type
 XPENDING s g - + 0
 XPENDING s g - + -1
-XPENDING s g IDLE 0 - + 10
+XPENDING s g IDLE 0 - + 10         # type
 XPENDING s g IDLE 100000 - + 10
 XPENDING s g IDLE x - + 10
 XPENDING s g IDLE 0 - + 10 c1 extra
-XPENDING s g - + 10 c1 extra
+XPENDING s g - + 10 c1 extra         # type
 XPENDING s g - +
 XPENDING s g - + x
 XPENDING s g x + 1

@@ -335,14 +335,10 @@ fn acl_log(ctx: &mut Ctx, args: &[&[u8]]) {
 fn acl_dryrun(ctx: &mut Ctx, args: &[&[u8]]) {
     let srv = ctx.srv;
     let Some(user) = srv.acl.get(args[2]) else {
-        let name = String::from_utf8_lossy(args[2]);
-        return ctx.error(&format!("ERR User '{name}' not found"));
+        return ctx.error_with_arg("ERR User '", args[2], "' not found");
     };
     let cmd = &args[3..];
-    let not_found = |ctx: &mut Ctx| {
-        let name = String::from_utf8_lossy(cmd[0]);
-        ctx.error(&format!("ERR Command '{name}' not found"));
-    };
+    let not_found = |ctx: &mut Ctx| ctx.error_with_arg("ERR Command '", cmd[0], "' not found");
     let Some(mut idx) = srv.table.lookup(cmd[0]) else {
         return not_found(ctx);
     };

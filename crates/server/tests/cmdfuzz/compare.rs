@@ -120,13 +120,13 @@ pub fn norm_of(name: &str) -> Norm {
         "scan" | "sscan" | "hscan" | "zscan" => Scan,
         // Random picks and ids.
         "randomkey" | "srandmember" | "spop" | "hrandfield" | "zrandmember" | "client|id"
-        | "hello" | "client|unblock" => Shape,
+        | "hello" | "client|unblock" | "acl|genpass" => Shape,
         "ttl" | "pttl" | "expiretime" | "pexpiretime" => Ttl,
         // The server's own figures and tables.
         "info" | "client|list" | "client|info" | "time" | "lastsave" | "object|freq"
         | "object|idletime" | "command" | "command|info" | "command|docs" | "command|count"
         | "command|list" | "slowlog|get" | "slowlog|len" | "function|stats" | "script|kill"
-        | "function|kill" => Outcome,
+        | "function|kill" | "acl|log" => Outcome,
         n if n.starts_with("memory|")
             || n.starts_with("latency|")
             || (n.starts_with("debug|") && !DEBUG_COMPARED.contains(&n)) =>
@@ -170,6 +170,11 @@ const DEBUG_COMPARED: &[&str] = &[
 /// reply that marks the case, `argc>N` for a call of more than N words, or
 /// "" for any call, why).
 pub const KNOWN: &[(&str, &str, &str)] = &[
+    (
+        "acl|setuser",
+        "\u{fffd}",
+        "ACL SETUSER's modifier error goes through a Rust String (replacement marks for bytes that are not UTF-8) where Redis writes the client's bytes; not yet fixed",
+    ),
     (
         "config|get",
         "127.0.0.1 -::1",

@@ -18,7 +18,7 @@ use crate::kernel::ctx::Ctx;
 use crate::kernel::notify;
 
 fn error_bytes(ctx: &mut Ctx, e: Vec<u8>) {
-    ctx.error(&String::from_utf8_lossy(&e));
+    ctx.error_bytes(&e);
 }
 
 /// `ERR unknown subcommand or wrong number of arguments for '<sub>'. Try

@@ -252,7 +252,7 @@ pub(super) fn xinfo_consumers(ctx: &mut Ctx, args: &[&[u8]]) {
     let Some(rows) = s.consumers_info(args[3], now as i64) else {
         drop(p);
         let e = texts::nogroup_for_key(args[3], args[2]);
-        return ctx.error(&String::from_utf8_lossy(&e));
+        return ctx.error_bytes(&e);
     };
     let out = &mut *ctx.out;
     out.array_len(rows.len());

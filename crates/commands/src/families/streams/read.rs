@@ -219,7 +219,7 @@ fn read_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) {
             if s.and_then(|s| s.group(group)).is_none() {
                 drop(g);
                 let e = texts::nogroup_key_or_group(key, group, true);
-                return ctx.error(&String::from_utf8_lossy(&e));
+                return ctx.error_bytes(&e);
             }
         }
         let a = id_args[i];

@@ -17,18 +17,27 @@ use crate::kernel::journal::encode_command;
 use crate::kernel::server::Server;
 
 /// Writes the base to `path` (created, fsynced) and returns its size.
-pub fn write(srv: &Server, path: &Path, rdb_preamble: bool, now_ms: u64) -> io::Result<u64> {
+/// `functions` is the function libraries' code, taken by the caller
+/// before the partitions (the engine is locked before partitions, as FCALL
+/// does).
+pub fn write(
+    srv: &Server,
+    path: &Path,
+    rdb_preamble: bool,
+    now_ms: u64,
+    functions: &[Vec<u8>],
+) -> io::Result<u64> {
     let f = std::fs::File::create(path)?;
     let size = if rdb_preamble {
-        write_rdb(srv, BufWriter::with_capacity(1 << 16, f), now_ms)?
+        write_rdb(srv, BufWriter::with_capacity(1 << 16, f), now_ms, functions)?
     } else {
-        write_commands(srv, BufWriter::with_capacity(1 << 16, f), now_ms)?
+        write_commands(srv, BufWriter::with_capacity(1 << 16, f), now_ms, functions)?
     };
     std::fs::File::open(path)?.sync_all()?;
     Ok(size)
 }
 
-fn write_rdb<W: Write>(srv: &Server, w: W, now_ms: u64) -> io::Result<u64> {
+fn write_rdb<W: Write>(srv: &Server, w: W, now_ms: u64, functions: &[Vec<u8>]) -> io::Result<u64> {
     let settings = srv.settings();
     let opts = rdb::WriteOptions {
         compression: true,
@@ -41,11 +50,8 @@ fn write_rdb<W: Write>(srv: &Server, w: W, now_ms: u64) -> io::Result<u64> {
     wr.aux_int(b"ctime", (now_ms / 1000) as i64)?;
     wr.aux_int(b"used-mem", crate::kernel::memprobe::used_memory() as i64)?;
     wr.aux_int(b"aof-base", 1)?;
-    {
-        let engine = srv.scripting.functions.lock();
-        for code in engine.dump_codes() {
-            wr.function(code)?;
-        }
+    for code in functions {
+        wr.function(code)?;
     }
     let mut err = None;
     for db in 0..settings.databases {
@@ -171,15 +177,17 @@ fn key_commands(buf: &mut Vec<u8>, key: &[u8], v: &store::CompactValue, expire: 
 
 /// The base as commands (`aof-use-rdb-preamble no`): `FUNCTION LOAD` per
 /// library, then per database a `SELECT` and each key's commands.
-fn write_commands<W: Write>(srv: &Server, w: W, now_ms: u64) -> io::Result<u64> {
+fn write_commands<W: Write>(
+    srv: &Server,
+    w: W,
+    now_ms: u64,
+    functions: &[Vec<u8>],
+) -> io::Result<u64> {
     let settings = srv.settings();
     let mut out = Counting { w, n: 0 };
     let mut buf = Vec::with_capacity(1 << 16);
-    {
-        let engine = srv.scripting.functions.lock();
-        for code in engine.dump_codes() {
-            encode_command(&mut buf, &[b"FUNCTION".as_slice(), b"LOAD", code]);
-        }
+    for code in functions {
+        encode_command(&mut buf, &[b"FUNCTION".as_slice(), b"LOAD", code]);
     }
     let mut err = None;
     for db in 0..settings.databases {

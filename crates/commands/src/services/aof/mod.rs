@@ -374,6 +374,9 @@ fn rewrite_inner(srv: &Server, s: &Settings, starting: bool, counted: bool) -> R
 fn rewrite_locked(srv: &Server, s: &Settings, starting: bool) -> Result<(), String> {
     // The cut: no write is half-way, none starts until the base is written.
     let _order = srv.journal.order.write();
+    // Lock order: journal, function engine, partitions (as FCALL takes
+    // them); no write runs under the order lock, so the code is the cut's.
+    let functions = crate::services::snapshot::function_codes(srv);
     let _all = srv.keyspace.hold_all();
     let io = |what: &str, e: std::io::Error| format!("{what}: {e}");
     // Everything journaled so far goes to the current files first.
@@ -404,7 +407,7 @@ fn rewrite_locked(srv: &Server, s: &Settings, starting: bool) -> Result<(), Stri
     let base_name = manifest::base_name(&prefix, base_seq, rdb);
     let tmp = dir.join(format!("temp-rewriteaof-bg-{}.aof", std::process::id()));
     let now = crate::base::clock::unix_time_ms();
-    let base_size = match base::write(srv, &tmp, rdb, now) {
+    let base_size = match base::write(srv, &tmp, rdb, now, &functions) {
         Ok(n) => n,
         Err(e) => {
             let _ = std::fs::remove_file(&tmp);

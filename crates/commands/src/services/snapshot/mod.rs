@@ -331,6 +331,9 @@ pub fn save(srv: &Server, settings: &Settings) -> Result<(), String> {
         return Err("Background save already in progress".into());
     }
     let now = crate::base::clock::unix_time_ms();
+    // Lock order: the function engine before the partitions (FCALL holds
+    // the engine while its script takes every partition).
+    let functions = function_codes(srv);
     let mut all = srv.keyspace.lock_all();
     let dirty = srv.stats.dirty.load(Relaxed);
     let dir = PathBuf::from(&settings.dir);
@@ -348,8 +351,8 @@ pub fn save(srv: &Server, settings: &Settings) -> Result<(), String> {
     let werr = |e: std::io::Error| format!("Write error saving DB on disk: {e}");
     {
         let w = file.writer();
-        for code in function_codes(srv) {
-            w.function(&code).map_err(werr)?;
+        for code in &functions {
+            w.function(code).map_err(werr)?;
         }
         let mut parts: Vec<&mut store::Partition> = all.partitions().collect();
         for db in 0..ks.databases() {
