@@ -406,3 +406,23 @@ fn spop_count_as_srem() {
         assert_eq!(*line, format!("SREM s {}", String::from_utf8_lossy(m)));
     }
 }
+
+/// PFDEBUG TODENSE / GETREG convert a sparse HyperLogLog to dense: the
+/// encoding is part of the value (digest, DUMP), and Redis propagates the
+/// command when it converted (not when the value was already dense).
+#[test]
+fn pfdebug_conversions_are_journaled() {
+    diff_journal(
+        "pfdebug",
+        &[],
+        r#"
+pfadd h1 a b c
+pfdebug todense h1
+pfdebug todense h1
+pfadd h2 a
+pfdebug getreg h2
+pfdebug getreg h2
+pfdebug encoding h2
+"#,
+    );
+}
