@@ -426,3 +426,52 @@ pfdebug encoding h2
 "#,
     );
 }
+
+/// XADD journals the ID it generated (`<ms>-*` included) and an
+/// approximate trim (`~`) as the exact threshold it reached; so does
+/// XTRIM `~` when it removed something. The node layout is not replayed.
+#[test]
+fn xadd_and_xtrim_rewrites() {
+    diff_journal(
+        "xadd",
+        &[("stream-node-max-entries", "4")],
+        r#"
+xadd s 1-1 a 1
+xadd s 1-* a 2
+xadd s 2-* a 3
+xadd s 3-5 a 4
+xadd s 4-1 a 5
+xadd s 5-1 a 6
+xadd s 6-1 a 7
+xadd s 7-1 a 8
+xadd s 8-1 a 9
+xadd s 9-1 a 10
+xadd s maxlen ~ 5 10-* a 11
+xadd s maxlen ~ 5 11-1 a 12
+xadd s minid ~ 9-0 limit 100 12-1 a 13
+xadd s maxlen = 6 13-1 a 14
+xadd s nomkstream 14-* a 15
+xadd none nomkstream 1-1 a 1
+xtrim s maxlen ~ 1
+xtrim s maxlen ~ 1
+xtrim s minid ~ 14-0
+xtrim s maxlen 1
+"#,
+    );
+}
+
+/// XADD with `*`: the journaled ID is the one the client got back.
+#[test]
+fn xadd_auto_id_is_journaled() {
+    let srv = Server::start(&[("appendonly", "yes"), ("appendfsync", "always")]);
+    let mut c = srv.raw();
+    let id = c.cmd(&["XADD", "s", "*", "f", "v"]);
+    let id = id.as_bytes().unwrap().to_vec();
+    c.cmd(&["PING"]);
+    let cmds = incr_commands(&aof_dir(srv.dir()));
+    let xadd = cmds
+        .iter()
+        .find(|c| c[0].eq_ignore_ascii_case(b"xadd"))
+        .expect("XADD journaled");
+    assert_eq!(xadd[2], id, "journaled {}", show(xadd));
+}
