@@ -1,9 +1,15 @@
 //! Journal correctness under a randomized concurrent workload: several
-//! clients on two worker threads run every kind of write (TTLs relative and
-//! absolute, short TTLs that expire lazily and actively, eviction, MULTI/
-//! EXEC, scripts, blocking pops served by other clients, random pops);
-//! then the AOF, loaded into a fresh Petrel and into redis-server 7.0,
-//! must give the original's DEBUG DIGEST.
+//! clients on two worker threads run every write command Petrel's
+//! `COMMAND` lists (the generator is `common/aof_workload.rs`; TTLs
+//! relative and absolute, short TTLs that expire lazily and actively,
+//! eviction, MULTI/EXEC, scripts and functions, blocking pops served by
+//! other clients, random pops, streams with groups); then the AOF, loaded
+//! into a fresh Petrel and into redis-server 7.0, must give the original's
+//! DEBUG DIGEST. The test fails when a write command is neither generated
+//! nor in `EXEMPT` with its reason.
+//!
+//! `AOF_RANDOM_SECS=N` runs rounds for N seconds instead of the default
+//! six; `AOF_DEBUG=1` copies a failing round's AOF to /tmp/aof_debug.
 
 #[path = "common/aof.rs"]
 mod aof_util;
@@ -191,7 +197,8 @@ fn assert_covered(seen: &BTreeSet<String>, writes: &BTreeSet<String>) {
 }
 
 /// `AOF_RANDOM_SECS=N` keeps running rounds (new seeds, larger rounds)
-/// for at least N seconds; the default is two short rounds.
+/// for at least N seconds; the default is six rounds of 2500 steps per
+/// client and phase.
 #[test]
 fn random_workload_round_trips_through_the_aof() {
     let long: u64 = std::env::var("AOF_RANDOM_SECS")
@@ -199,7 +206,7 @@ fn random_workload_round_trips_through_the_aof() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
     let start = std::time::Instant::now();
-    let ops = if long > 0 { 2000 } else { 500 };
+    let ops = if long > 0 { 3000 } else { 2500 };
     let mut seed = 0x5eed_1234_u64;
     let mut rounds = 0u64;
     let mut seen = BTreeSet::new();
@@ -221,7 +228,7 @@ fn random_workload_round_trips_through_the_aof() {
         let done = if long > 0 {
             start.elapsed().as_secs() >= long
         } else {
-            rounds >= 2
+            rounds >= 6
         };
         if done {
             break w;
