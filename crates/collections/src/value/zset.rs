@@ -275,6 +275,22 @@ impl ZsetValue {
         if !gte_min(&last) || !lte_max(&first) {
             return (0, 0);
         }
+        if let ZsetValue::Listpack(_) = self {
+            // Redis scans a listpack from its head: the first member at or
+            // above `min` starts the range if it is within `max`, which
+            // runs while members stay within `max`. With equal scores this
+            // is the sorted interval below; with mixed scores it is what
+            // Redis replies (and what a replayed ZRANGESTORE rebuilds).
+            let at = |i: usize| self.at_rank(i).unwrap().0;
+            let Some(start) = (0..n).find(|&i| gte_min(&at(i))) else {
+                return (0, 0);
+            };
+            if !lte_max(&at(start)) {
+                return (0, 0);
+            }
+            let end = (start + 1..n).find(|&i| !lte_max(&at(i))).unwrap_or(n);
+            return (start, end);
+        }
         let start = match &r.min {
             LexBound::NegInf => 0,
             LexBound::PosInf => return (0, 0),
@@ -288,6 +304,50 @@ impl ZsetValue {
             LexBound::Excl(m) => self.rank_by(|x, _| x < m.as_slice()),
         };
         (start, end.max(start))
+    }
+
+    /// [`ZsetValue::lex_range`] for a reply in descending order
+    /// (`ZRANGE .. BYLEX REV`): on a listpack Redis scans from the tail for
+    /// the last member within `max`, which starts the range if it reaches
+    /// `min`; the range runs down while members stay at or above `min`.
+    pub fn lex_range_rev(&self, r: &LexRange) -> (usize, usize) {
+        let ZsetValue::Listpack(_) = self else {
+            return self.lex_range(r);
+        };
+        let n = self.len();
+        if n == 0 {
+            return (0, 0);
+        }
+        let at = |i: usize| self.at_rank(i).unwrap().0;
+        let gte_min = |m: &[u8]| match &r.min {
+            LexBound::NegInf => true,
+            LexBound::PosInf => false,
+            LexBound::Incl(x) => m >= x.as_slice(),
+            LexBound::Excl(x) => m > x.as_slice(),
+        };
+        let lte_max = |m: &[u8]| match &r.max {
+            LexBound::NegInf => false,
+            LexBound::PosInf => true,
+            LexBound::Incl(x) => m <= x.as_slice(),
+            LexBound::Excl(x) => m < x.as_slice(),
+        };
+        // As in `lex_range`: nothing unless the last member reaches `min`
+        // and the first is within `max` (an empty or reversed range fails
+        // the scan below too).
+        if !gte_min(&at(n - 1)) || !lte_max(&at(0)) {
+            return (0, 0);
+        }
+        let Some(last) = (0..n).rev().find(|&i| lte_max(&at(i))) else {
+            return (0, 0);
+        };
+        if !gte_min(&at(last)) {
+            return (0, 0);
+        }
+        let first = (0..last)
+            .rev()
+            .find(|&i| !gte_min(&at(i)))
+            .map_or(0, |i| i + 1);
+        (first, last + 1)
     }
 
     /// Visit ascending ranks `start..end` (clipped), in descending order
