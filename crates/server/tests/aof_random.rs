@@ -75,6 +75,15 @@ fn collect_expired(srv: &Server) {
     }
 }
 
+/// Waits (up to 30 s) until `srv` finished loading its data.
+fn wait_loaded(srv: &Server) {
+    let loaded = wait_until(Duration::from_secs(30), || {
+        let v = srv.raw().cmd(&["INFO", "persistence"]);
+        String::from_utf8_lossy(v.as_bytes().unwrap_or_default()).contains("loading:0")
+    });
+    assert!(loaded, "the server did not finish loading");
+}
+
 fn digest(srv: &Server) -> Value {
     srv.raw().cmd(&["DEBUG", "DIGEST"])
 }
@@ -129,7 +138,12 @@ fn check_round(seed: u64, preamble: &str, ops: usize) -> (BTreeSet<String>, BTre
         .into_owned()
     });
     let want = digest(&petrel);
-    let dir = aof_dir(petrel.dir());
+    // One copy of the files, taken with the digest: both loaders read
+    // exactly the same bytes.
+    let snap = TempDir::new("aofsnap");
+    copy_dir(&aof_dir(petrel.dir()), &snap.path().join("a"));
+    let dir = snap.path().join("a");
+    let mut loaded: Vec<Server> = Vec::new();
     for kind in [Kind::Petrel, Kind::Redis] {
         if kind == Kind::Redis && !redis_available() {
             continue;
@@ -145,16 +159,36 @@ fn check_round(seed: u64, preamble: &str, ops: usize) -> (BTreeSet<String>, BTre
                 ("dir", &d),
             ]),
         );
+        // DEBUG and INFO answer while redis-server still loads the file.
+        wait_loaded(&srv);
         if digest(&srv) != want {
             if std::env::var("AOF_DEBUG").is_ok() {
                 let _ = std::process::Command::new("cp")
                     .args(["-r", &dir.display().to_string(), "/tmp/aof_debug"])
                     .status();
             }
+            let keyspace = |s: &Server| {
+                let v = s.raw().cmd(&["INFO", "keyspace"]);
+                String::from_utf8_lossy(v.as_bytes().unwrap_or_default()).replace("\r\n", " ")
+            };
+            assert_eq!(digest(&petrel), want, "the original changed after the copy");
+            if let Some(first) = loaded.first() {
+                assert_same(
+                    first,
+                    &srv,
+                    &format!("seed {seed}: Petrel and {kind:?} loads"),
+                );
+            }
             assert_same(
                 &petrel,
                 &srv,
-                &format!("seed {seed} preamble {preamble} {kind:?}"),
+                &format!(
+                    "seed {seed} preamble {preamble} {kind:?} (digests {:?} / {:?}, original {} loaded {})",
+                    digest(&petrel),
+                    digest(&srv),
+                    keyspace(&petrel),
+                    keyspace(&srv)
+                ),
             );
         }
         assert_eq!(
@@ -167,6 +201,7 @@ fn check_round(seed: u64, preamble: &str, ops: usize) -> (BTreeSet<String>, BTre
                 .collect::<Vec<_>>()
                 .join(" ")
         );
+        loaded.push(srv);
     }
     (seen, writes)
 }
