@@ -406,3 +406,239 @@ fn spop_count_as_srem() {
         assert_eq!(*line, format!("SREM s {}", String::from_utf8_lossy(m)));
     }
 }
+
+/// PFDEBUG TODENSE / GETREG convert a sparse HyperLogLog to dense: the
+/// encoding is part of the value (digest, DUMP), and Redis propagates the
+/// command when it converted (not when the value was already dense).
+#[test]
+fn pfdebug_conversions_are_journaled() {
+    diff_journal(
+        "pfdebug",
+        &[],
+        r#"
+pfadd h1 a b c
+pfdebug todense h1
+pfdebug todense h1
+pfadd h2 a
+pfdebug getreg h2
+pfdebug getreg h2
+pfdebug encoding h2
+"#,
+    );
+}
+
+/// XADD journals the ID it generated (`<ms>-*` included) and an
+/// approximate trim (`~`) as the exact threshold it reached; so does
+/// XTRIM `~` when it removed something. The node layout is not replayed.
+#[test]
+fn xadd_and_xtrim_rewrites() {
+    diff_journal(
+        "xadd",
+        &[("stream-node-max-entries", "4")],
+        r#"
+xadd s 1-1 a 1
+xadd s 1-* a 2
+xadd s 2-* a 3
+xadd s 3-5 a 4
+xadd s 4-1 a 5
+xadd s 5-1 a 6
+xadd s 6-1 a 7
+xadd s 7-1 a 8
+xadd s 8-1 a 9
+xadd s 9-1 a 10
+xadd s maxlen ~ 5 10-* a 11
+xadd s maxlen ~ 5 11-1 a 12
+xadd s minid ~ 9-0 limit 100 12-1 a 13
+xadd s maxlen = 6 13-1 a 14
+xadd s nomkstream 14-* a 15
+xadd none nomkstream 1-1 a 1
+xtrim s maxlen ~ 1
+xtrim s maxlen ~ 1
+xtrim s minid ~ 14-0
+xtrim s maxlen 1
+"#,
+    );
+}
+
+/// XADD with `*`: the journaled ID is the one the client got back.
+#[test]
+fn xadd_auto_id_is_journaled() {
+    let srv = Server::start(&[("appendonly", "yes"), ("appendfsync", "always")]);
+    let mut c = srv.raw();
+    let id = c.cmd(&["XADD", "s", "*", "f", "v"]);
+    let id = id.as_bytes().unwrap().to_vec();
+    c.cmd(&["PING"]);
+    let cmds = incr_commands(&aof_dir(srv.dir()));
+    let xadd = cmds
+        .iter()
+        .find(|c| c[0].eq_ignore_ascii_case(b"xadd"))
+        .expect("XADD journaled");
+    assert_eq!(xadd[2], id, "journaled {}", show(xadd));
+}
+
+/// Runs `script` on Petrel (`appendonly yes`, the given preamble), runs
+/// BGREWRITEAOF, then loads the AOF into a fresh Petrel and redis-server:
+/// both must hold the original's dataset. Returns the base's commands
+/// (empty with an RDB preamble).
+fn rewrite_and_load(preamble: &str, script: &str) -> Vec<Vec<Vec<u8>>> {
+    let petrel = Server::start(&[
+        ("appendonly", "yes"),
+        ("aof-use-rdb-preamble", preamble),
+        ("enable-debug-command", "yes"),
+    ]);
+    run(&petrel, script);
+    petrel.raw().cmd(&["BGREWRITEAOF"]);
+    wait_rewrite(|| {
+        String::from_utf8_lossy(
+            petrel
+                .raw()
+                .cmd(&["INFO", "persistence"])
+                .as_bytes()
+                .unwrap(),
+        )
+        .into_owned()
+    });
+    let base = manifest_files(&aof_dir(petrel.dir()))
+        .into_iter()
+        .find(|(_, t)| t == "b")
+        .unwrap()
+        .0;
+    let cmds = if base.ends_with(".aof") {
+        parse_aof(&std::fs::read(aof_dir(petrel.dir()).join(base)).unwrap())
+    } else {
+        Vec::new()
+    };
+    let want = petrel.raw().cmd(&["DEBUG", "DIGEST"]);
+    for kind in [Kind::Petrel, Kind::Redis] {
+        if kind == Kind::Redis && !redis_available() {
+            continue;
+        }
+        let copy = TempDir::new("aofbase");
+        copy_dir(&aof_dir(petrel.dir()), &copy.join("appendonlydir"));
+        let d = copy.path().display().to_string();
+        let srv = Server::start_opts(
+            kind,
+            Opts::new(&[
+                ("appendonly", "yes"),
+                ("enable-debug-command", "yes"),
+                ("dir", &d),
+            ]),
+        );
+        assert_same(&petrel, &srv, &format!("{kind:?}"));
+        assert_eq!(srv.raw().cmd(&["DEBUG", "DIGEST"]), want, "{kind:?}");
+    }
+    cmds
+}
+
+/// `aof-use-rdb-preamble no`: the command-form base rebuilds streams
+/// (entries, last ID and counters, groups, consumers, pending entries),
+/// loadable by Petrel and redis-server into the same dataset.
+#[test]
+fn command_base_rebuilds_streams() {
+    let cmds = rewrite_and_load(
+        "no",
+        r#"
+xadd s 1-1 a 1 b 2
+xadd s 2-1 a 3
+xadd s 3-1 a 4
+xadd s 4-1 a 5
+xdel s 3-1
+xgroup create s g1 0
+xgroup create s g2 $ entriesread 2
+xreadgroup group g1 c1 count 2 streams s >
+xreadgroup group g1 c2 count 1 streams s >
+xgroup createconsumer s g1 idle
+xadd empty maxlen 0 5-5 x y
+xsetid empty 9-9 entriesadded 12 maxdeletedid 7-7
+xgroup create empty g 0
+"#,
+    );
+    assert!(
+        cmds.iter().any(|c| c[0] == b"XCLAIM"),
+        "no XCLAIM in the base: {:?}",
+        cmds.iter().map(|c| show(c)).collect::<Vec<_>>()
+    );
+}
+
+/// XSETID may move the last ID below deleted entries still in their node
+/// (down to the last live entry); an RDB base holding such a stream loads
+/// (it was refused as "entry above last id").
+#[test]
+fn rdb_base_with_tombstones_above_the_last_id_loads() {
+    for preamble in ["yes", "no"] {
+        rewrite_and_load(
+            preamble,
+            r#"
+xadd s 1-1 a 1
+xadd s 2-1 a 2
+xadd s 3-1 a 3
+xdel s 3-1
+xsetid s 2-1
+"#,
+        );
+    }
+}
+
+/// ZRANGESTORE is journaled as sent, so its result must be Redis's own:
+/// BYLEX on a small (listpack) zset with mixed scores follows Redis's scan
+/// (forward from the head, REV from the tail), not a sorted-interval
+/// search; the AOF replayed by redis-server then rebuilds the same set.
+#[test]
+fn zrangestore_bylex_mixed_scores_matches_redis() {
+    let script = r#"
+zadd z 1 26 1 36 1 38 2 m18 3 895 4 a0 5 zz
+zrangestore d1 z [9 - bylex rev
+zrangestore d2 z [m (9 bylex rev
+zrangestore d3 z [9 - bylex rev limit 1 2
+zrangestore d4 z (5 [a bylex
+zrangestore d5 z (zz - bylex rev
+zrangestore d6 z [zz [0 bylex rev
+zadd y 3 b 1 c 2 a
+zremrangebylex y [a [b
+"#;
+    let args = [("appendonly", "yes"), ("enable-debug-command", "yes")];
+    let Some(redis) = RefRedis::start_with(Opts::new(&args)) else {
+        return;
+    };
+    let petrel = Server::start(&args);
+    run(&redis, script);
+    run(&petrel, script);
+    for k in ["d1", "d2", "d3", "d4", "d5", "d6", "y"] {
+        assert_eq!(
+            petrel.raw().cmd(&["ZRANGE", k, "0", "-1", "WITHSCORES"]),
+            redis.raw().cmd(&["ZRANGE", k, "0", "-1", "WITHSCORES"]),
+            "{k}"
+        );
+    }
+    for (max, min) in [("[9", "-"), ("[m", "(9"), ("+", "[4")] {
+        assert_eq!(
+            petrel.raw().cmd(&["ZREVRANGEBYLEX", "z", max, min]),
+            redis.raw().cmd(&["ZREVRANGEBYLEX", "z", max, min]),
+            "ZREVRANGEBYLEX z {max} {min}"
+        );
+    }
+    assert_same(&petrel, &redis, "after the script");
+    // The AOF of Petrel, replayed by redis-server: the same dataset.
+    let copy = TempDir::new("aofzlex");
+    copy_dir(&aof_dir(petrel.dir()), &copy.join("appendonlydir"));
+    let d = copy.path().display().to_string();
+    let loaded = Server::start_opts(
+        Kind::Redis,
+        Opts::new(&[
+            ("appendonly", "yes"),
+            ("enable-debug-command", "yes"),
+            ("dir", &d),
+        ]),
+    );
+    assert!(wait_until(Duration::from_secs(30), || {
+        String::from_utf8_lossy(
+            loaded
+                .raw()
+                .cmd(&["INFO", "persistence"])
+                .as_bytes()
+                .unwrap(),
+        )
+        .contains("loading:0")
+    }));
+    assert_same(&petrel, &loaded, "redis-server loading Petrel's AOF");
+}

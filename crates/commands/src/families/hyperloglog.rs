@@ -327,6 +327,7 @@ fn pfdebug(ctx: &mut Ctx, args: &[&[u8]]) {
         Int(i64),
         Err(String),
     }
+    let mut converted = false;
     let out = e
         .modify_string(|h| {
             let mut v = h.as_slice().to_vec();
@@ -337,6 +338,7 @@ fn pfdebug(ctx: &mut Ctx, args: &[&[u8]]) {
                         return Out::Err(ERR_CORRUPT.into());
                     }
                     store_vec(h, &v);
+                    converted = true;
                 }
                 if eq_ic(sub, "todense") {
                     return Out::Int(!dense as i64);
@@ -362,6 +364,11 @@ fn pfdebug(ctx: &mut Ctx, args: &[&[u8]]) {
         })
         .unwrap();
     drop(p);
+    if converted {
+        // The encoding is data (the digest and DUMP see it): like Redis,
+        // a conversion propagates the command, without a key-change signal.
+        ctx.propagate_always();
+    }
     match out {
         Out::Regs(r) => {
             ctx.out.array_len(r.len());

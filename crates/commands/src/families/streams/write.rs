@@ -38,10 +38,14 @@ fn default_approx_limit(limits: NodeLimits) -> u64 {
 }
 
 /// Parses the options from `args[2]` on. Errors are reply texts.
+/// `obey`: the AOF loader's client, whose trims were rewritten to exact
+/// thresholds: a LIMIT is accepted without `~` and ignored (as Redis 7.0
+/// does for its AOF and master clients).
 pub(super) fn parse_add_or_trim(
     args: &[&[u8]],
     xadd: bool,
     limits: NodeLimits,
+    obey: bool,
 ) -> Result<AddTrimArgs, String> {
     let mut out = AddTrimArgs::default();
     let mut to: Option<TrimTo> = None;
@@ -101,7 +105,9 @@ pub(super) fn parse_add_or_trim(
     if !xadd && to.is_none() {
         return Err(texts::XTRIM_NO_STRATEGY.into());
     }
-    let limit = if limit_given {
+    let limit = if obey {
+        0
+    } else if limit_given {
         if !approx {
             return Err(texts::LIMIT_WITHOUT_TILDE.into());
         }
@@ -116,9 +122,35 @@ pub(super) fn parse_add_or_trim(
     Ok(out)
 }
 
+/// Rewrites an approximate trim among `argv[2..end]` (`MAXLEN ~ n` /
+/// `MINID ~ id`) into the exact threshold `s` now satisfies: its length,
+/// or its first entry's ID (kept as given when the stream is empty: the
+/// exact trim then empties it too). A LIMIT stays, as Redis leaves it;
+/// the AOF loader ignores it.
+fn exact_trim(argv: &mut [Vec<u8>], end: usize, s: &Stream) {
+    let end = end.min(argv.len());
+    for i in 3..end.saturating_sub(1) {
+        if argv[i] != b"~" {
+            continue;
+        }
+        if eq_ic(&argv[i - 1], "maxlen") {
+            argv[i + 1] = s.len().to_string().into_bytes();
+        } else if eq_ic(&argv[i - 1], "minid") {
+            if let Some(e) = s.first_entry() {
+                argv[i + 1] = e.id.to_bytes();
+            }
+        } else {
+            continue;
+        }
+        argv[i] = b"=".to_vec();
+        return;
+    }
+}
+
 pub(super) fn xadd(ctx: &mut Ctx, args: &[&[u8]]) {
     let limits = ctx.settings.stream_node;
-    let parsed = match parse_add_or_trim(args, true, limits) {
+    let obey = ctx.client.replay_now_ms.is_some();
+    let parsed = match parse_add_or_trim(args, true, limits, obey) {
         Ok(p) => p,
         Err(e) => return ctx.error(&e),
     };
@@ -165,7 +197,18 @@ pub(super) fn xadd(ctx: &mut Ctx, args: &[&[u8]]) {
         }
     };
     let trimmed = parsed.trim.map_or(0, |t| s.trim(t));
+    // Redis propagates the generated ID, and an approximate trim as the
+    // exact threshold it reached (the node layout is not replayed).
+    let journaled = ctx.journaling().then(|| {
+        let mut argv: Vec<Vec<u8>> = args.iter().map(|a| a.to_vec()).collect();
+        argv[parsed.end] = id.to_bytes();
+        exact_trim(&mut argv, parsed.end, s);
+        argv
+    });
     drop(p);
+    if let Some(argv) = journaled {
+        ctx.propagate_as(|| vec![argv]);
+    }
     bulk_id(ctx.out, id);
     ctx.notify(notify::STREAM, "xadd", key);
     if trimmed > 0 {
@@ -174,7 +217,8 @@ pub(super) fn xadd(ctx: &mut Ctx, args: &[&[u8]]) {
 }
 
 pub(super) fn xtrim(ctx: &mut Ctx, args: &[&[u8]]) {
-    let parsed = match parse_add_or_trim(args, false, ctx.settings.stream_node) {
+    let obey = ctx.client.replay_now_ms.is_some();
+    let parsed = match parse_add_or_trim(args, false, ctx.settings.stream_node, obey) {
         Ok(p) => p,
         Err(e) => return ctx.error(&e),
     };
@@ -189,7 +233,15 @@ pub(super) fn xtrim(ctx: &mut Ctx, args: &[&[u8]]) {
             return ctx.error(ERR_WRONGTYPE);
         }
         Ok(None) => 0,
-        Ok(Some(s)) => s.trim(trim),
+        Ok(Some(s)) => {
+            let deleted = s.trim(trim);
+            if deleted > 0 && trim.approx && ctx.journaling() {
+                let mut argv: Vec<Vec<u8>> = args.iter().map(|a| a.to_vec()).collect();
+                exact_trim(&mut argv, parsed.end, s);
+                ctx.propagate_as(|| vec![argv]);
+            }
+            deleted
+        }
     };
     drop(p);
     if deleted > 0 {
@@ -291,7 +343,7 @@ mod tests {
 
     fn parse(a: &[&str], xadd: bool) -> Result<AddTrimArgs, String> {
         let v: Vec<&[u8]> = a.iter().map(|s| s.as_bytes()).collect();
-        parse_add_or_trim(&v, xadd, NodeLimits::default())
+        parse_add_or_trim(&v, xadd, NodeLimits::default(), false)
     }
 
     #[test]

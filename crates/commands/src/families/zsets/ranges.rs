@@ -47,6 +47,7 @@ fn select(z: &ZsetValue, range: &Range, rev: bool, offset: i64, limit: i64) -> V
         Range::Score(_) | Range::Lex(_) => {
             let (s, e) = match range {
                 Range::Score(r) => z.score_range(r),
+                Range::Lex(r) if rev => z.lex_range_rev(r),
                 Range::Lex(r) => z.lex_range(r),
                 Range::Rank(..) => unreachable!(),
             };

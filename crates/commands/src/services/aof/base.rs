@@ -2,7 +2,8 @@
 //! (`aof-use-rdb-preamble yes`, Redis's default: the `aof-base` aux field
 //! set, function libraries first), or as commands (`no`): the ones Redis
 //! 7.0's rewrite writes (`SET`, `RPUSH`, `SADD`, `ZADD`, `HMSET` in
-//! batches of 64 elements, `PEXPIREAT`).
+//! batches of 64 elements, `PEXPIREAT`; streams as `XADD` per entry,
+//! `XSETID`, `XGROUP CREATE`, `XCLAIM` / `XGROUP CREATECONSUMER`).
 //!
 //! The caller holds the journal's order lock exclusively and every
 //! partition, so the base is exactly the state at the journal's cut (the
@@ -167,11 +168,104 @@ fn key_commands(buf: &mut Vec<u8>, key: &[u8], v: &store::CompactValue, expire: 
             }
             batch(b"HMSET", items, 2);
         }
-        Kind::Stream => {}
+        Kind::Stream => {
+            if let Some(st) = v.as_stream() {
+                stream_commands(buf, key, st);
+            }
+        }
     }
     if let Some(t) = expire {
         let t = t.to_string();
         encode_command(buf, &[b"PEXPIREAT".as_slice(), key, t.as_bytes()]);
+    }
+}
+
+/// Appends the commands that rebuild a stream, as Redis 7.0's rewrite
+/// writes them: one `XADD key id field value...` per entry (`XADD key
+/// MAXLEN 0 0-1 x y` for an empty stream), `XSETID key last ENTRIESADDED n
+/// MAXDELETEDID id`, then per group `XGROUP CREATE key group id ENTRIESREAD
+/// n` and per consumer either an `XCLAIM key group consumer 0 id TIME ms
+/// RETRYCOUNT n JUSTID FORCE` per pending entry or, with none pending,
+/// `XGROUP CREATECONSUMER key group consumer`.
+fn stream_commands(buf: &mut Vec<u8>, key: &[u8], st: &collections::stream::Stream) {
+    let b = |s: &str| s.as_bytes().to_vec();
+    let mut emit = |argv: Vec<Vec<u8>>| {
+        let refs: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
+        encode_command(buf, &refs);
+    };
+    if st.is_empty() {
+        emit(vec![
+            b("XADD"),
+            key.to_vec(),
+            b("MAXLEN"),
+            b("0"),
+            b("0-1"),
+            b("x"),
+            b("y"),
+        ]);
+    } else {
+        let (min, max) = (
+            collections::stream::StreamId::MIN,
+            collections::stream::StreamId::MAX,
+        );
+        for e in st.range(min, max, false) {
+            let mut argv = vec![b("XADD"), key.to_vec(), e.id.to_bytes()];
+            for (f, val) in e.fields() {
+                argv.push(f.to_vec());
+                argv.push(val.to_vec());
+            }
+            emit(argv);
+        }
+    }
+    emit(vec![
+        b("XSETID"),
+        key.to_vec(),
+        st.last_id().to_bytes(),
+        b("ENTRIESADDED"),
+        st.entries_added().to_string().into_bytes(),
+        b("MAXDELETEDID"),
+        st.max_deleted_id().to_bytes(),
+    ]);
+    for g in st.groups() {
+        let read = g.entries_read().map_or(-1, |n| n as i64);
+        emit(vec![
+            b("XGROUP"),
+            b("CREATE"),
+            key.to_vec(),
+            g.name().to_vec(),
+            g.last_id().to_bytes(),
+            b("ENTRIESREAD"),
+            read.to_string().into_bytes(),
+        ]);
+        for c in g.consumers() {
+            if c.pending() == 0 {
+                emit(vec![
+                    b("XGROUP"),
+                    b("CREATECONSUMER"),
+                    key.to_vec(),
+                    g.name().to_vec(),
+                    c.name().to_vec(),
+                ]);
+                continue;
+            }
+            for id in c.pending_ids() {
+                let Some(n) = g.nack(id) else { continue };
+                emit(vec![
+                    b("XCLAIM"),
+                    key.to_vec(),
+                    g.name().to_vec(),
+                    c.name().to_vec(),
+                    b("0"),
+                    id.to_bytes(),
+                    b("TIME"),
+                    n.delivery_time.to_string().into_bytes(),
+                    b("RETRYCOUNT"),
+                    n.delivery_count.to_string().into_bytes(),
+                    b("JUSTID"),
+                    b("FORCE"),
+                ]);
+            }
+        }
     }
 }
 
