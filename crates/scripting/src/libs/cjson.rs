@@ -2,7 +2,7 @@
 //!
 //! Encoding: `nil` and `cjson.null` → `null`; numbers `%.14g` (precision
 //! settable 1..14), NaN/Inf refused; strings escaped as lua-cjson does
-//! (`/` → `\/`, controls and DEL → `\uXXXX` or `\n`-style); a table whose
+//! (`/` → `\/`, controls and DEL → `\u` with four hex digits or `\n`-style); a table whose
 //! keys are all positive integers is an array up to its largest key (holes
 //! → `null`; "excessively sparse" past ratio 2 and 10 elements is an
 //! error), an empty table is `{}`, other tables are objects with string or
