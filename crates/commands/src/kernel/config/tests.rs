@@ -93,6 +93,21 @@ fn split_lines() {
         vec!["requirepass", "a b"]
     );
     assert!(split_config_line("x \"unbalanced").is_none());
+    // As sdssplitargs: a quote may open mid-word, `\xHH` in double quotes,
+    // a closing quote must end the word.
+    assert_eq!(
+        split_config_line("dir /tmp/a\"b c\"").unwrap(),
+        vec!["dir", "/tmp/ab c"]
+    );
+    assert_eq!(
+        split_config_line("  masterauth \"\\x41\\tz\" 'it\\'s'\t").unwrap(),
+        vec!["masterauth", "A\tz", "it's"]
+    );
+    assert!(split_config_line("x \"a\"b").is_none());
+    assert_eq!(
+        split_config_line("   # comment").unwrap(),
+        Vec::<String>::new()
+    );
 }
 
 fn load_text(text: &str, extra: &[&str]) -> Result<Settings, ConfigError> {
