@@ -708,3 +708,68 @@ fn config_set_tls_port_opens_and_closes_the_listener() {
         .unwrap();
     assert_eq!(v, vec!["tls-port", "0"]);
 }
+
+/// `openssl s_client` sending PING, saving or reusing a session; returns
+/// its "New, ..." or "Reused, ..." line.
+fn session_line(port: u16, sess: &Path, reuse: bool, extra: &[&str]) -> String {
+    use std::io::Write;
+    let c = certs();
+    let mut child = Command::new("openssl")
+        .args([
+            "s_client",
+            "-connect",
+            &format!("127.0.0.1:{port}"),
+            "-CAfile",
+        ])
+        .arg(c.file("ca.crt"))
+        .arg("-cert")
+        .arg(c.file("client.crt"))
+        .arg("-key")
+        .arg(c.file("client.key"))
+        .arg(if reuse { "-sess_in" } else { "-sess_out" })
+        .arg(sess)
+        .args(extra)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("openssl s_client");
+    child.stdin.take().unwrap().write_all(b"PING\r\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find(|l| l.starts_with("New, ") || l.starts_with("Reused, "))
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn session_caching_resumes_sessions_when_on() {
+    let (s, tls) = start_tls(&[]);
+    let dir = TempDir::new("tls-sess");
+    for extra in [&[][..], &["-tls1_2"][..]] {
+        let sess = dir.join("sess");
+        let first = session_line(tls, &sess, false, extra);
+        assert!(first.starts_with("New, "), "{first}");
+        let again = session_line(tls, &sess, true, extra);
+        assert!(again.starts_with("Reused, "), "{extra:?}: {again}");
+    }
+    let mut plain = s.client();
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("tls-session-caching")
+        .arg("no")
+        .query(&mut plain)
+        .unwrap();
+    for extra in [&[][..], &["-tls1_2"][..]] {
+        let sess = dir.join("sess-off");
+        let _ = std::fs::remove_file(&sess);
+        let _ = session_line(tls, &sess, false, extra);
+        if !sess.exists() {
+            // TLSv1.3 without caching sends no ticket: nothing to resume.
+            continue;
+        }
+        let again = session_line(tls, &sess, true, extra);
+        assert!(again.starts_with("New, "), "{extra:?}: {again}");
+    }
+}
