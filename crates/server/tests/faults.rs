@@ -118,6 +118,30 @@ fn a_panic_while_writing_stops_that_partition_only() {
     // Commands over the whole keyspace need every partition: refused, so a
     // save never writes half-changed data.
     assert_eq!(stopped_partition(&a.cmd(&["DBSIZE"])), Some(part));
+    // INFO still answers, counting the served partitions and naming the
+    // stopped one.
+    let Value::Bulk(info) = a.cmd(&["INFO", "everything"]) else {
+        panic!("INFO")
+    };
+    let info = String::from_utf8_lossy(&info).into_owned();
+    assert!(
+        info.contains(&format!("\r\npetrel_stopped_partitions:{part}\r\n")),
+        "{info}"
+    );
+    for section in ["# Memory", "# Stats", "# Keyspace", "# Server"] {
+        assert!(info.contains(section), "{section}: {info}");
+    }
+    for cmd in [&["INFO", "keysizes"][..], &["MEMORY", "STATS"][..]] {
+        let v = a.cmd(cmd);
+        assert!(stopped_partition(&v).is_none(), "{cmd:?}: {v}");
+    }
+    // db0 counts the keys of the served partitions: exactly the served ones.
+    let counted = info
+        .lines()
+        .find_map(|l| l.strip_prefix("db0:keys="))
+        .and_then(|l| l.split(',').next())
+        .and_then(|n| n.parse::<usize>().ok());
+    assert_eq!(counted, Some(served.len()), "{info}");
     assert_eq!(stopped_partition(&a.cmd(&["SAVE"])), Some(part));
     assert_eq!(stopped_partition(&a.cmd(&["BGSAVE"])), Some(part));
     assert_eq!(stopped_partition(&a.cmd(&["FLUSHALL"])), Some(part));
