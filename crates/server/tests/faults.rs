@@ -172,10 +172,16 @@ fn a_dead_background_thread_ends_the_process() {
             "ended unexpectedly (see the panic above): its clients",
         ),
         ("acceptor", "The acceptor thread ended unexpectedly"),
+        ("lazyfree", "The lazy-free thread panicked"),
     ] {
         let mut srv = TestServer::start(&[("enable-debug-command", "yes")]).quiet();
         let mut a = srv.raw();
         ok(a.cmd(&["DEBUG", "PANIC-THREAD", thread]));
+        if thread == "lazyfree" {
+            // The thread panics when it is next handed something to free.
+            ok(a.cmd(&["SET", "k", "v"]));
+            ok(a.cmd(&["FLUSHALL", "ASYNC"]));
+        }
         let status = srv
             .wait_exit(Duration::from_secs(10))
             .unwrap_or_else(|| panic!("{thread}: the server did not exit"));
@@ -191,6 +197,6 @@ fn a_dead_background_thread_ends_the_process() {
     let got = srv.raw().cmd(&["DEBUG", "PANIC-THREAD", "nosuch"]);
     assert_eq!(
         err_text(&got).as_deref(),
-        Some("ERR PANIC-THREAD takes cron, worker or acceptor")
+        Some("ERR PANIC-THREAD takes cron, worker, acceptor or lazyfree")
     );
 }

@@ -46,9 +46,10 @@ pub const CORE: &[DebugSub] = &[
         name: "PANIC-THREAD",
         arity: 3,
         help: &[
-            "PANIC-THREAD <cron|worker|acceptor>",
+            "PANIC-THREAD <cron|worker|acceptor|lazyfree>",
             "    Make that background thread panic (Petrel test hook): the server logs it",
-            "    and exits, as it could not go on without that thread's work.",
+            "    and exits, as it could not go on without that thread's work (lazyfree:",
+            "    when it is next handed something to free).",
         ],
         handler: debug_panic_thread,
     },
@@ -327,7 +328,8 @@ fn debug_panic_thread(ctx: &mut Ctx, args: &[&[u8]]) {
         b"cron" => &h::CRON,
         b"worker" => &h::WORKER,
         b"acceptor" => &h::ACCEPTOR,
-        _ => return ctx.error("ERR PANIC-THREAD takes cron, worker or acceptor"),
+        b"lazyfree" => &h::LAZYFREE,
+        _ => return ctx.error("ERR PANIC-THREAD takes cron, worker, acceptor or lazyfree"),
     };
     flag.store(true, std::sync::atomic::Ordering::Relaxed);
     ctx.ok();
