@@ -197,6 +197,55 @@ fn a_dead_background_thread_ends_the_process() {
     let got = srv.raw().cmd(&["DEBUG", "PANIC-THREAD", "nosuch"]);
     assert_eq!(
         err_text(&got).as_deref(),
-        Some("ERR PANIC-THREAD takes cron, worker, acceptor or lazyfree")
+        Some("ERR PANIC-THREAD takes cron, worker, acceptor, lazyfree or bgsave-writer")
     );
+}
+
+/// A BGSAVE whose writer thread panics fails like a save with an I/O
+/// error: logged, `rdb_last_bgsave_status:err`, no temporary file left,
+/// and the next BGSAVE works.
+#[test]
+fn a_panicking_bgsave_writer_fails_that_save_only() {
+    let mut srv = TestServer::start(&[("enable-debug-command", "yes")]);
+    let mut a = srv.raw();
+    for i in 0..100 {
+        ok(a.cmd(&["SET", &format!("k{i}"), "v"]));
+    }
+    ok(a.cmd(&["DEBUG", "PANIC-THREAD", "bgsave-writer"]));
+    let info = |a: &mut RawConn, field: &str| -> String {
+        let Value::Bulk(b) = a.cmd(&["INFO", "persistence"]) else {
+            panic!("INFO")
+        };
+        String::from_utf8_lossy(&b)
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{field}:")).map(String::from))
+            .unwrap_or_default()
+    };
+    assert!(matches!(a.cmd(&["BGSAVE"]), Value::Simple(_)));
+    assert!(wait_until(Duration::from_secs(10), || info(
+        &mut a,
+        "rdb_bgsave_in_progress"
+    ) == "0"));
+    assert_eq!(info(&mut a, "rdb_last_bgsave_status"), "err");
+    assert!(srv.wait_log("writer thread panicked", Duration::from_secs(5)));
+    assert!(
+        srv.log().contains("Background saving error"),
+        "{}",
+        srv.log()
+    );
+    let temps: Vec<_> = std::fs::read_dir(srv.dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("temp-"))
+        .collect();
+    assert!(temps.is_empty(), "{temps:?}");
+    // The next save works and the server goes on.
+    assert!(matches!(a.cmd(&["BGSAVE"]), Value::Simple(_)));
+    assert!(wait_until(Duration::from_secs(10), || info(
+        &mut a,
+        "rdb_bgsave_in_progress"
+    ) == "0"));
+    assert_eq!(info(&mut a, "rdb_last_bgsave_status"), "ok");
+    assert!(srv.dir().join("dump.rdb").exists());
+    srv.assert_alive();
 }

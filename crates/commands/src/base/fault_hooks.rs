@@ -13,6 +13,8 @@ pub static WORKER: AtomicBool = AtomicBool::new(false);
 pub static ACCEPTOR: AtomicBool = AtomicBool::new(false);
 /// The lazy-free thread panics when it is next handed something to free.
 pub static LAZYFREE: AtomicBool = AtomicBool::new(false);
+/// The next BGSAVE's file-writer thread panics as it starts.
+pub static BGSAVE_WRITER: AtomicBool = AtomicBool::new(false);
 
 /// Takes a flag: true once after it was set.
 #[inline]

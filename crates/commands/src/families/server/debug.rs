@@ -46,10 +46,11 @@ pub const CORE: &[DebugSub] = &[
         name: "PANIC-THREAD",
         arity: 3,
         help: &[
-            "PANIC-THREAD <cron|worker|acceptor|lazyfree>",
+            "PANIC-THREAD <cron|worker|acceptor|lazyfree|bgsave-writer>",
             "    Make that background thread panic (Petrel test hook): the server logs it",
             "    and exits, as it could not go on without that thread's work (lazyfree:",
-            "    when it is next handed something to free).",
+            "    when it is next handed something to free). bgsave-writer: the next",
+            "    BGSAVE's writer panics; that save fails and the server goes on.",
         ],
         handler: debug_panic_thread,
     },
@@ -329,7 +330,11 @@ fn debug_panic_thread(ctx: &mut Ctx, args: &[&[u8]]) {
         b"worker" => &h::WORKER,
         b"acceptor" => &h::ACCEPTOR,
         b"lazyfree" => &h::LAZYFREE,
-        _ => return ctx.error("ERR PANIC-THREAD takes cron, worker, acceptor or lazyfree"),
+        b"bgsave-writer" => &h::BGSAVE_WRITER,
+        _ => {
+            return ctx
+                .error("ERR PANIC-THREAD takes cron, worker, acceptor, lazyfree or bgsave-writer")
+        }
     };
     flag.store(true, std::sync::atomic::Ordering::Relaxed);
     ctx.ok();
