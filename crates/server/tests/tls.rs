@@ -734,13 +734,25 @@ fn session_line(port: u16, sess: &Path, reuse: bool, extra: &[&str]) -> String {
         .stderr(Stdio::null())
         .spawn()
         .expect("openssl s_client");
-    child.stdin.take().unwrap().write_all(b"PING\r\n").unwrap();
-    let out = child.wait_with_output().unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .find(|l| l.starts_with("New, ") || l.starts_with("Reused, "))
-        .unwrap_or("")
-        .to_string()
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"PING\r\n").unwrap();
+    // Stdin stays open until the reply arrived: a TLSv1.3 session ticket
+    // comes right after the handshake, so by then s_client has it (closing
+    // stdin at once could end the connection before it).
+    let mut found = String::new();
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    for line in std::io::BufRead::lines(stdout) {
+        let Ok(line) = line else { break };
+        if line.starts_with("New, ") || line.starts_with("Reused, ") {
+            found = line.clone();
+        }
+        if line.contains("PONG") {
+            break;
+        }
+    }
+    drop(stdin);
+    let _ = child.wait();
+    found
 }
 
 #[test]
