@@ -7,6 +7,7 @@ pub mod faults;
 pub mod limits;
 pub mod log;
 pub mod net;
+pub mod tls;
 pub mod worker;
 
 use std::io::Write;
@@ -84,6 +85,19 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         Err(e) => return Err(e),
     }
 
+    // TLS: the context is built before any listener opens; settings that
+    // cannot be used end the process, as in Redis.
+    if tls::in_use(&settings.tls) {
+        match tls::build(&settings.tls) {
+            Ok(c) => tls::install(Some(c)),
+            Err(e) => {
+                warning!("{e}");
+                return Err("Failed to configure TLS. Check logs for more info.".into());
+            }
+        }
+    }
+    srv.config.set_tls_hook(Box::new(tls::config_hook));
+
     let mut listeners: Vec<Listener> = Vec::new();
     if settings.port != 0 {
         let tcp = net::bind_tcp(&settings.bind, settings.port, settings.tcp_backlog as i32)?;
@@ -91,6 +105,14 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
             srv.tcp_port.store(a.port() as u64, Relaxed);
         }
         listeners.extend(tcp.into_iter().map(|(l, _)| Listener::Tcp(l)));
+    }
+    if settings.tls.port != 0 {
+        let tcp = net::bind_tcp(
+            &settings.bind,
+            settings.tls.port,
+            settings.tcp_backlog as i32,
+        )?;
+        listeners.extend(tcp.into_iter().map(|(l, _)| Listener::Tls(l)));
     }
     if !settings.unixsocket.is_empty() {
         listeners.push(Listener::Unix(net::bind_unix(
@@ -129,10 +151,11 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     spawn_cron_thread(srv.clone())?;
 
     notice!(
-        "Petrel {} (Redis {} compatible) started: port={} threads={} pid={}",
+        "Petrel {} (Redis {} compatible) started: port={} tls-port={} threads={} pid={}",
         commands::PETREL_VERSION,
         commands::REDIS_VERSION,
         srv.tcp_port.load(Relaxed),
+        settings.tls.port,
         threads,
         std::process::id()
     );
@@ -147,6 +170,7 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         let req = RebindRequest {
             bind: s.bind.clone(),
             port: s.port,
+            tls_port: s.tls.port,
             backlog: s.tcp_backlog as i32,
             reply: reply_tx,
         };
@@ -242,6 +266,7 @@ const REBIND: Token = Token(usize::MAX);
 struct RebindRequest {
     bind: Vec<String>,
     port: u16,
+    tls_port: u16,
     backlog: i32,
     reply: Sender<Result<(), String>>,
 }
@@ -261,10 +286,11 @@ impl Acceptor {
     fn register_all(&mut self) {
         for (i, l) in self.listeners.iter_mut().enumerate() {
             let r = match l {
-                Listener::Tcp(t) => self
-                    .poll
-                    .registry()
-                    .register(t, Token(i), Interest::READABLE),
+                Listener::Tcp(t) | Listener::Tls(t) => {
+                    self.poll
+                        .registry()
+                        .register(t, Token(i), Interest::READABLE)
+                }
                 Listener::Unix(u) => self
                     .poll
                     .registry()
@@ -276,45 +302,56 @@ impl Acceptor {
         }
     }
 
-    /// Replaces the TCP listeners. Like Redis, the old sockets are closed
-    /// first (so the same port can be bound on other addresses); if the new
-    /// ones cannot be bound the old configuration is bound again.
+    /// Replaces the TCP listeners (plain and TLS). Like Redis, the old
+    /// sockets are closed first (so the same port can be bound on other
+    /// addresses); if the new ones cannot be bound the old configuration
+    /// is bound again.
     fn rebind(&mut self, req: &RebindRequest) -> Result<(), String> {
         let old: Vec<_> = self
             .listeners
             .iter()
             .filter_map(|l| match l {
-                Listener::Tcp(t) => t.local_addr().ok(),
+                Listener::Tcp(t) => t.local_addr().ok().map(|a| (a, false)),
+                Listener::Tls(t) => t.local_addr().ok().map(|a| (a, true)),
                 Listener::Unix(_) => None,
             })
             .collect();
         for l in &mut self.listeners {
             let _ = match l {
-                Listener::Tcp(t) => self.poll.registry().deregister(t),
+                Listener::Tcp(t) | Listener::Tls(t) => self.poll.registry().deregister(t),
                 Listener::Unix(u) => self.poll.registry().deregister(u),
             };
         }
         self.listeners.retain(|l| matches!(l, Listener::Unix(_)));
-        let bound = if req.port == 0 {
-            Ok(Vec::new())
-        } else {
-            net::bind_tcp(&req.bind, req.port, req.backlog)
+        let bind = |port: u16| {
+            if port == 0 {
+                Ok(Vec::new())
+            } else {
+                net::bind_tcp(&req.bind, port, req.backlog)
+            }
         };
+        let bound = bind(req.port).and_then(|tcp| Ok((tcp, bind(req.tls_port)?)));
         let result = match bound {
-            Ok(tcp) => {
+            Ok((tcp, tls)) => {
                 let port = tcp.first().map_or(0, |(_, a)| a.port());
                 self.srv.tcp_port.store(port as u64, Relaxed);
                 self.listeners
                     .extend(tcp.into_iter().map(|(l, _)| Listener::Tcp(l)));
+                self.listeners
+                    .extend(tls.into_iter().map(|(l, _)| Listener::Tls(l)));
                 Ok(())
             }
             Err(e) => {
-                warning!("CONFIG SET port/bind: {e}");
-                for a in old {
+                warning!("CONFIG SET port/tls-port/bind: {e}");
+                for (a, is_tls) in old {
                     match net::bind_tcp(&[a.ip().to_string()], a.port(), req.backlog) {
-                        Ok(tcp) => self
-                            .listeners
-                            .extend(tcp.into_iter().map(|(l, _)| Listener::Tcp(l))),
+                        Ok(tcp) => self.listeners.extend(tcp.into_iter().map(|(l, _)| {
+                            if is_tls {
+                                Listener::Tls(l)
+                            } else {
+                                Listener::Tcp(l)
+                            }
+                        })),
                         Err(e) => warning!("Restoring listener {a}: {e}"),
                     }
                 }
@@ -357,9 +394,10 @@ fn accept_loop(mut a: Acceptor) {
             let Some(l) = a.listeners.get_mut(ev.token().0) else {
                 continue;
             };
+            let is_tls = matches!(l, Listener::Tls(_));
             loop {
                 let accepted = match l {
-                    Listener::Tcp(t) => t.accept().map(|(s, peer)| {
+                    Listener::Tcp(t) | Listener::Tls(t) => t.accept().map(|(s, peer)| {
                         let local = s
                             .local_addr()
                             .map(|a| worker::peer_string(&a))
@@ -389,6 +427,22 @@ fn accept_loop(mut a: Acceptor) {
                 let settings = srv.settings();
                 if let Stream::Tcp(t) = &stream {
                     net::tune_tcp(t, settings.tcp_keepalive);
+                }
+                if is_tls {
+                    // The handshake runs on the worker, driven by the
+                    // connection's readiness (never blocking it).
+                    let Stream::Tcp(t) = stream else { continue };
+                    let Some(ctx) = tls::current() else {
+                        warning!("TLS connection refused: no TLS context configured");
+                        continue;
+                    };
+                    stream = match tls::TlsStream::new(t, ctx) {
+                        Ok(s) => Stream::Tls(Box::new(s)),
+                        Err(e) => {
+                            warning!("TLS connection refused: {e}");
+                            continue;
+                        }
+                    };
                 }
                 if srv.stats.connected_clients.load(Relaxed) >= settings.maxclients {
                     let _ = stream.write(b"-ERR max number of clients reached\r\n");
