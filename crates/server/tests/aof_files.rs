@@ -245,6 +245,10 @@ fn config_set_appendonly_at_runtime() {
         Value::Simple("OK".into())
     );
     c.cmd(&["SET", "later", "1"]);
+    // The base is written in the background (see aof_enable.rs).
+    wait_rewrite(|| {
+        String::from_utf8_lossy(c.cmd(&["INFO", "persistence"]).as_bytes().unwrap()).into_owned()
+    });
     let dir = aof_dir(petrel.dir());
     let files = manifest_files(&dir);
     assert_eq!(files[0].1, "b");

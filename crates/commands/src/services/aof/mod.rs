@@ -9,9 +9,14 @@
 //!   first), then the last incremental file is opened for appending (a
 //!   fresh directory gets a base of the current data and a first
 //!   incremental file). `dump.rdb` is not read, as in Redis.
-//! * `CONFIG SET appendonly yes` ([`apply_settings`]): a rewrite writes a
-//!   base of the current data and opens a new incremental file; `no`
-//!   closes the files and stops the journal.
+//! * `CONFIG SET appendonly yes` ([`apply_settings`]): replies at once, as
+//!   Redis 7.0 does; a background rewrite (`rewrite::start_enabling`)
+//!   takes the snapshot cut and starts the journal into a temporary
+//!   incremental file at the same instant, writes the base from the cut
+//!   while clients are served, then renames the file and persists a
+//!   manifest naming both (`Aof::wait_rewrite` until then; a failed try
+//!   is retried by the cron from a new cut). Scheduled while a BGSAVE runs
+//!   or inside a transaction. `no` closes the files and stops the journal.
 //! * A rewrite ([`rewrite`], BGREWRITEAOF, or automatic past
 //!   `auto-aof-rewrite-percentage`): under the journal's order lock (held
 //!   exclusively, so no write is half-way) a new incremental file is
@@ -20,9 +25,10 @@
 //!   files from that one on, and the older files are deleted. While the
 //!   AOF is on with an RDB preamble this is forkless and in the
 //!   background ([`rewrite::start`], on the keyspace snapshot BGSAVE
-//!   uses); a command-format base (`aof-use-rdb-preamble no`), the first
-//!   base (startup, `CONFIG SET appendonly yes`) and BGREWRITEAOF with
-//!   the AOF off are written while the server waits (`rewrite_locked`).
+//!   uses); a command-format base (`aof-use-rdb-preamble no`, also when
+//!   `CONFIG SET appendonly yes` turns the AOF on), the first base of a
+//!   fresh directory at startup and BGREWRITEAOF with the AOF off are
+//!   written while the server waits (`rewrite_locked`).
 //!   A rewrite asked for while a BGSAVE runs (or inside a transaction) is
 //!   scheduled and started by the cron, as Redis does.
 //!
@@ -185,6 +191,7 @@ fn open_on_start(srv: &Server, s: &Settings) -> Result<(), String> {
                     retry: Vec::new(),
                     base_size,
                     incr_size,
+                    temp_incr: None,
                 },
             );
             Ok(())
@@ -201,7 +208,10 @@ fn remove_stale_rewrite_files(dir: &Path) {
     for e in rd.flatten() {
         let name = e.file_name();
         let name = name.to_string_lossy();
-        if name.starts_with("temp-rewriteaof-") && name.ends_with(".aof") {
+        let rewrite_base = name.starts_with("temp-rewriteaof-") && name.ends_with(".aof");
+        // The incremental file of an AOF that was being turned on.
+        let enabling_incr = name.starts_with("temp-") && name.ends_with(".incr");
+        if rewrite_base || enabling_incr {
             let _ = std::fs::remove_file(e.path());
         }
     }
@@ -247,40 +257,104 @@ pub(crate) fn delete_history(dir: &Path, prefix: &str, m: &mut Manifest) {
     }
 }
 
-/// Turns the AOF on at runtime: a rewrite from the current data (module
-/// doc). Also the first start of a fresh directory.
-fn start(srv: &Server, s: &Settings) -> Result<(), String> {
-    rewrite_inner(srv, s, true, true)
+/// Turns the AOF on at runtime (`CONFIG SET appendonly yes`, module doc).
+/// With an RDB preamble, as Redis 7.0: the base is written in the
+/// background while clients are served and the journal runs into a new
+/// incremental file (`rewrite::start_enabling`); when a BGSAVE runs or
+/// inside a transaction the rewrite is scheduled and the cron starts it.
+/// INFO shows `aof_enabled:1` from here on. A command-format base is
+/// written while the server waits.
+fn start(srv: &Server, s: &Settings, in_exec: bool) -> Result<(), String> {
+    if !s.aof.use_rdb_preamble {
+        return rewrite_inner(srv, s, true, true);
+    }
+    srv.aof.wait_rewrite.store(true, Relaxed);
+    start_enabling(srv, s, in_exec)
+}
+
+/// Starts (or schedules) the background rewrite that turns the AOF on;
+/// `wait_rewrite` is set.
+fn start_enabling(srv: &Server, s: &Settings, in_exec: bool) -> Result<(), String> {
+    if in_exec || srv.persistence.bgsave_running() || srv.aof.rewrite_in_progress.load(Relaxed) {
+        crate::base::log::notice(
+            "AOF was enabled but there is already another background operation. An AOF background was scheduled to start when possible.",
+        );
+        srv.aof.rewrite_scheduled.store(true, Relaxed);
+        return Ok(());
+    }
+    if srv.aof.rewrite_in_progress.swap(true, Relaxed) {
+        srv.aof.rewrite_scheduled.store(true, Relaxed);
+        return Ok(());
+    }
+    srv.aof.rewrite_scheduled.store(false, Relaxed);
+    match rewrite::start_enabling(srv, s) {
+        Ok(()) => Ok(()),
+        Err(_) if srv.persistence.bgsave_running() => {
+            srv.aof.rewrite_scheduled.store(true, Relaxed);
+            Ok(())
+        }
+        Err(e) => {
+            srv.aof.wait_rewrite.store(false, Relaxed);
+            crate::base::log::warning(&format!("Background AOF rewrite failed: {e}"));
+            Err("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation. Check the above logs for more info about the error.".into())
+        }
+    }
+}
+
+/// Cron: the scheduled rewrite that turns the AOF on. An earlier try that
+/// failed left its journal running into its temporary file: that is
+/// dropped and everything starts over from a new cut.
+fn retry_enabling(srv: &Server) {
+    if srv.aof.files.lock().is_some() {
+        stop_files(srv);
+    }
+    let s = srv.settings();
+    if let Err(e) = start_enabling(srv, &s, false) {
+        crate::base::log::warning(&e);
+    }
 }
 
 /// Turns the AOF off: writes and syncs what is pending, closes the files,
 /// stops the journal.
 pub fn stop(srv: &Server) {
+    srv.aof.wait_rewrite.store(false, Relaxed);
+    srv.aof.rewrite_scheduled.store(false, Relaxed);
     // A running background rewrite is of no use any more (Redis kills its
     // child): it stops and removes its files.
     if let Some(r) = srv.aof.running.lock().0.as_ref() {
         r.abort();
     }
+    stop_files(srv);
+}
+
+/// Closes the files and stops the journal (what was pending is written);
+/// the temporary incremental file of an AOF being turned on is removed.
+pub(crate) fn stop_files(srv: &Server) {
     let _order = srv.journal.order.write();
     write_out(srv, true);
     srv.journal.set_enabled(false);
     srv.keyspace.set_journal_expired(false);
-    *srv.aof.files.lock() = None;
+    if let Some(f) = srv.aof.files.lock().take() {
+        if let Some(temp) = &f.temp_incr {
+            let _ = std::fs::remove_file(f.dir.join(temp));
+        }
+    }
     let mut out = srv.journal.out.lock();
     out.buf.clear();
     out.db = None;
 }
 
 /// Brings the running AOF in line with `s` after CONFIG SET: the fsync
-/// policy, and `appendonly` turned on (a rewrite) or off.
-pub fn apply_settings(srv: &Server, s: &Settings) -> Result<(), String> {
+/// policy, and `appendonly` turned on (a rewrite) or off. `in_exec`: CONFIG
+/// SET runs inside a transaction (the rewrite is scheduled).
+pub fn apply_settings(srv: &Server, s: &Settings, in_exec: bool) -> Result<(), String> {
     srv.aof.set_policy(s.aof.fsync);
     srv.journal
         .timestamps
         .store(s.aof.timestamp_enabled, Relaxed);
-    let on = srv.aof.files.lock().is_some();
+    let on = srv.aof.files.lock().is_some() || srv.aof.wait_rewrite.load(Relaxed);
     if s.aof.enabled && !on {
-        start(srv, s)
+        start(srv, s, in_exec)
     } else if !s.aof.enabled && on {
         stop(srv);
         Ok(())
@@ -303,7 +377,9 @@ pub fn rewrite(srv: &Server, in_exec: bool) -> Result<Rewrite, String> {
     if srv.aof.rewrite_in_progress.load(Relaxed) {
         return Err("Background append only file rewriting already in progress".into());
     }
-    if in_exec || srv.persistence.bgsave_running() {
+    // While the AOF waits for its first base, that rewrite is the one.
+    let waiting = srv.aof.wait_rewrite.load(Relaxed);
+    if in_exec || srv.persistence.bgsave_running() || waiting {
         srv.aof.rewrite_scheduled.store(true, Relaxed);
         return Ok(Rewrite::Scheduled);
     }
@@ -336,9 +412,9 @@ pub fn rewrite_done(aof: &crate::kernel::aof::Aof, res: Result<(), String>) {
     let started = aof.rewrite_started_ms.load(Relaxed);
     let secs = crate::base::clock::unix_time_ms().saturating_sub(started) / 1000;
     aof.last_rewrite_secs.store(secs as i64, Relaxed);
+    aof.rewrites_ended.fetch_add(1, Relaxed);
     match &res {
         Ok(()) => {
-            aof.rewrites.fetch_add(1, Relaxed);
             aof.rewrite_failures.store(0, Relaxed);
             aof.last_rewrite_ok.store(true, Relaxed);
             crate::base::log::notice("Background AOF rewrite finished successfully");
@@ -362,6 +438,9 @@ fn rewrite_inner(srv: &Server, s: &Settings, starting: bool, counted: bool) -> R
     srv.aof
         .rewrite_started_ms
         .store(crate::base::clock::unix_time_ms(), Relaxed);
+    if counted {
+        srv.aof.rewrites.fetch_add(1, Relaxed);
+    }
     let res = rewrite_locked(srv, s, starting);
     if !counted {
         srv.aof.rewrite_in_progress.store(false, Relaxed);
@@ -449,6 +528,7 @@ fn rewrite_locked(srv: &Server, s: &Settings, starting: bool) -> Result<(), Stri
         retry: Vec::new(),
         base_size,
         incr_size: 0,
+        temp_incr: None,
     };
     if starting {
         drop(guard);
@@ -583,7 +663,11 @@ pub fn cron(srv: &Server) {
         return;
     }
     if srv.aof.rewrite_scheduled.load(Relaxed) {
-        let _ = rewrite(srv, false);
+        if srv.aof.wait_rewrite.load(Relaxed) {
+            retry_enabling(srv);
+        } else {
+            let _ = rewrite(srv, false);
+        }
         return;
     }
     if !srv.journal.enabled() {
@@ -621,7 +705,8 @@ fn sizes(srv: &Server) -> Option<(u64, u64)> {
 /// The AOF fields of `INFO persistence`, Redis 7.0's names and order.
 pub fn info_fields(srv: &Server, t: &mut String) {
     let a = &srv.aof;
-    let on = srv.journal.enabled();
+    // On, or waiting for the first base (Redis's AOF_WAIT_REWRITE).
+    let on = srv.journal.enabled() || a.wait_rewrite.load(Relaxed);
     let running = a.rewrite_in_progress.load(Relaxed);
     let cur = if running {
         (crate::base::clock::unix_time_ms().saturating_sub(a.rewrite_started_ms.load(Relaxed))
@@ -629,7 +714,8 @@ pub fn info_fields(srv: &Server, t: &mut String) {
     } else {
         -1
     };
-    let last = if a.rewrites.load(Relaxed) + a.rewrite_failures.load(Relaxed) == 0 {
+    let ended = a.rewrites_ended.load(Relaxed);
+    let last = if ended == 0 {
         -1
     } else {
         a.last_rewrite_secs.load(Relaxed)
@@ -646,10 +732,7 @@ pub fn info_fields(srv: &Server, t: &mut String) {
         format!("aof_current_rewrite_time_sec:{cur}"),
         format!(
             "aof_last_bgrewrite_status:{}",
-            ok(
-                a.rewrites.load(Relaxed) + a.rewrite_failures.load(Relaxed) == 0
-                    || a.last_rewrite_ok.load(Relaxed)
-            )
+            ok(ended == 0 || a.last_rewrite_ok.load(Relaxed))
         ),
         format!("aof_rewrites:{}", a.rewrites.load(Relaxed)),
         format!(
@@ -706,7 +789,8 @@ pub fn write_error(srv: &Server) -> Option<String> {
 /// DEBUG LOADAOF: writes what is pending, empties the keyspace and loads
 /// the AOF again (the journal records nothing of the reload).
 pub fn debug_loadaof(srv: &Server) -> Result<(), String> {
-    if !srv.journal.enabled() {
+    // Nothing to load until the AOF's first base is written.
+    if !srv.journal.enabled() || srv.aof.wait_rewrite.load(Relaxed) {
         return Ok(());
     }
     let s = srv.settings();
