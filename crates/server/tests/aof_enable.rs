@@ -147,6 +147,7 @@ fn config_set_appendonly_writes_the_base_in_the_background() {
                 ("dir", &d),
             ]),
         );
+        wait_loaded(&srv);
         assert_same(&petrel, &srv, &format!("{kind:?}"));
         assert_eq!(srv.raw().cmd(&["DEBUG", "DIGEST"]), want, "{kind:?}");
     }
@@ -194,5 +195,6 @@ fn appendonly_no_during_the_first_rewrite() {
         ("enable-debug-command", "yes"),
         ("dir", &d),
     ]);
+    wait_loaded(&srv);
     assert_eq!(srv.raw().cmd(&["DEBUG", "DIGEST"]), want);
 }

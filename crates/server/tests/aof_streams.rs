@@ -334,6 +334,7 @@ exec
                 ("dir", &d),
             ]),
         );
+        wait_loaded(&srv);
         assert_eq!(srv.raw().cmd(&["DEBUG", "DIGEST"]), want_digest, "{kind:?}");
         assert_eq!(groups_state(&srv, &keys, false), original, "{kind:?}");
         loaded.push(groups_state(&srv, &keys, true));

@@ -4,7 +4,8 @@
 //! incremental files that receive the write journal's stream.
 //!
 //! # Life cycle
-//! * Startup with `appendonly yes` ([`load_at_startup`]): the directory is
+//! * Startup with `appendonly yes` ([`load_at_startup`], after the
+//!   listeners opened, clients answered -LOADING): the directory is
 //!   loaded (a 6.x single `appendonly.aof` in `dir` is upgraded into it
 //!   first), then the last incremental file is opened for appending (a
 //!   fresh directory gets a base of the current data and a first
@@ -86,8 +87,10 @@ fn read_manifest(dir: &Path, prefix: &str) -> Result<Option<Manifest>, String> {
 
 /// Loads the AOF at startup when `appendonly` is on (see the module doc),
 /// then opens it for appending and starts the journal. Returns what was
-/// loaded, or None when `appendonly` is off. The server accepts no client
-/// before this returns.
+/// loaded, or None when `appendonly` is off. Clients are served meanwhile
+/// (the caller set `persistence.loading`: they get -LOADING, INFO shows
+/// the progress, the cron leaves the keyspace alone); a SHUTDOWN asked
+/// meanwhile stops the load with an error.
 pub fn load_at_startup(srv: &Server, s: &Settings) -> Result<Option<load::Report>, String> {
     srv.aof.set_policy(s.aof.fsync);
     srv.journal
