@@ -198,3 +198,25 @@ fn appendonly_no_during_the_first_rewrite() {
     wait_loaded(&srv);
     assert_eq!(srv.raw().cmd(&["DEBUG", "DIGEST"]), want);
 }
+
+/// SHUTDOWN while the first base is written is refused, as redis-server
+/// 7.0.15 refuses it (the files on disk do not hold the dataset yet);
+/// SHUTDOWN ... FORCE exits.
+#[test]
+fn shutdown_refused_while_the_first_base_is_written() {
+    let mut petrel = Server::start(&[("appendonly", "no"), ("enable-debug-command", "yes")]);
+    let mut c = petrel.raw();
+    c.cmd(&["DEBUG", "POPULATE", KEYS, "k", "16"]);
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "appendonly", "yes"]),
+        Value::Simple(b"OK".to_vec())
+    );
+    assert_eq!(
+        c.cmd(&["SHUTDOWN", "NOSAVE"]),
+        Value::Error(b"ERR Errors trying to SHUTDOWN. Check logs.".to_vec())
+    );
+    let during = info(&petrel);
+    assert_eq!(field(&during, "aof_rewrite_in_progress"), "1", "{during}");
+    c.send_cmd(&["SHUTDOWN", "NOSAVE", "FORCE"]);
+    assert!(petrel.wait_exit(Duration::from_secs(10)).is_some());
+}

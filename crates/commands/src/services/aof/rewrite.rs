@@ -266,6 +266,10 @@ fn cut_running(
     })
 }
 
+/// Why turning the AOF on could not start: a script holds the workers
+/// (the caller schedules it for the cron).
+pub const SCRIPT_RUNNING: &str = "a script is running";
+
 /// How many times turning the AOF on tries to claim the workers while a
 /// script runs (yielding between tries) before giving up for this time.
 const CLAIM_TRIES: u32 = 1000;
@@ -286,7 +290,7 @@ fn cut_enabling(
     while !srv.scripting.try_begin_server(now) {
         tries += 1;
         if tries >= CLAIM_TRIES {
-            return Err("a script is running".into());
+            return Err(SCRIPT_RUNNING.into());
         }
         std::thread::yield_now();
     }
