@@ -65,9 +65,15 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     })?;
     // Clients that connect before the dataset is loaded get -LOADING. With
     // `appendonly yes` the AOF is the dataset and the RDB file is ignored,
-    // as Redis does.
+    // as Redis does. An AOF that is not there yet only gets its first
+    // base (of nothing): written before the listeners open, as Redis
+    // does it before it serves anyone.
     let rdb_file = commands::services::snapshot::rdb_path(&settings);
-    if settings.aof.enabled || rdb_file.exists() {
+    let aof_to_load = settings.aof.enabled && commands::services::aof::exists_on_disk(&settings);
+    if settings.aof.enabled && !aof_to_load {
+        commands::services::aof::load_at_startup(&srv, &settings)?;
+    }
+    if aof_to_load || (!settings.aof.enabled && rdb_file.exists()) {
         srv.persistence.loading.active.store(true, Relaxed);
     }
 
@@ -160,7 +166,7 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
 
     // Load the dataset while clients get -LOADING (a partial dataset is
     // never served: an error ends the process).
-    if settings.aof.enabled {
+    if aof_to_load {
         let load_start = std::time::Instant::now();
         match commands::services::aof::load_at_startup(&srv, &settings) {
             Ok(Some(r)) => notice!(
@@ -176,6 +182,8 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
                 }
             }
         }
+    } else if settings.aof.enabled {
+        // Started above (nothing to load).
     } else if let Err(e) = commands::services::snapshot::load_at_startup(&srv) {
         if !srv.shutdown_requested.load(Relaxed) {
             warning!("{e}");

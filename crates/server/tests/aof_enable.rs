@@ -220,3 +220,58 @@ fn shutdown_refused_while_the_first_base_is_written() {
     c.send_cmd(&["SHUTDOWN", "NOSAVE", "FORCE"]);
     assert!(petrel.wait_exit(Duration::from_secs(10)).is_some());
 }
+
+/// `aof-use-rdb-preamble no`: the command-format base is written while
+/// the server waits, but writers running through the switch still end up
+/// in the AOF exactly once.
+#[test]
+fn command_format_base_under_writers() {
+    let petrel = Server::start(&[
+        ("appendonly", "no"),
+        ("aof-use-rdb-preamble", "no"),
+        ("enable-debug-command", "yes"),
+    ]);
+    let mut c = petrel.raw();
+    c.cmd(&["DEBUG", "POPULATE", "20000", "k", "16"]);
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..2)
+        .map(|w| {
+            let mut c = petrel.raw();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut n = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    c.cmd(&["INCR", "counter"]);
+                    c.cmd(&["RPUSH", &format!("list{w}"), &n.to_string()]);
+                    n += 1;
+                }
+                n
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "appendonly", "yes"]),
+        Value::Simple(b"OK".to_vec())
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    stop.store(true, Ordering::Relaxed);
+    for t in writers {
+        t.join().unwrap();
+    }
+    wait_rewrite(|| info(&petrel));
+    let dir = aof_dir(petrel.dir());
+    let files = manifest_files(&dir);
+    assert!(files[0].0.ends_with(".base.aof"), "{files:?}");
+    let want = c.cmd(&["DEBUG", "DIGEST"]);
+    let copy = TempDir::new("aofenable3");
+    copy_dir(&dir, &copy.join("appendonlydir"));
+    let d = copy.path().display().to_string();
+    let srv = Server::start(&[
+        ("appendonly", "yes"),
+        ("enable-debug-command", "yes"),
+        ("dir", &d),
+    ]);
+    wait_loaded(&srv);
+    assert_eq!(srv.raw().cmd(&["DEBUG", "DIGEST"]), want);
+}

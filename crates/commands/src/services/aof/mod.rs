@@ -126,6 +126,15 @@ pub fn load_at_startup(srv: &Server, s: &Settings) -> Result<Option<load::Report
     Ok(Some(report))
 }
 
+/// Is there an AOF to load (a manifest in the AOF directory, or a 6.x
+/// single file in `dir`)? Without one, startup only writes a first base
+/// of the (empty) dataset.
+pub fn exists_on_disk(s: &Settings) -> bool {
+    let dir = aof_dir(s);
+    let old = Path::new(if s.dir.is_empty() { "." } else { &s.dir }).join(&s.aof.filename);
+    dir.join(manifest::manifest_name(&s.aof.filename)).exists() || old.is_file()
+}
+
 /// Moves a 6.x `appendonly.aof` into the directory as its base, as Redis
 /// 7.0 does (the name is kept; the manifest names it).
 fn upgrade(dir: &Path, prefix: &str, old: &Path) -> std::io::Result<()> {

@@ -286,6 +286,18 @@ fn cut_enabling(
     sink: &Arc<RdbSink>,
     now: u64,
 ) -> Result<Prepared, String> {
+    with_workers_claimed(srv, now, || cut_enabling_claimed(srv, s, sink, now))
+}
+
+/// Runs `f` while no command of another worker is half-way and none
+/// starts (`Scripting::try_begin_server`): what turning the journal on
+/// needs, since a command that started with it off journals nothing.
+/// Err([`SCRIPT_RUNNING`]) when a script holds the workers.
+pub fn with_workers_claimed<R>(
+    srv: &Server,
+    now: u64,
+    f: impl FnOnce() -> Result<R, String>,
+) -> Result<R, String> {
     let mut tries = 0;
     while !srv.scripting.try_begin_server(now) {
         tries += 1;
@@ -294,7 +306,7 @@ fn cut_enabling(
         }
         std::thread::yield_now();
     }
-    let r = cut_enabling_claimed(srv, s, sink, now);
+    let r = f();
     srv.scripting.end();
     r
 }

@@ -20,10 +20,12 @@ use super::{rewrite, rewrite_inner, write_out};
 /// incremental file (`rewrite::start_enabling`); when a BGSAVE runs or
 /// inside a transaction the rewrite is scheduled and the cron starts it.
 /// INFO shows `aof_enabled:1` from here on. A command-format base is
-/// written while the server waits.
+/// written while the server waits, with the other workers' commands held
+/// back as for the background cut (`rewrite::with_workers_claimed`).
 fn start(srv: &Server, s: &Settings, in_exec: bool) -> Result<(), String> {
     if !s.aof.use_rdb_preamble {
-        return rewrite_inner(srv, s, true, true);
+        let now = crate::base::clock::unix_time_ms();
+        return rewrite::with_workers_claimed(srv, now, || rewrite_inner(srv, s, true, true));
     }
     srv.aof.wait_rewrite.store(true, Relaxed);
     start_enabling(srv, s, in_exec)
