@@ -64,25 +64,18 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     commands::services::acl::load_at_startup(&srv).inspect_err(|e| {
         log::log(commands::base::log::LogLevel::Warning, e);
     })?;
-    // Clients that connect before the RDB file is loaded get -LOADING.
-    // With `appendonly yes` the AOF is the dataset and the RDB file is
-    // ignored, as Redis does.
+    // Clients that connect before the dataset is loaded get -LOADING. With
+    // `appendonly yes` the AOF is the dataset and the RDB file is ignored,
+    // as Redis does. An AOF that is not there yet only gets its first
+    // base (of nothing): written before the listeners open, as Redis
+    // does it before it serves anyone.
     let rdb_file = commands::services::snapshot::rdb_path(&settings);
-    if !settings.aof.enabled && rdb_file.exists() {
-        srv.persistence.loading.active.store(true, Relaxed);
+    let aof_to_load = settings.aof.enabled && commands::services::aof::exists_on_disk(&settings);
+    if settings.aof.enabled && !aof_to_load {
+        commands::services::aof::load_at_startup(&srv, &settings)?;
     }
-
-    // The append-only file (`appendonly yes`): loaded before the listeners
-    // open (a client connecting meanwhile waits in the backlog).
-    let load_start = std::time::Instant::now();
-    match commands::services::aof::load_at_startup(&srv, &settings) {
-        Ok(Some(r)) => notice!(
-            "DB loaded from append only file: {:.3} seconds ({} commands)",
-            load_start.elapsed().as_secs_f64(),
-            r.commands
-        ),
-        Ok(None) => {}
-        Err(e) => return Err(e),
+    if aof_to_load || (!settings.aof.enabled && rdb_file.exists()) {
+        srv.persistence.loading.active.store(true, Relaxed);
     }
 
     // TLS: the context is built before any listener opens; settings that
@@ -197,8 +190,24 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
 
     // Load the dataset while clients get -LOADING (a partial dataset is
     // never served: an error ends the process).
-    if settings.aof.enabled {
-        // Loaded above.
+    if aof_to_load {
+        let load_start = std::time::Instant::now();
+        match commands::services::aof::load_at_startup(&srv, &settings) {
+            Ok(Some(r)) => notice!(
+                "DB loaded from append only file: {:.3} seconds ({} commands)",
+                load_start.elapsed().as_secs_f64(),
+                r.commands
+            ),
+            Ok(None) => {}
+            Err(e) => {
+                if !srv.shutdown_requested.load(Relaxed) {
+                    warning!("{e}");
+                    std::process::exit(1);
+                }
+            }
+        }
+    } else if settings.aof.enabled {
+        // Started above (nothing to load).
     } else if let Err(e) = commands::services::snapshot::load_at_startup(&srv) {
         if !srv.shutdown_requested.load(Relaxed) {
             warning!("{e}");

@@ -505,6 +505,16 @@ pub fn prepare_shutdown(
         warning("There is a child saving an .rdb. Killing it!");
         srv.persistence.abort_and_wait(Duration::from_secs(30));
     }
+    // `appendonly` was turned on and its first base is being written: the
+    // files on disk do not hold the dataset yet (Redis refuses too).
+    if srv.aof.wait_rewrite.load(Relaxed) && srv.aof.rewrite_in_progress.load(Relaxed) {
+        if force {
+            warning("Writing initial AOF. Exit anyway.");
+        } else {
+            warning("Writing initial AOF, can't exit.");
+            return Err(ShutdownRefused);
+        }
+    }
     let do_save = match save_flag {
         Some(s) => s,
         None => !settings.save_points.is_empty(),
