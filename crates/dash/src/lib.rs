@@ -666,7 +666,80 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         self.at_mut(p)
     }
 
+    /// Like [`insert`](Self::insert), but before the insert would split a
+    /// segment, every entry of that segment is offered to `evict`; those for
+    /// which it returns true are removed (and dropped) and the insert tries
+    /// that segment again, splitting only if it is still full. The caller
+    /// does its bookkeeping for a removed entry inside `evict` (it may also
+    /// change the entry, e.g. take its value). Used by the keyspace to drop
+    /// expired keys instead of growing the table for them (Dragonfly's rule).
+    /// `evict` is called only on a segment about to split, never otherwise.
+    pub fn insert_evicting(
+        &mut self,
+        hash: u64,
+        value: T,
+        eq: impl FnMut(&T) -> bool,
+        evict: &mut dyn FnMut(&mut T) -> bool,
+    ) -> Option<T> {
+        match self.find(hash, eq) {
+            Some(p) => Some(std::mem::replace(self.at_mut(p), value)),
+            None => {
+                let p = self.insert_pos_with(hash, value, Some(evict));
+                let _ = self.at_mut(p);
+                None
+            }
+        }
+    }
+
+    /// [`insert_unique`](Self::insert_unique) with the eviction hook of
+    /// [`insert_evicting`](Self::insert_evicting).
+    pub fn insert_unique_evicting(
+        &mut self,
+        hash: u64,
+        value: T,
+        evict: &mut dyn FnMut(&mut T) -> bool,
+    ) -> &mut T {
+        let p = self.insert_pos_with(hash, value, Some(evict));
+        self.at_mut(p)
+    }
+
+    /// Removes the entries of segment `si` that `evict` selects (no merge
+    /// or shrink: the caller is about to insert into it). Returns how many.
+    fn evict_in_segment(&mut self, si: usize, evict: &mut dyn FnMut(&mut T) -> bool) -> usize {
+        let seg = self.seg_mut(si);
+        let mut removed = 0usize;
+        for b in 0..NB {
+            let mut j = 0;
+            while j < seg.meta[b].len as usize {
+                // SAFETY: j < len: an occupied slot.
+                if evict(unsafe { seg.get_mut(b, j) }) {
+                    // SAFETY: occupied slot, unlinked right after the read,
+                    // so ownership moves to `v`.
+                    let v = unsafe { ptr::read(seg.slot_ptr(b, j)) };
+                    seg.unlink(b, j);
+                    seg.len -= 1;
+                    removed += 1;
+                    drop(v);
+                    continue; // slot j now holds the former last entry
+                }
+                j += 1;
+            }
+        }
+        self.len -= removed;
+        removed
+    }
+
+    #[inline]
     fn insert_pos(&mut self, hash: u64, value: T) -> Pos<T> {
+        self.insert_pos_with(hash, value, None)
+    }
+
+    fn insert_pos_with(
+        &mut self,
+        hash: u64,
+        value: T,
+        mut evict: Option<&mut dyn FnMut(&mut T) -> bool>,
+    ) -> Pos<T> {
         let home = home_of(hash);
         let fp = fp_of(hash);
         loop {
@@ -691,6 +764,12 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
                 continue;
             }
             let si = seg.idx as usize;
+            // At most once per insert: a second full segment splits.
+            if let Some(f) = evict.take() {
+                if self.evict_in_segment(si, f) > 0 {
+                    continue;
+                }
+            }
             self.split(si);
         }
     }
