@@ -226,6 +226,17 @@
 //! header and/or rows the caller's predicate (e.g. "sits in a sparse page")
 //! selects.
 //!
+//! ## Eviction before a split
+//!
+//! [`DashTable::insert_evicting`] and [`DashTable::insert_unique_evicting`]
+//! take a predicate that is offered every entry of a segment that is about
+//! to split (full at 16 rows, no place for the new entry); the entries it
+//! selects are removed and the insert tries the same segment again, so it
+//! splits only if it is still full. The table does not know why an entry
+//! may go: the keyspace uses it to drop expired keys ("expired keys never
+//! make the table grow", Dragonfly's rule). At most one eviction round per
+//! insert; no merge or shrink follows it (the insert needs the room).
+//!
 //! ## `unsafe`
 //!
 //! Rows are arrays of `MaybeUninit<T>` whose occupancy is in the metadata, so

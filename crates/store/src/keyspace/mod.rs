@@ -42,6 +42,9 @@ use crate::object::{CompactValue, Entry, Key};
 use crate::slot::{SLOTS, SLOT_BITS};
 
 mod db;
+pub mod defrag;
+#[cfg(test)]
+mod defrag_tests;
 pub mod evict;
 mod partition;
 pub mod sizes;
