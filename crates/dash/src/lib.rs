@@ -230,9 +230,10 @@
 //!
 //! [`DashTable::insert_evicting`] and [`DashTable::insert_unique_evicting`]
 //! take a predicate that is offered every entry of a segment that is about
-//! to split (full at 16 rows, no place for the new entry); the entries it
-//! selects are removed and the insert tries the same segment again, so it
-//! splits only if it is still full. The table does not know why an entry
+//! to split (full at 16 rows, no place for the new entry), or with
+//! [`EvictBefore::Grow`] also about to add a row; the entries it selects
+//! are removed and the insert tries the same segment again, so it grows
+//! only if it is still full. The table does not know why an entry
 //! may go: the keyspace uses it to drop expired keys ("expired keys never
 //! make the table grow", Dragonfly's rule). At most one eviction round per
 //! insert; no merge or shrink follows it (the insert needs the room).
@@ -344,6 +345,20 @@ pub struct DashTable<T, H: Fn(&T) -> u64> {
     /// a table that shrank holds no pooled rows.
     pool: RowPool<T>,
     hasher: H,
+}
+
+/// The eviction predicate of [`DashTable::insert_evicting`].
+type Evict<'a, T> = &'a mut dyn FnMut(&mut T) -> bool;
+
+/// When [`DashTable::insert_evicting`] offers a full segment's entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EvictBefore {
+    /// Only before the segment splits (it has all its rows).
+    Split,
+    /// Before it adds a row too (each time it is full): keeps the table
+    /// at the size of what it must keep, at the cost of a pass over the
+    /// segment per growth step.
+    Grow,
 }
 
 /// A view into a single entry, which may be vacant or occupied.
@@ -684,18 +699,21 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
     /// does its bookkeeping for a removed entry inside `evict` (it may also
     /// change the entry, e.g. take its value). Used by the keyspace to drop
     /// expired keys instead of growing the table for them (Dragonfly's rule).
-    /// `evict` is called only on a segment about to split, never otherwise.
+    /// `evict` is called only on a full segment about to grow: to split
+    /// ([`EvictBefore::Split`]), or also to add a row
+    /// ([`EvictBefore::Grow`]), never otherwise.
     pub fn insert_evicting(
         &mut self,
         hash: u64,
         value: T,
         eq: impl FnMut(&T) -> bool,
         evict: &mut dyn FnMut(&mut T) -> bool,
+        when: EvictBefore,
     ) -> Option<T> {
         match self.find(hash, eq) {
             Some(p) => Some(std::mem::replace(self.at_mut(p), value)),
             None => {
-                let p = self.insert_pos_with(hash, value, Some(evict));
+                let p = self.insert_pos_with(hash, value, Some((evict, when)));
                 let _ = self.at_mut(p);
                 None
             }
@@ -709,8 +727,9 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         hash: u64,
         value: T,
         evict: &mut dyn FnMut(&mut T) -> bool,
+        when: EvictBefore,
     ) -> &mut T {
-        let p = self.insert_pos_with(hash, value, Some(evict));
+        let p = self.insert_pos_with(hash, value, Some((evict, when)));
         self.at_mut(p)
     }
 
@@ -749,7 +768,7 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         &mut self,
         hash: u64,
         value: T,
-        mut evict: Option<&mut dyn FnMut(&mut T) -> bool>,
+        mut evict: Option<(Evict<'_, T>, EvictBefore)>,
     ) -> Pos<T> {
         let home = home_of(hash);
         let fp = fp_of(hash);
@@ -770,13 +789,21 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
                     j: j as u8,
                 };
             }
+            let si = seg.idx as usize;
+            // At most once per insert: a second full segment grows.
+            if matches!(evict, Some((_, EvictBefore::Grow))) {
+                let (f, _) = evict.take().expect("checked");
+                if self.evict_in_segment(si, f) > 0 {
+                    continue;
+                }
+            }
+            // SAFETY: as above; `evict_in_segment` left the segment live.
+            let seg = unsafe { &mut *sp };
             if seg.add_row(&mut self.pool) {
                 self.seg_bytes += row_bytes::<T>();
                 continue;
             }
-            let si = seg.idx as usize;
-            // At most once per insert: a second full segment splits.
-            if let Some(f) = evict.take() {
+            if let Some((f, _)) = evict.take() {
                 if self.evict_in_segment(si, f) > 0 {
                     continue;
                 }

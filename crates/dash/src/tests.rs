@@ -660,12 +660,25 @@ fn run_evict_model(ops: Vec<EvOp>) {
                     }
                 };
                 if matches!(op, EvOp::InsertEvicting(..)) {
-                    let old = t.insert_evicting(mix(k), (k, v), |e| e.0 == k, &mut f);
+                    let when = if v % 2 == 0 {
+                        EvictBefore::Split
+                    } else {
+                        EvictBefore::Grow
+                    };
+                    let old = t.insert_evicting(mix(k), (k, v), |e| e.0 == k, &mut f, when);
                     assert_eq!(old.map(|e| e.1), m.get(&k).copied());
                 } else if m.contains_key(&k) {
                     continue;
                 } else {
-                    assert_eq!(*t.insert_unique_evicting(mix(k), (k, v), &mut f), (k, v));
+                    let when = if v % 4 < 2 {
+                        EvictBefore::Split
+                    } else {
+                        EvictBefore::Grow
+                    };
+                    assert_eq!(
+                        *t.insert_unique_evicting(mix(k), (k, v), &mut f, when),
+                        (k, v)
+                    );
                 }
                 if !gone.is_empty() {
                     // Eviction happens instead of a split, not beside one
@@ -712,25 +725,31 @@ proptest! {
 fn expired_entries_never_grow_the_table() {
     let n = sz(60_000);
     let window = 1_000u64;
-    let mut t = table();
-    let mut plain = table();
-    for i in 0..n {
-        let mut f = |e: &mut E| e.1 + window < i;
-        t.insert_unique_evicting(mix(i), (i, i), &mut f);
-        if i < 4 * window {
-            plain.insert_unique(mix(i), (i, i));
+    for when in [EvictBefore::Split, EvictBefore::Grow] {
+        let mut t = table();
+        let mut plain = table();
+        for i in 0..n {
+            let mut f = |e: &mut E| e.1 + window < i;
+            t.insert_unique_evicting(mix(i), (i, i), &mut f, when);
+            if i < 4 * window {
+                plain.insert_unique(mix(i), (i, i));
+            }
         }
-    }
-    t.check_invariants();
-    // A table holding 4x the live window is the bound.
-    assert!(
-        t.allocated_bytes() <= plain.allocated_bytes(),
-        "{} > {}",
-        t.allocated_bytes(),
-        plain.allocated_bytes()
-    );
-    assert!((t.len() as u64) < 4 * window);
-    for i in n - window..n {
-        assert_eq!(t.get(mix(i), |e| e.0 == i), Some(&(i, i)));
+        t.check_invariants();
+        // A table holding 4x the live window is the bound.
+        assert!(
+            t.allocated_bytes() <= plain.allocated_bytes(),
+            "{} > {}",
+            t.allocated_bytes(),
+            plain.allocated_bytes()
+        );
+        assert!((t.len() as u64) < 4 * window);
+        for i in n - window..n {
+            assert_eq!(t.get(mix(i), |e| e.0 == i), Some(&(i, i)));
+        }
+        if when == EvictBefore::Grow {
+            // Rows are not added for expired entries either.
+            assert!((t.len() as u64) < 2 * window, "{}", t.len());
+        }
     }
 }

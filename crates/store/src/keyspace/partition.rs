@@ -460,9 +460,18 @@ impl Partition {
                 _ => false,
             }
         };
+        // A database that is mostly volatile keys also drops them before a
+        // segment adds a row (its table otherwise grows in rows for keys
+        // that are dead); elsewhere only before a split, so tables with
+        // few TTLs do not pay a pass over the segment per growth step.
+        let when = if d.expires * 4 >= d.table.len() {
+            dash::EvictBefore::Grow
+        } else {
+            dash::EvictBefore::Split
+        };
         let old = d
             .table
-            .insert_evicting(h, e, |x| x.matches(key), &mut evict);
+            .insert_evicting(h, e, |x| x.matches(key), &mut evict, when);
         d.expires -= expired;
         self.stats.expired_keys += expired as u64;
         old
