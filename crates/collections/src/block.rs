@@ -309,6 +309,16 @@ impl std::fmt::Debug for PackBlock {
     }
 }
 
+impl PackBlock {
+    /// Offers its block to the defragmenter (see [`crate::defrag`]).
+    pub fn defrag(&mut self, d: &mut crate::defrag::Defrag) {
+        // SAFETY: the block is ours, allocated with
+        // `layout(grow_capacity(used))` (see `Drop`); the pointer is
+        // replaced by the one `relocate` returns.
+        self.ptr = unsafe { d.relocate(self.ptr, layout(grow_capacity(self.used()))) };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

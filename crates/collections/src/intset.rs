@@ -255,6 +255,13 @@ impl IntSet {
     }
 }
 
+impl IntSet {
+    /// Offers its buffer to the defragmenter (see [`crate::defrag`]).
+    pub fn defrag(&mut self, d: &mut crate::defrag::Defrag) {
+        d.vec(&mut self.buf);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,6 +30,7 @@
 
 pub mod arena;
 pub mod block;
+pub mod defrag;
 pub mod elem;
 pub mod geo;
 pub mod hash;

@@ -926,6 +926,13 @@ impl DoubleEndedIterator for Iter<'_> {
 
 impl ExactSizeIterator for Iter<'_> {}
 
+impl Listpack {
+    /// Offers its buffer to the defragmenter (see [`crate::defrag`]).
+    pub fn defrag(&mut self, d: &mut crate::defrag::Defrag) {
+        d.vec(&mut self.buf);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -937,6 +937,51 @@ pub fn is_int_like(s: &[u8]) -> bool {
     string_to_i64(s).is_some()
 }
 
+impl KeyIndex {
+    fn defrag(&mut self, d: &mut crate::defrag::Defrag) {
+        d.vec(&mut self.fps);
+        d.vec(&mut self.offs);
+    }
+}
+
+impl IndexedPack {
+    fn defrag(&mut self, d: &mut crate::defrag::Defrag) {
+        self.lp.defrag(d);
+        if let Some(ix) = &mut self.index {
+            d.boxed(ix);
+            ix.defrag(d);
+        }
+    }
+}
+
+impl ListpackHash {
+    /// Offers its blocks to the defragmenter (see [`crate::defrag`]).
+    pub fn defrag(&mut self, d: &mut crate::defrag::Defrag) {
+        self.0.defrag(d);
+    }
+}
+
+impl ListpackSet {
+    /// Offers its blocks to the defragmenter (see [`crate::defrag`]).
+    pub fn defrag(&mut self, d: &mut crate::defrag::Defrag) {
+        self.0.defrag(d);
+    }
+}
+
+impl ListpackZset {
+    /// Offers its blocks to the defragmenter (see [`crate::defrag`]).
+    pub fn defrag(&mut self, d: &mut crate::defrag::Defrag) {
+        self.0.defrag(d);
+    }
+}
+
+impl PackHash {
+    /// Offers its block to the defragmenter (see [`crate::defrag`]).
+    pub fn defrag(&mut self, d: &mut crate::defrag::Defrag) {
+        self.0.defrag(d);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

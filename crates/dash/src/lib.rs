@@ -226,6 +226,18 @@
 //! header and/or rows the caller's predicate (e.g. "sits in a sparse page")
 //! selects.
 //!
+//! ## Eviction before a split
+//!
+//! [`DashTable::insert_evicting`] and [`DashTable::insert_unique_evicting`]
+//! take a predicate that is offered every entry of a segment that is about
+//! to split (full at 16 rows, no place for the new entry), or with
+//! [`EvictBefore::Grow`] also about to add a row; the entries it selects
+//! are removed and the insert tries the same segment again, so it grows
+//! only if it is still full. The table does not know why an entry
+//! may go: the keyspace uses it to drop expired keys ("expired keys never
+//! make the table grow", Dragonfly's rule). At most one eviction round per
+//! insert; no merge or shrink follows it (the insert needs the room).
+//!
 //! ## `unsafe`
 //!
 //! Rows are arrays of `MaybeUninit<T>` whose occupancy is in the metadata, so
@@ -333,6 +345,20 @@ pub struct DashTable<T, H: Fn(&T) -> u64> {
     /// a table that shrank holds no pooled rows.
     pool: RowPool<T>,
     hasher: H,
+}
+
+/// The eviction predicate of [`DashTable::insert_evicting`].
+type Evict<'a, T> = &'a mut dyn FnMut(&mut T) -> bool;
+
+/// When [`DashTable::insert_evicting`] offers a full segment's entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EvictBefore {
+    /// Only before the segment splits (it has all its rows).
+    Split,
+    /// Before it adds a row too (each time it is full): keeps the table
+    /// at the size of what it must keep, at the cost of a pass over the
+    /// segment per growth step.
+    Grow,
 }
 
 /// A view into a single entry, which may be vacant or occupied.
@@ -666,7 +692,84 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         self.at_mut(p)
     }
 
+    /// Like [`insert`](Self::insert), but before the insert would split a
+    /// segment, every entry of that segment is offered to `evict`; those for
+    /// which it returns true are removed (and dropped) and the insert tries
+    /// that segment again, splitting only if it is still full. The caller
+    /// does its bookkeeping for a removed entry inside `evict` (it may also
+    /// change the entry, e.g. take its value). Used by the keyspace to drop
+    /// expired keys instead of growing the table for them (Dragonfly's rule).
+    /// `evict` is called only on a full segment about to grow: to split
+    /// ([`EvictBefore::Split`]), or also to add a row
+    /// ([`EvictBefore::Grow`]), never otherwise.
+    pub fn insert_evicting(
+        &mut self,
+        hash: u64,
+        value: T,
+        eq: impl FnMut(&T) -> bool,
+        evict: &mut dyn FnMut(&mut T) -> bool,
+        when: EvictBefore,
+    ) -> Option<T> {
+        match self.find(hash, eq) {
+            Some(p) => Some(std::mem::replace(self.at_mut(p), value)),
+            None => {
+                let p = self.insert_pos_with(hash, value, Some((evict, when)));
+                let _ = self.at_mut(p);
+                None
+            }
+        }
+    }
+
+    /// [`insert_unique`](Self::insert_unique) with the eviction hook of
+    /// [`insert_evicting`](Self::insert_evicting).
+    pub fn insert_unique_evicting(
+        &mut self,
+        hash: u64,
+        value: T,
+        evict: &mut dyn FnMut(&mut T) -> bool,
+        when: EvictBefore,
+    ) -> &mut T {
+        let p = self.insert_pos_with(hash, value, Some((evict, when)));
+        self.at_mut(p)
+    }
+
+    /// Removes the entries of segment `si` that `evict` selects (no merge
+    /// or shrink: the caller is about to insert into it). Returns how many.
+    fn evict_in_segment(&mut self, si: usize, evict: &mut dyn FnMut(&mut T) -> bool) -> usize {
+        let seg = self.seg_mut(si);
+        let mut removed = 0usize;
+        for b in 0..NB {
+            let mut j = 0;
+            while j < seg.meta[b].len as usize {
+                // SAFETY: j < len: an occupied slot.
+                if evict(unsafe { seg.get_mut(b, j) }) {
+                    // SAFETY: occupied slot, unlinked right after the read,
+                    // so ownership moves to `v`.
+                    let v = unsafe { ptr::read(seg.slot_ptr(b, j)) };
+                    seg.unlink(b, j);
+                    seg.len -= 1;
+                    removed += 1;
+                    drop(v);
+                    continue; // slot j now holds the former last entry
+                }
+                j += 1;
+            }
+        }
+        self.len -= removed;
+        removed
+    }
+
+    #[inline]
     fn insert_pos(&mut self, hash: u64, value: T) -> Pos<T> {
+        self.insert_pos_with(hash, value, None)
+    }
+
+    fn insert_pos_with(
+        &mut self,
+        hash: u64,
+        value: T,
+        mut evict: Option<(Evict<'_, T>, EvictBefore)>,
+    ) -> Pos<T> {
         let home = home_of(hash);
         let fp = fp_of(hash);
         loop {
@@ -686,11 +789,25 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
                     j: j as u8,
                 };
             }
+            let si = seg.idx as usize;
+            // At most once per insert: a second full segment grows.
+            if matches!(evict, Some((_, EvictBefore::Grow))) {
+                let (f, _) = evict.take().expect("checked");
+                if self.evict_in_segment(si, f) > 0 {
+                    continue;
+                }
+            }
+            // SAFETY: as above; `evict_in_segment` left the segment live.
+            let seg = unsafe { &mut *sp };
             if seg.add_row(&mut self.pool) {
                 self.seg_bytes += row_bytes::<T>();
                 continue;
             }
-            let si = seg.idx as usize;
+            if let Some((f, _)) = evict.take() {
+                if self.evict_in_segment(si, f) > 0 {
+                    continue;
+                }
+            }
             self.split(si);
         }
     }

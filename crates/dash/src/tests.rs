@@ -612,3 +612,144 @@ proptest! {
         prop_assert_eq!(segment::stash_may_hold(&m, fp), plain);
     }
 }
+
+// ------------------------------------------- eviction before a split
+
+#[derive(Clone, Debug)]
+enum EvOp {
+    Insert(u64, u64),
+    InsertEvicting(u64, u64),
+    InsertUniqueEvicting(u64, u64),
+    Remove(u64),
+    Get(u64),
+}
+
+fn ev_op(keys: u64) -> impl Strategy<Value = EvOp> {
+    prop_oneof![
+        2 => (0..keys, any::<u64>()).prop_map(|(k, v)| EvOp::Insert(k, v)),
+        4 => (0..keys, any::<u64>()).prop_map(|(k, v)| EvOp::InsertEvicting(k, v)),
+        2 => (0..keys, any::<u64>()).prop_map(|(k, v)| EvOp::InsertUniqueEvicting(k, v)),
+        2 => (0..keys).prop_map(EvOp::Remove),
+        1 => (0..keys).prop_map(EvOp::Get),
+    ]
+}
+
+/// "Evictable" in the model tests: a value divisible by 3 (an expired key).
+fn evictable(v: u64) -> bool {
+    v.is_multiple_of(3)
+}
+
+/// The table against a HashMap when inserts may evict: only selected
+/// entries leave, only when a segment would split, each reported once,
+/// never the key being inserted, and everything else stays.
+fn run_evict_model(ops: Vec<EvOp>) {
+    let mut t = table();
+    let mut m: HashMap<u64, u64> = HashMap::new();
+    for op in ops {
+        match op {
+            EvOp::Insert(k, v) => assert_eq!(ins(&mut t, k, v), m.insert(k, v)),
+            EvOp::InsertEvicting(k, v) | EvOp::InsertUniqueEvicting(k, v) => {
+                let mut gone: Vec<E> = Vec::new();
+                let segs = t.segment_count();
+                let mut f = |e: &mut E| {
+                    if evictable(e.1) {
+                        gone.push(*e);
+                        true
+                    } else {
+                        false
+                    }
+                };
+                if matches!(op, EvOp::InsertEvicting(..)) {
+                    let when = if v % 2 == 0 {
+                        EvictBefore::Split
+                    } else {
+                        EvictBefore::Grow
+                    };
+                    let old = t.insert_evicting(mix(k), (k, v), |e| e.0 == k, &mut f, when);
+                    assert_eq!(old.map(|e| e.1), m.get(&k).copied());
+                } else if m.contains_key(&k) {
+                    continue;
+                } else {
+                    let when = if v % 4 < 2 {
+                        EvictBefore::Split
+                    } else {
+                        EvictBefore::Grow
+                    };
+                    assert_eq!(
+                        *t.insert_unique_evicting(mix(k), (k, v), &mut f, when),
+                        (k, v)
+                    );
+                }
+                if !gone.is_empty() {
+                    // Eviction happens instead of a split, not beside one
+                    // (the retry may still split if the segment is full).
+                    assert!(t.segment_count() <= segs + 1);
+                }
+                let mut seen = HashSet::new();
+                for (gk, gv) in gone {
+                    assert_ne!(gk, k, "the inserted key is never offered");
+                    assert!(seen.insert(gk), "evicted twice: {gk}");
+                    assert_eq!(m.remove(&gk), Some(gv));
+                }
+                m.insert(k, v);
+            }
+            EvOp::Remove(k) => {
+                assert_eq!(t.remove(mix(k), |e| e.0 == k).map(|e| e.1), m.remove(&k))
+            }
+            EvOp::Get(k) => {
+                assert_eq!(t.get(mix(k), |e| e.0 == k).map(|e| e.1), m.get(&k).copied())
+            }
+        }
+    }
+    t.check_invariants();
+    assert_eq!(t.len(), m.len());
+    let mut all: Vec<E> = t.iter().copied().collect();
+    all.sort();
+    let mut want: Vec<E> = m.into_iter().collect();
+    want.sort();
+    assert_eq!(all, want);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: if cfg!(miri) { 2 } else { 64 }, ..ProptestConfig::default() })]
+    #[test]
+    fn evict_before_split_model(ops in proptest::collection::vec(ev_op(3000), 1..if cfg!(miri) { 200 } else { 3000 })) {
+        run_evict_model(ops);
+    }
+}
+
+/// A stream of inserts where every entry older than a window counts as
+/// expired: with the hook the table stays near the size of the window;
+/// without it, it holds every entry ever inserted.
+#[test]
+fn expired_entries_never_grow_the_table() {
+    let n = sz(60_000);
+    let window = 1_000u64;
+    for when in [EvictBefore::Split, EvictBefore::Grow] {
+        let mut t = table();
+        let mut plain = table();
+        for i in 0..n {
+            let mut f = |e: &mut E| e.1 + window < i;
+            t.insert_unique_evicting(mix(i), (i, i), &mut f, when);
+            if i < 4 * window {
+                plain.insert_unique(mix(i), (i, i));
+            }
+        }
+        t.check_invariants();
+        // A table holding 4x the live window is the bound.
+        assert!(
+            t.allocated_bytes() <= plain.allocated_bytes(),
+            "{} > {}",
+            t.allocated_bytes(),
+            plain.allocated_bytes()
+        );
+        assert!((t.len() as u64) < 4 * window);
+        for i in n - window..n {
+            assert_eq!(t.get(mix(i), |e| e.0 == i), Some(&(i, i)));
+        }
+        if when == EvictBefore::Grow {
+            // Rows are not added for expired entries either.
+            assert!((t.len() as u64) < 2 * window, "{}", t.len());
+        }
+    }
+}

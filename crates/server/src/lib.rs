@@ -2,6 +2,7 @@
 //! signals and shutdown. Command semantics live in crate `commands`.
 
 pub mod alloc;
+pub mod alloc_defrag;
 pub mod conn;
 pub mod faults;
 pub mod limits;

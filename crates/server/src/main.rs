@@ -27,6 +27,7 @@ fn main() {
         }
     };
     server::alloc::install_memory_probe();
+    server::alloc_defrag::install();
     // `jemalloc-bg-thread yes` (the default): jemalloc returns freed pages
     // to the OS from its own thread, so RSS follows used memory without
     // purging work on the workers (a table split frees whole segments).

@@ -439,6 +439,46 @@ impl std::fmt::Debug for HeapBytes {
     }
 }
 
+// ---------------------------------------------------------------------------
+// Defrag
+// ---------------------------------------------------------------------------
+
+impl HeapStr {
+    /// Offers a raw string block to the defragmenter; returns its address
+    /// afterwards (`p` when it stayed).
+    ///
+    /// # Safety
+    /// `p` and `len` come from one [`HeapStr::into_raw`], the caller owns
+    /// the block and, if the result differs, keeps only the result.
+    pub unsafe fn defrag_raw(
+        p: *mut u8,
+        len: usize,
+        d: &mut collections::defrag::Defrag,
+    ) -> *mut u8 {
+        // SAFETY: a string block of `len` bytes has `str_layout(len)`.
+        unsafe {
+            d.relocate(NonNull::new_unchecked(p), str_layout(len))
+                .as_ptr()
+        }
+    }
+}
+
+impl HeapBytes {
+    /// Offers a raw key block to the defragmenter; returns its address
+    /// afterwards (`p` when it stayed).
+    ///
+    /// # Safety
+    /// `p` comes from [`HeapBytes::into_raw`], the caller owns the block
+    /// and, if the result differs, keeps only the result.
+    pub unsafe fn defrag_raw(p: *mut u8, d: &mut collections::defrag::Defrag) -> *mut u8 {
+        // SAFETY: the block starts with its length; its layout is `layout(len)`.
+        unsafe {
+            let n = (p as *const u32).read() as usize;
+            d.relocate(NonNull::new_unchecked(p), layout(n)).as_ptr()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1048,3 +1048,21 @@ impl Quicklist {
         assert_eq!((len, heap), (self.len, self.node_heap));
     }
 }
+
+impl Quicklist {
+    /// Offers the blocks of nodes `from..` to the defragmenter until
+    /// `max_nodes` nodes were visited; returns the next node to visit, or
+    /// `None` when the list is done (the node array itself is not moved).
+    pub fn defrag_nodes(
+        &mut self,
+        from: usize,
+        max_nodes: usize,
+        d: &mut crate::defrag::Defrag,
+    ) -> Option<usize> {
+        let end = from.saturating_add(max_nodes).min(self.nodes.len());
+        for n in self.nodes.range_mut(from.min(end)..end) {
+            n.defrag(d);
+        }
+        (end < self.nodes.len()).then_some(end)
+    }
+}

@@ -352,3 +352,18 @@ fn compress_block(raw: &[u8]) -> Option<Box<[u8]>> {
     }
     lzf::compress(raw, raw.len() - MIN_COMPRESS_IMPROVE - 1).map(Vec::into_boxed_slice)
 }
+
+impl Node {
+    /// Offers its blocks to the defragmenter (see [`crate::defrag`]).
+    pub fn defrag(&mut self, d: &mut crate::defrag::Defrag) {
+        match self {
+            Node::Raw(lp) => lp.defrag(d),
+            Node::Stuck(b) => {
+                d.boxed(b);
+                b.defrag(d);
+            }
+            Node::Lzf { data, .. } | Node::PlainLzf { data, .. } => d.boxed_slice(data),
+            Node::Plain { elem, .. } => d.boxed_slice(elem),
+        }
+    }
+}

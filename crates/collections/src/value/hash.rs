@@ -395,3 +395,16 @@ impl HashValue {
 
 #[cfg(test)]
 mod tests;
+
+impl HashValue {
+    /// Offers its blocks to the defragmenter (see [`crate::defrag`]). A
+    /// table-encoded hash moves its top block only; its arrays and chunks
+    /// stay (not done yet).
+    pub fn defrag(&mut self, d: &mut crate::defrag::Defrag) {
+        match self {
+            HashValue::Pack(p) => p.defrag(d),
+            HashValue::Listpack(h) => h.defrag(d),
+            HashValue::Table(t) => d.boxed(t),
+        }
+    }
+}

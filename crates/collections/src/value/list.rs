@@ -231,6 +231,19 @@ impl ListValue {
     }
 }
 
+impl ListValue {
+    /// Offers up to `max_nodes` nodes' blocks from node `from` to the
+    /// defragmenter; returns where to continue (`None`: done).
+    pub fn defrag(
+        &mut self,
+        from: usize,
+        max_nodes: usize,
+        d: &mut crate::defrag::Defrag,
+    ) -> Option<usize> {
+        self.ql.defrag_nodes(from, max_nodes, d)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

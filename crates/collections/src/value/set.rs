@@ -312,6 +312,18 @@ impl SetValue {
     }
 }
 
+impl SetValue {
+    /// Offers its blocks to the defragmenter (see [`crate::defrag`]). A
+    /// table-encoded set moves its top block only (its array: not done yet).
+    pub fn defrag(&mut self, d: &mut crate::defrag::Defrag) {
+        match self {
+            SetValue::IntSet(s) => s.defrag(d),
+            SetValue::Listpack(s) => s.defrag(d),
+            SetValue::Table(t) => d.boxed(t),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

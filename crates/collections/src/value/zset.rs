@@ -495,6 +495,18 @@ impl ZsetValue {
     }
 }
 
+impl ZsetValue {
+    /// Offers its blocks to the defragmenter (see [`crate::defrag`]). A
+    /// tree-encoded sorted set moves its top block only (its nodes and
+    /// member table: not done yet).
+    pub fn defrag(&mut self, d: &mut crate::defrag::Defrag) {
+        match self {
+            ZsetValue::Listpack(z) => z.defrag(d),
+            ZsetValue::Tree(t) => d.boxed(t),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,6 +21,7 @@ pub mod blocking;
 pub mod client;
 pub mod config;
 pub mod ctx;
+pub mod defrag;
 pub mod eviction;
 pub mod hub;
 pub mod journal;

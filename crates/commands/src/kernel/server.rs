@@ -117,6 +117,8 @@ pub struct Server {
     pub watches: Watches,
     /// Background freeing of large values (UNLINK, FLUSHALL ASYNC...).
     pub lazyfree: LazyFree,
+    /// Active defragmentation's state (see `services::defrag`).
+    pub defrag: Arc<crate::kernel::defrag::DefragState>,
     /// `maxmemory` state (see `services::eviction`).
     pub eviction: Eviction,
     /// Clients waiting in blocking commands.
@@ -213,6 +215,7 @@ impl Server {
             blocking: Default::default(),
             tracking: Default::default(),
             lazyfree,
+            defrag: Arc::default(),
             eviction,
             hooks,
             replication: Default::default(),

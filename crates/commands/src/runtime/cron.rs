@@ -43,6 +43,7 @@ pub fn tick(srv: &Server) {
     }
     active_expire(srv);
     crate::services::eviction::cron(srv);
+    crate::services::defrag::cron(srv);
     crate::services::snapshot::cron(srv);
     crate::services::aof::cron_sync(srv);
     crate::services::aof::cron(srv);

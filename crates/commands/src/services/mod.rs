@@ -27,6 +27,7 @@ pub mod blocking;
 pub mod client_eviction;
 pub mod client_info;
 pub mod connection;
+pub mod defrag;
 pub mod digest;
 pub mod eviction;
 pub mod expiry;

@@ -42,6 +42,9 @@ use crate::object::{CompactValue, Entry, Key};
 use crate::slot::{SLOTS, SLOT_BITS};
 
 mod db;
+pub mod defrag;
+#[cfg(test)]
+mod defrag_tests;
 pub mod evict;
 mod partition;
 pub mod sizes;
@@ -150,7 +153,9 @@ pub struct Keyspace {
     pbits: u32,
     ndb: usize,
     expire_state: Mutex<ExpireState>,
-    active_expire: std::sync::atomic::AtomicBool,
+    /// Shared with every partition (inserts drop expired keys before a
+    /// table segment splits only while active expiry is on).
+    active_expire: Arc<std::sync::atomic::AtomicBool>,
     /// Shared with every partition: see [`Keyspace::set_expiry_frozen`].
     expiry_frozen: Arc<std::sync::atomic::AtomicBool>,
     tracking_expired: std::sync::atomic::AtomicBool,
@@ -174,6 +179,7 @@ impl Keyspace {
             .map_or(0, |d| d.as_millis() as u64);
         let evict = Arc::new(EvictShared::new(cfg.partitions, now_ms));
         let expiry_frozen = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let active_expire = Arc::new(std::sync::atomic::AtomicBool::new(true));
         let parts = (0..cfg.partitions)
             .map(|index| {
                 Padded(PartitionLock::with_id(
@@ -183,6 +189,7 @@ impl Keyspace {
                         cfg.databases,
                         evict.clone(),
                         expiry_frozen.clone(),
+                        active_expire.clone(),
                     ),
                     index,
                 ))
@@ -194,7 +201,7 @@ impl Keyspace {
             pbits,
             ndb: cfg.databases,
             expire_state: Mutex::new(ExpireState::default()),
-            active_expire: std::sync::atomic::AtomicBool::new(true),
+            active_expire,
             expiry_frozen,
             tracking_expired: std::sync::atomic::AtomicBool::new(false),
             evict,

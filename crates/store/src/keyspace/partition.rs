@@ -54,6 +54,10 @@ pub struct Partition {
     /// missing but stay in the table, uncounted, as Redis 7.0 keeps the
     /// dataset static during a pause. Shared by every partition.
     pub(super) expiry_frozen: Arc<std::sync::atomic::AtomicBool>,
+    /// Active expiry is on (`DEBUG SET-ACTIVE-EXPIRE`); shared by every
+    /// partition. Inserts drop expired keys before a segment splits only
+    /// while it is set.
+    pub(super) active_expire: Arc<std::sync::atomic::AtomicBool>,
     /// Eviction mode and clock shared by all partitions (see `evict`).
     pub(super) evict_shared: Arc<EvictShared>,
     /// This partition's candidate pool and generator.
@@ -104,9 +108,11 @@ impl Partition {
         databases: usize,
         evict_shared: Arc<EvictShared>,
         expiry_frozen: Arc<std::sync::atomic::AtomicBool>,
+        active_expire: Arc<std::sync::atomic::AtomicBool>,
     ) -> Partition {
         Partition {
             expiry_frozen,
+            active_expire,
             index,
             pbits,
             dbs: (0..databases).map(|_| None).collect(),
@@ -367,9 +373,14 @@ impl Partition {
             d.expires += 1;
         }
         let m = Measured::of(&e);
-        let mut old = d
-            .table
-            .insert(d.table_hash(key.hash), e, |e| e.matches(key));
+        let h = d.table_hash(key.hash);
+        let mut old = if d.expires > 0 && self.prunes_before_split() {
+            self.insert_evicting_expired(db, h, e, key, now_ms)
+        } else {
+            let d = self.dbs[db].as_deref_mut().expect("created above");
+            d.table.insert(h, e, |e| e.matches(key))
+        };
+        let d = self.dbs[db].as_deref_mut().expect("created above");
         if let Some(o) = &old {
             d.sizes.sub(o);
         }
@@ -391,6 +402,78 @@ impl Partition {
             }
             self.evict_shared.dispose_overwritten(o);
         }
+        old
+    }
+
+    /// May an insert drop expired keys instead of splitting a segment?
+    /// Only while active expiry runs and clients are not paused: it is
+    /// active expiry, done where it saves memory.
+    #[inline]
+    fn prunes_before_split(&self) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.active_expire.load(Relaxed) && !self.expiry_frozen.load(Relaxed)
+    }
+
+    /// Inserts `e` (hash `h`) into database `db`, letting the table drop the
+    /// expired keys of a segment that would otherwise split ("expired keys
+    /// never make the table grow", Dragonfly's rule). Each dropped key is
+    /// counted and logged exactly as active expiry does (`expire_step`):
+    /// `expired_keys`, the "expired" event log, the journal's `DEL`, the
+    /// size statistics, and large values handed to the lazy-free thread.
+    /// The snapshot hook ran before: a write that may split announces the
+    /// whole segment (`DashTable::buckets_for_write`).
+    fn insert_evicting_expired(
+        &mut self,
+        db: usize,
+        h: u64,
+        e: Entry,
+        key: &Key,
+        now_ms: u64,
+    ) -> Option<Entry> {
+        let track = self.track_expired;
+        let journal = self.journal_expired;
+        let log = &mut self.expired_log;
+        let jlog = &mut self.journal_log;
+        let shared = &self.evict_shared;
+        let d = self.dbs[db].as_deref_mut().expect("created by the caller");
+        let sizes = &mut d.sizes;
+        let mut expired = 0usize;
+        let mut evict = |x: &mut Entry| -> bool {
+            match x.expire_at() {
+                Some(t) if t <= now_ms => {
+                    sizes.sub(x);
+                    expired += 1;
+                    if track || journal {
+                        log_expired_into(
+                            (track, &mut *log),
+                            (journal, &mut *jlog),
+                            shared,
+                            db,
+                            &x.key(),
+                        );
+                    }
+                    if x.value().collection_len() > crate::keyspace::evict::LAZYFREE_THRESHOLD {
+                        shared.dispose_expired(x.set_value(CompactValue::from_int(0)));
+                    }
+                    true
+                }
+                _ => false,
+            }
+        };
+        // A database that is mostly volatile keys also drops them before a
+        // segment adds a row (its table otherwise grows in rows for keys
+        // that are dead); elsewhere only before a split, so tables with
+        // few TTLs do not pay a pass over the segment per growth step.
+        let when = if d.expires * 4 >= d.table.len() {
+            dash::EvictBefore::Grow
+        } else {
+            dash::EvictBefore::Split
+        };
+        let old = d
+            .table
+            .insert_evicting(h, e, |x| x.matches(key), &mut evict, when);
+        d.expires -= expired;
+        self.stats.expired_keys += expired as u64;
         old
     }
 

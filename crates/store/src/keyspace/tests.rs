@@ -504,3 +504,78 @@ fn collection_values_clone_drop_and_size() {
     assert_eq!(e.value().collection_len(), 1);
     assert!(e.list_mut().is_none());
 }
+
+/// Short-TTL keys written faster than active expiry visits them (it never
+/// runs here): inserts drop the expired keys of a segment before it splits,
+/// so the table stays near the live set, and every dropped key is counted,
+/// logged for "expired" events and for the journal exactly once. With
+/// active expiry off (DEBUG SET-ACTIVE-EXPIRE 0) nothing is dropped.
+#[test]
+fn expired_keys_never_grow_the_table() {
+    let ttl_ms = 1_000u64;
+    let n = 200_000u64;
+    for active in [true, false] {
+        let ks = Keyspace::new(Config {
+            partitions: 1,
+            databases: 1,
+        });
+        ks.set_active_expire(active);
+        ks.set_track_expired(true);
+        ks.set_journal_expired(true);
+        let mut events: HashSet<Vec<u8>> = HashSet::new();
+        let mut journal: HashSet<Vec<u8>> = HashSet::new();
+        for i in 0..n {
+            // 100 keys per ms: ~100k keys live at any time.
+            let now = T0 + i / 100;
+            let key = format!("ttl:{i}").into_bytes();
+            let k = Key::new(&key);
+            let v = CompactValue::from_bytes(format!("value:{i}").as_bytes());
+            let old = ks
+                .lock_partition(0)
+                .insert(0, &k, v, Some(now + ttl_ms), now);
+            assert!(old.is_none());
+            if i % 10_000 == 0 {
+                events.extend(ks.drain_expired().into_iter().map(|(_, k)| k));
+                journal.extend(ks.drain_journal_expired().into_iter().map(|(_, k)| k));
+            }
+        }
+        events.extend(ks.drain_expired().into_iter().map(|(_, k)| k));
+        journal.extend(ks.drain_journal_expired().into_iter().map(|(_, k)| k));
+        let live = 100 * ttl_ms;
+        let st = ks.table_stats(0);
+        let expired = ks.stats().expired_keys;
+        assert_eq!(st.keys as u64 + expired, n, "every key is live or expired");
+        assert_eq!(events.len() as u64, expired);
+        assert_eq!(journal, events);
+        for k in &events {
+            // Only keys whose TTL had passed were dropped.
+            let i: u64 = std::str::from_utf8(&k[4..]).unwrap().parse().unwrap();
+            assert!(
+                T0 + i / 100 + ttl_ms <= T0 + (n - 1) / 100,
+                "key {i} was live"
+            );
+        }
+        let now = T0 + (n - 1) / 100;
+        let mut g = ks.lock_partition(0);
+        for i in n - live + 100..n {
+            let key = format!("ttl:{i}").into_bytes();
+            assert!(
+                g.get(0, &Key::new(&key), now).is_some(),
+                "live key {i} kept"
+            );
+        }
+        drop(g);
+        if active {
+            // 32-byte entries at ~90% fill, twice the live set at most.
+            assert!(
+                (st.bytes as u64) < 2 * live * 36,
+                "table {} B for {live} live keys",
+                st.bytes
+            );
+            assert!(expired > 0);
+        } else {
+            assert_eq!(expired, 0);
+            assert_eq!(st.keys as u64, n);
+        }
+    }
+}

@@ -374,7 +374,14 @@ fn memory_section(srv: &Server, t: &mut String) {
     field!(t, "mem_cluster_links", "0");
     field!(t, "mem_aof_buffer", "0");
     field!(t, "mem_allocator", "{}", probe().name);
-    field!(t, "active_defrag_running", "0");
+    field!(
+        t,
+        "active_defrag_running",
+        "{}",
+        srv.defrag
+            .running_pct
+            .load(std::sync::atomic::Ordering::Relaxed)
+    );
     field!(t, "lazyfree_pending_objects", "{}", srv.lazyfree.pending());
     field!(t, "lazyfreed_objects", "{}", srv.lazyfree.freed());
 }
@@ -545,15 +552,12 @@ fn stats_section(srv: &Server, t: &mut String) {
         "total_forks:0",
         "migrate_cached_sockets:0",
         "slave_expires_tracked_keys:0",
-        "active_defrag_hits:0",
-        "active_defrag_misses:0",
-        "active_defrag_key_hits:0",
-        "active_defrag_key_misses:0",
-        "total_active_defrag_time:0",
-        "current_active_defrag_time:0",
     ] {
         t.push_str(f);
         t.push_str("\r\n");
+    }
+    for (name, v) in crate::services::defrag::info_stats(&srv.defrag) {
+        let _ = write!(t, "{name}:{v}\r\n");
     }
     let tr = &srv.tracking;
     field!(t, "tracking_total_keys", "{}", tr.total_keys());

@@ -76,6 +76,8 @@ pub struct Settings {
     pub shutdown_on_sigint: ShutdownFlags,
     /// `jemalloc-bg-thread`: jemalloc purges freed pages from its own thread.
     pub jemalloc_bg_thread: bool,
+    /// `activedefrag` and `active-defrag-*` (see `services::defrag`).
+    pub defrag: DefragSettings,
     pub proto_max_bulk_len: u64,
     pub client_query_buffer_limit: u64,
     pub output_normal: OutputLimit,
@@ -281,6 +283,7 @@ impl Default for Settings {
             shutdown_on_sigterm: ShutdownFlags::default(),
             shutdown_on_sigint: ShutdownFlags::default(),
             jemalloc_bg_thread: true,
+            defrag: DefragSettings::default(),
             proto_max_bulk_len: 0,
             client_query_buffer_limit: 0,
             output_normal: OutputLimit {
@@ -368,3 +371,38 @@ pub const POLICY_NAMES: &[&str] = &[
     "allkeys-random",
     "noeviction",
 ];
+
+/// Active defragmentation settings, Redis 7.0's names and defaults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DefragSettings {
+    /// `activedefrag`
+    pub enabled: bool,
+    /// `active-defrag-ignore-bytes`: fragmentation below this many bytes
+    /// never starts a cycle.
+    pub ignore_bytes: u64,
+    /// `active-defrag-threshold-lower` (percent of fragmentation).
+    pub threshold_lower: u32,
+    /// `active-defrag-threshold-upper`
+    pub threshold_upper: u32,
+    /// `active-defrag-cycle-min` (percent of CPU).
+    pub cycle_min: u32,
+    /// `active-defrag-cycle-max`
+    pub cycle_max: u32,
+    /// `active-defrag-max-scan-fields`: collections with more elements are
+    /// defragmented a bounded number of elements at a time.
+    pub max_scan_fields: u64,
+}
+
+impl Default for DefragSettings {
+    fn default() -> Self {
+        DefragSettings {
+            enabled: false,
+            ignore_bytes: 100 << 20,
+            threshold_lower: 10,
+            threshold_upper: 100,
+            cycle_min: 1,
+            cycle_max: 25,
+            max_scan_fields: 1000,
+        }
+    }
+}

@@ -1,5 +1,5 @@
 //! Settings of Redis 7.0 features Petrel does not have yet (replication,
-//! cluster mode, TLS, active defragmentation, syslog...). Each
+//! cluster mode, TLS, syslog...). Each
 //! row reads as Redis's default and accepts only that default, so a stock
 //! `redis.conf` loads unchanged and accepting it changes nothing; any other
 //! value is refused naming the setting and the missing feature (see
@@ -10,62 +10,6 @@ use super::super::values::Same;
 use super::super::Param;
 
 pub static ABSENT: &[Param] = &[
-    absent!(
-        "activedefrag",
-        [],
-        true,
-        "no",
-        Same::Bool,
-        "active defragmentation"
-    ),
-    absent!(
-        "active-defrag-ignore-bytes",
-        [],
-        true,
-        "104857600",
-        Same::Mem,
-        "active defragmentation"
-    ),
-    absent!(
-        "active-defrag-threshold-lower",
-        [],
-        true,
-        "10",
-        Same::Int,
-        "active defragmentation"
-    ),
-    absent!(
-        "active-defrag-threshold-upper",
-        [],
-        true,
-        "100",
-        Same::Int,
-        "active defragmentation"
-    ),
-    absent!(
-        "active-defrag-cycle-min",
-        [],
-        true,
-        "1",
-        Same::Int,
-        "active defragmentation"
-    ),
-    absent!(
-        "active-defrag-cycle-max",
-        [],
-        true,
-        "25",
-        Same::Int,
-        "active defragmentation"
-    ),
-    absent!(
-        "active-defrag-max-scan-fields",
-        [],
-        true,
-        "1000",
-        Same::Int,
-        "active defragmentation"
-    ),
     absent!(
         "active-expire-effort",
         [],

@@ -75,4 +75,74 @@ pub static MEMORY: &[Param] = &[
             Ok(())
         }
     ),
+    p!(
+        "activedefrag",
+        true,
+        "no",
+        |s| fmt_bool(s.defrag.enabled),
+        |s, v| {
+            s.defrag.enabled = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    p!(
+        "active-defrag-ignore-bytes",
+        true,
+        "104857600",
+        |s| s.defrag.ignore_bytes.to_string(),
+        |s, v| {
+            s.defrag.ignore_bytes = memory_in(v, 1, i64::MAX as u64)?;
+            Ok(())
+        }
+    ),
+    p!(
+        "active-defrag-threshold-lower",
+        true,
+        "10",
+        |s| s.defrag.threshold_lower.to_string(),
+        |s, v| {
+            s.defrag.threshold_lower = int_in(v, 0, 1000)? as u32;
+            Ok(())
+        }
+    ),
+    p!(
+        "active-defrag-threshold-upper",
+        true,
+        "100",
+        |s| s.defrag.threshold_upper.to_string(),
+        |s, v| {
+            s.defrag.threshold_upper = int_in(v, 0, 1000)? as u32;
+            Ok(())
+        }
+    ),
+    p!(
+        "active-defrag-cycle-min",
+        true,
+        "1",
+        |s| s.defrag.cycle_min.to_string(),
+        |s, v| {
+            s.defrag.cycle_min = int_in(v, 1, 99)? as u32;
+            Ok(())
+        }
+    ),
+    p!(
+        "active-defrag-cycle-max",
+        true,
+        "25",
+        |s| s.defrag.cycle_max.to_string(),
+        |s, v| {
+            s.defrag.cycle_max = int_in(v, 1, 99)? as u32;
+            Ok(())
+        }
+    ),
+    p!(
+        "active-defrag-max-scan-fields",
+        true,
+        "1000",
+        |s| s.defrag.max_scan_fields.to_string(),
+        |s, v| {
+            s.defrag.max_scan_fields = int_in(v, 1, i64::MAX)? as u64;
+            Ok(())
+        }
+    ),
 ];

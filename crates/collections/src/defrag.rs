@@ -1,0 +1,228 @@
+//! Active defragmentation: moving live heap blocks out of sparse allocator
+//! pages, one owner at a time.
+//!
+//! The allocator decides *whether* a block should move ([`Mover::should_move`],
+//! for jemalloc: is the block's slab less used than the average slab of its
+//! size class?) and *how* (allocate the replacement outside the thread
+//! cache, so it lands in the fullest slab, copy, free the old block). Those
+//! two functions are installed once by the binary that owns the global
+//! allocator ([`install`]); this crate and the keyspace know nothing of
+//! jemalloc. Without an installed mover nothing moves.
+//!
+//! Every structure fixes its own pointers: a type that owns heap blocks has
+//! a `defrag(&mut self, d: &mut Defrag)` method that offers each block it
+//! owns to [`Defrag::relocate`] and stores the pointer it gets back.
+//!
+//! Invariants:
+//! * A block handed to [`Defrag::relocate`] was allocated by the global
+//!   allocator with exactly the given layout and is owned by the caller;
+//!   after a move the old pointer is dangling and the caller holds only the
+//!   returned one. The bytes are copied unchanged, so a move changes no
+//!   observable value.
+//! * The moved block has the same layout, so its size class (and every
+//!   memory figure the program keeps) is unchanged.
+
+use std::alloc::Layout;
+use std::ptr::NonNull;
+use std::sync::OnceLock;
+
+/// The allocator's side of defragmentation.
+#[derive(Clone, Copy)]
+pub struct Mover {
+    /// Should the block at this address move? (May be asked of any live
+    /// block of the global allocator.)
+    pub should_move: fn(*const u8) -> bool,
+    /// Allocates a block of `layout` outside the thread cache, copies
+    /// `layout.size()` bytes from `old` into it and frees `old` (also
+    /// outside the cache). Returns the new block, or null when the
+    /// allocation failed (then `old` is untouched).
+    ///
+    /// # Safety
+    /// `old` is a live block of the global allocator with exactly `layout`.
+    pub move_block: unsafe fn(old: *mut u8, layout: Layout) -> *mut u8,
+}
+
+static MOVER: OnceLock<Mover> = OnceLock::new();
+
+/// Installs the allocator's mover (once, at startup; later calls are
+/// ignored).
+pub fn install(m: Mover) {
+    let _ = MOVER.set(m);
+}
+
+/// Is a mover installed (can this process defragment at all)?
+pub fn available() -> bool {
+    MOVER.get().is_some()
+}
+
+/// One defragmentation pass's context: the mover and its counters.
+pub struct Defrag {
+    mover: Mover,
+    /// Blocks moved.
+    pub hits: u64,
+    /// Blocks looked at and left where they were.
+    pub misses: u64,
+}
+
+impl Defrag {
+    /// A context with the installed mover, `None` when there is none.
+    pub fn new() -> Option<Defrag> {
+        MOVER.get().map(|&m| Defrag::with_mover(m))
+    }
+
+    /// A context with a given mover (tests).
+    pub fn with_mover(mover: Mover) -> Defrag {
+        Defrag {
+            mover,
+            hits: 0,
+            misses: 0,
+        }
+    }
+
+    /// Would the allocator move the block at `p`? (Counted as a hit when
+    /// yes, a miss when no: for structures that move blocks themselves.)
+    pub fn advise(&mut self, p: *const u8) -> bool {
+        let yes = (self.mover.should_move)(p);
+        if yes {
+            self.hits += 1;
+        } else {
+            self.misses += 1;
+        }
+        yes
+    }
+
+    /// Offers the block at `p` (of `layout`): returns the address it now
+    /// lives at (`p` itself when it stayed).
+    ///
+    /// # Safety
+    /// `p` is a live block of the global allocator allocated with exactly
+    /// `layout` and owned by the caller; if the result differs from `p`,
+    /// `p` has been freed and must not be used again.
+    pub unsafe fn relocate(&mut self, p: NonNull<u8>, layout: Layout) -> NonNull<u8> {
+        if layout.size() == 0 || !(self.mover.should_move)(p.as_ptr()) {
+            self.misses += 1;
+            return p;
+        }
+        // SAFETY: forwarded from the caller's guarantee.
+        match NonNull::new(unsafe { (self.mover.move_block)(p.as_ptr(), layout) }) {
+            Some(n) => {
+                self.hits += 1;
+                n
+            }
+            None => {
+                self.misses += 1;
+                p
+            }
+        }
+    }
+
+    /// Moves a vector's buffer if the allocator advises it.
+    pub fn vec<T>(&mut self, v: &mut Vec<T>) {
+        let cap = v.capacity();
+        if cap == 0 || std::mem::size_of::<T>() == 0 {
+            return;
+        }
+        let layout = Layout::array::<T>(cap).expect("a live vector's layout");
+        let len = v.len();
+        let old = NonNull::new(v.as_mut_ptr().cast::<u8>()).expect("allocated vector");
+        // SAFETY: a vector with capacity > 0 owns a block of exactly
+        // `Layout::array::<T>(cap)` from the global allocator.
+        let new = unsafe { self.relocate(old, layout) };
+        if new != old {
+            // SAFETY: the elements were copied bit for bit into a block of
+            // the same layout; the old buffer is freed, so the old vector
+            // must not drop it: it is forgotten and rebuilt over the new one.
+            unsafe {
+                let stale = std::mem::take(v);
+                std::mem::forget(stale);
+                *v = Vec::from_raw_parts(new.as_ptr().cast::<T>(), len, cap);
+            }
+        }
+    }
+
+    /// Moves a box's block if the allocator advises it.
+    pub fn boxed<T>(&mut self, b: &mut Box<T>) {
+        let layout = Layout::new::<T>();
+        if layout.size() == 0 {
+            return;
+        }
+        let old = NonNull::from(&mut **b).cast::<u8>();
+        // SAFETY: a box of a sized, non-zero-size T owns a block of
+        // `Layout::new::<T>()`.
+        let new = unsafe { self.relocate(old, layout) };
+        if new != old {
+            // SAFETY: the value was copied bit for bit; the old block is
+            // freed, so the old box is forgotten, not dropped.
+            unsafe {
+                let stale = std::ptr::replace(b, Box::from_raw(new.as_ptr().cast::<T>()));
+                std::mem::forget(stale);
+            }
+        }
+    }
+
+    /// Moves a boxed slice's block if the allocator advises it.
+    pub fn boxed_slice<T>(&mut self, b: &mut Box<[T]>) {
+        let len = b.len();
+        if len == 0 || std::mem::size_of::<T>() == 0 {
+            return;
+        }
+        let layout = Layout::array::<T>(len).expect("a live slice's layout");
+        let old = NonNull::new(b.as_mut_ptr().cast::<u8>()).expect("allocated slice");
+        // SAFETY: a non-empty boxed slice owns a block of
+        // `Layout::array::<T>(len)`.
+        let new = unsafe { self.relocate(old, layout) };
+        if new != old {
+            // SAFETY: as in `boxed`.
+            unsafe {
+                let fresh = std::ptr::slice_from_raw_parts_mut(new.as_ptr().cast::<T>(), len);
+                let stale = std::ptr::replace(b, Box::from_raw(fresh));
+                std::mem::forget(stale);
+            }
+        }
+    }
+}
+
+#[doc(hidden)]
+pub mod testing {
+    //! A mover for tests: moves every block (or every other one), through
+    //! the global allocator, so tests see every pointer change.
+    use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+    static ASKED: AtomicU64 = AtomicU64::new(0);
+
+    fn always(_: *const u8) -> bool {
+        true
+    }
+    fn every_other(_: *const u8) -> bool {
+        ASKED.fetch_add(1, Relaxed).is_multiple_of(2)
+    }
+    unsafe fn move_block(old: *mut u8, layout: Layout) -> *mut u8 {
+        // SAFETY: caller's contract: `old` is a live block of `layout`.
+        unsafe {
+            let new = std::alloc::alloc(layout);
+            if new.is_null() {
+                return new;
+            }
+            std::ptr::copy_nonoverlapping(old, new, layout.size());
+            // Poison the old block before freeing it, so a stale pointer
+            // reads garbage in the tests rather than the right bytes.
+            std::ptr::write_bytes(old, 0xA5, layout.size());
+            std::alloc::dealloc(old, layout);
+            new
+        }
+    }
+
+    pub fn all() -> Defrag {
+        Defrag::with_mover(Mover {
+            should_move: always,
+            move_block,
+        })
+    }
+    pub fn half() -> Defrag {
+        Defrag::with_mover(Mover {
+            should_move: every_other,
+            move_block,
+        })
+    }
+}

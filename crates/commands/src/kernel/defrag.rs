@@ -1,0 +1,47 @@
+//! The state of active defragmentation, shared by the cron (which decides
+//! how hard it should work), the defrag thread (which does the work, see
+//! `services::defrag`) and INFO (which reports it).
+//!
+//! Invariants:
+//! * `target_pct` is written only by the cron: 0 means "no cycle wanted",
+//!   otherwise the CPU percentage the thread may use.
+//! * `running_pct` is written only by the thread: the effort of the pass
+//!   in progress, 0 between passes (INFO `active_defrag_running`).
+//! * The counters only grow (until CONFIG RESETSTAT).
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+
+#[derive(Default)]
+pub struct DefragState {
+    pub target_pct: AtomicU32,
+    pub running_pct: AtomicU32,
+    /// Blocks moved / looked at and left.
+    pub hits: AtomicU64,
+    pub misses: AtomicU64,
+    /// Keys where some block moved / none did.
+    pub key_hits: AtomicU64,
+    pub key_misses: AtomicU64,
+    /// Microseconds spent in finished passes, and when the running pass
+    /// started (unix ms, 0 when none runs).
+    pub total_us: AtomicU64,
+    pub pass_started_ms: AtomicU64,
+    /// Passes finished.
+    pub passes: AtomicU64,
+    /// The thread was started.
+    pub started: AtomicBool,
+}
+
+impl DefragState {
+    /// CONFIG RESETSTAT: the counters back to zero.
+    pub fn reset_stats(&self) {
+        for c in [
+            &self.hits,
+            &self.misses,
+            &self.key_hits,
+            &self.key_misses,
+            &self.total_us,
+        ] {
+            c.store(0, Relaxed);
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! Active defragmentation (`activedefrag`): when the allocator holds many
+//! more bytes in its pages than the program uses, live blocks are moved out
+//! of sparse slabs so whole pages empty and go back to the OS.
+//!
+//! * **When and how hard** ([`cron`], every tick): fragmentation is
+//!   jemalloc's `active / allocated` (INFO `allocator_frag_ratio`). A cycle
+//!   is wanted while `activedefrag` is on, the excess is above
+//!   `active-defrag-ignore-bytes` and the percentage above
+//!   `active-defrag-threshold-lower`; its CPU share goes linearly from
+//!   `active-defrag-cycle-min` at the lower threshold to
+//!   `active-defrag-cycle-max` at `active-defrag-threshold-upper` (Redis's
+//!   rule). A pass in progress only ever raises its effort.
+//! * **The work** runs on its own thread, not in the cron or the workers:
+//!   slices of about [`SLICE`] (the keyspace walk holds one partition lock
+//!   at a time, never longer than a slice, see
+//!   `store::keyspace::defrag`), each followed by a sleep that keeps the
+//!   thread at its CPU share (at 25%: 0.5 ms of work, 1.5 ms of sleep).
+//!   The walk resumes where the last slice stopped. At the end of a pass
+//!   the thread publishes its time and waits for the cron's next decision:
+//!   a new pass starts only while fragmentation is still above the
+//!   threshold.
+//! * **The move decision** is the allocator's (`collections::defrag`,
+//!   installed by the binary); without it (a build on another allocator)
+//!   nothing runs and INFO shows zeros.
+//!
+//! Not done: the slice does not shrink when the workers have been busy,
+//! large collections are moved whole (not `active-defrag-max-scan-fields`
+//! at a time), and only the top block of table-encoded sets, hashes,
+//! sorted sets and streams moves (their arrays and nodes stay).
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use store::keyspace::defrag::{DefragCursor, KeyCounts};
+use store::keyspace::Keyspace;
+
+use crate::kernel::config::settings::DefragSettings;
+use crate::kernel::defrag::DefragState;
+use crate::kernel::server::Server;
+
+/// Work per slice.
+pub const SLICE: Duration = Duration::from_micros(500);
+
+/// The CPU percentage a cycle should use for this fragmentation, 0 when no
+/// cycle is wanted (see the module docs). `frag_pct` is
+/// `(active / allocated - 1) * 100`, `frag_bytes` is `active - allocated`.
+pub fn effort(s: &DefragSettings, frag_pct: f64, frag_bytes: i64) -> u32 {
+    if !s.enabled || frag_bytes <= 0 || (frag_bytes as u64) < s.ignore_bytes {
+        return 0;
+    }
+    if frag_pct < s.threshold_lower as f64 {
+        return 0;
+    }
+    let (lo, hi) = (s.threshold_lower as f64, s.threshold_upper as f64);
+    let (cmin, cmax) = (s.cycle_min as f64, s.cycle_max.max(s.cycle_min) as f64);
+    let pct = if hi <= lo {
+        cmax
+    } else {
+        cmin + (cmax - cmin) * ((frag_pct - lo) / (hi - lo))
+    };
+    pct.clamp(cmin, cmax).round() as u32
+}
+
+/// Cron step: decides the effort and starts the thread the first time a
+/// cycle is wanted.
+pub fn cron(srv: &Server) {
+    let s = srv.settings().defrag;
+    let st = &srv.defrag;
+    if !s.enabled {
+        st.target_pct.store(0, Relaxed);
+        return;
+    }
+    if !collections::defrag::available() {
+        return;
+    }
+    let a = (crate::kernel::memprobe::probe().stats)();
+    let frag_bytes = a.active as i64 - a.allocated as i64;
+    let frag_pct = if a.allocated == 0 {
+        0.0
+    } else {
+        (a.active as f64 / a.allocated as f64 - 1.0) * 100.0
+    };
+    let want = effort(&s, frag_pct, frag_bytes);
+    let running = st.running_pct.load(Relaxed);
+    // A pass in progress only raises its effort; it ends on its own.
+    let target = if running > 0 { want.max(running) } else { want };
+    st.target_pct.store(target, Relaxed);
+    if target > 0 && !st.started.swap(true, Relaxed) {
+        let ks = srv.keyspace.clone();
+        let st = srv.defrag.clone();
+        let spawned = std::thread::Builder::new()
+            .name("defrag".into())
+            .spawn(move || run(&ks, &st));
+        if spawned.is_err() {
+            srv.defrag.started.store(false, Relaxed);
+        }
+    }
+}
+
+/// The defrag thread: passes while the cron wants them (see the module
+/// docs). Never returns.
+fn run(ks: &Keyspace, st: &DefragState) {
+    let Some(mut d) = collections::defrag::Defrag::new() else {
+        return;
+    };
+    let mut cur = DefragCursor::default();
+    let mut pass_start: Option<Instant> = None;
+    let (mut seen_hits, mut seen_misses) = (0u64, 0u64);
+    loop {
+        let pct = st.target_pct.load(Relaxed);
+        if pct == 0 && pass_start.is_none() {
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        }
+        if pass_start.is_none() {
+            pass_start = Some(Instant::now());
+            st.pass_started_ms
+                .store(crate::base::clock::unix_time_ms(), Relaxed);
+        }
+        let pct = pct.clamp(1, 99);
+        st.running_pct.store(pct, Relaxed);
+        let t0 = Instant::now();
+        let mut keys = KeyCounts::default();
+        let done = ks.defrag_slice(&mut cur, SLICE, &mut d, &mut keys);
+        let spent = t0.elapsed();
+        st.hits.fetch_add(d.hits - seen_hits, Relaxed);
+        st.misses.fetch_add(d.misses - seen_misses, Relaxed);
+        (seen_hits, seen_misses) = (d.hits, d.misses);
+        st.key_hits.fetch_add(keys.hits, Relaxed);
+        st.key_misses.fetch_add(keys.misses, Relaxed);
+        if done {
+            if let Some(t) = pass_start.take() {
+                st.total_us
+                    .fetch_add(t.elapsed().as_micros() as u64, Relaxed);
+            }
+            st.passes.fetch_add(1, Relaxed);
+            st.pass_started_ms.store(0, Relaxed);
+            st.running_pct.store(0, Relaxed);
+            // The next pass waits for the cron to see the new figures.
+            st.target_pct.store(0, Relaxed);
+        }
+        // Duty cycle: `spent` of work is pct% of the period.
+        let sleep = spent.mul_f64((100 - pct) as f64 / pct as f64);
+        std::thread::sleep(sleep.max(Duration::from_micros(50)));
+    }
+}
+
+/// INFO stats fields of active defragmentation, Redis's names.
+pub fn info_stats(st: &Arc<DefragState>) -> [(&'static str, u64); 6] {
+    let started = st.pass_started_ms.load(Relaxed);
+    let now = crate::base::clock::unix_time_ms();
+    let current = if started == 0 {
+        0
+    } else {
+        now.saturating_sub(started)
+    };
+    let running = current;
+    [
+        ("active_defrag_hits", st.hits.load(Relaxed)),
+        ("active_defrag_misses", st.misses.load(Relaxed)),
+        ("active_defrag_key_hits", st.key_hits.load(Relaxed)),
+        ("active_defrag_key_misses", st.key_misses.load(Relaxed)),
+        (
+            "total_active_defrag_time",
+            st.total_us.load(Relaxed) / 1000 + running,
+        ),
+        ("current_active_defrag_time", current),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn effort_follows_redis_rule() {
+        let on = DefragSettings {
+            enabled: true,
+            ..DefragSettings::default()
+        };
+        let big = 200 << 20;
+        assert_eq!(effort(&DefragSettings::default(), 50.0, big), 0, "off");
+        assert_eq!(effort(&on, 50.0, 10 << 20), 0, "under ignore-bytes");
+        assert_eq!(effort(&on, 9.0, big), 0, "under the lower threshold");
+        assert_eq!(effort(&on, 10.0, big), 1);
+        assert_eq!(effort(&on, 55.0, big), 13);
+        assert_eq!(effort(&on, 100.0, big), 25);
+        assert_eq!(effort(&on, 400.0, big), 25);
+    }
+}

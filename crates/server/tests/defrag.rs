@@ -1,0 +1,316 @@
+//! Memory that stays small (issue 23), end to end: keys that expire before
+//! a table segment splits are dropped like any expired key (events,
+//! `expired_keys`, the AOF's DEL), and active defragmentation moves values
+//! of every type without changing what clients read, while other clients
+//! read and write.
+
+mod common;
+use common::*;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+fn info_field(c: &mut RawConn, section: &str, name: &str) -> i64 {
+    let Value::Bulk(b) = c.cmd(&["INFO", section]) else {
+        panic!("INFO")
+    };
+    let text = String::from_utf8_lossy(&b).into_owned();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(':')))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{name} in INFO {section}"))
+}
+
+fn pipeline(c: &mut RawConn, cmds: &[Vec<String>]) {
+    let mut buf = Vec::new();
+    for a in cmds {
+        buf.extend_from_slice(format!("*{}\r\n", a.len()).as_bytes());
+        for x in a {
+            buf.extend_from_slice(format!("${}\r\n{x}\r\n", x.len()).as_bytes());
+        }
+    }
+    c.send(&buf);
+    for a in cmds {
+        let r = c.read_reply();
+        assert!(!matches!(r, Value::Error(_)), "{a:?}: {r}");
+    }
+}
+
+/// A stream of short-TTL keys with active expiry slowed down: every key
+/// that left (through active expiry, a lookup, or an insert dropping the
+/// expired keys of a full segment) gave one `expired` event, one
+/// `expired_keys` count and one DEL in the AOF.
+#[test]
+fn expired_keys_are_counted_notified_and_journaled_once() {
+    let srv = TestServer::start(&[
+        ("hz", "1"),
+        ("notify-keyspace-events", "Ex"),
+        ("appendonly", "yes"),
+        ("appendfsync", "no"),
+    ]);
+    let mut sub = srv.raw();
+    sub.cmd(&["SUBSCRIBE", "__keyevent@0__:expired"]);
+    let mut c = srv.raw();
+    // The keyspace logs expired keys for events once the cron has seen
+    // that someone wants them (at hz 1, up to a second after start): a
+    // probe key that expires and is read until its event arrives.
+    let mut ready = false;
+    for _ in 0..200 {
+        c.cmd(&["SET", "probe", "v", "PX", "1"]);
+        std::thread::sleep(Duration::from_millis(5));
+        c.cmd(&["GET", "probe"]);
+        if let Reply::Value(Value::Array(_)) = sub.read_reply_within(Duration::from_millis(100)) {
+            ready = true;
+            break;
+        }
+    }
+    assert!(ready, "expired events flow");
+    let probes = info_field(&mut c, "stats", "expired_keys");
+    let n = 60_000usize;
+    // The subscriber reads all along (its output buffer stays small).
+    let events = std::thread::spawn(move || {
+        let mut seen = std::collections::HashSet::new();
+        while seen.len() < n {
+            match sub.read_reply_within(Duration::from_secs(120)) {
+                Reply::Value(Value::Array(m)) => {
+                    let Value::Bulk(k) = &m[2] else {
+                        panic!("{m:?}")
+                    };
+                    if k != b"probe" {
+                        assert!(seen.insert(k.clone()), "one event per key");
+                    }
+                }
+                r => panic!("missing expired events: got {} of {n}: {r:?}", seen.len()),
+            }
+        }
+        seen.len()
+    });
+    for chunk in (0..n as u32).collect::<Vec<u32>>().chunks(1000) {
+        let cmds: Vec<Vec<String>> = chunk
+            .iter()
+            .map(|i| {
+                vec![
+                    "SET".into(),
+                    format!("ttl:{i}"),
+                    format!("value:{i}"),
+                    "PX".into(),
+                    "20".into(),
+                ]
+            })
+            .collect();
+        pipeline(&mut c, &cmds);
+    }
+    assert!(
+        wait_until(Duration::from_secs(120), || {
+            matches!(c.cmd(&["DBSIZE"]), Value::Int(0))
+        }),
+        "every key expires"
+    );
+    let expired = info_field(&mut c, "stats", "expired_keys");
+    assert_eq!(expired - probes, n as i64);
+    assert_eq!(events.join().unwrap(), n);
+    // The AOF holds one DEL per key (after the SETs).
+    c.cmd(&["CONFIG", "SET", "appendfsync", "always"]);
+    c.cmd(&["SET", "flush", "1"]);
+    let dir = srv.dir().join("appendonlydir");
+    let mut dels = 0;
+    for f in std::fs::read_dir(&dir).expect("appendonlydir") {
+        let p = f.unwrap().path();
+        if p.to_string_lossy().ends_with(".incr.aof") {
+            let b = std::fs::read(&p).unwrap();
+            let pat = b"$3\r\nDEL\r\n$";
+            for i in 0..b.len().saturating_sub(pat.len()) {
+                if &b[i..i + pat.len()] == pat {
+                    // `$<len>\r\n<key>`: the key starts after the length line.
+                    let rest = &b[i + pat.len()..];
+                    let nl = rest.iter().position(|&x| x == b'\n').unwrap();
+                    dels += rest[nl + 1..].starts_with(b"ttl:") as usize;
+                }
+            }
+        }
+    }
+    assert_eq!(dels, n, "one DEL per expired key in the AOF");
+}
+
+/// Every key's DUMP payload (type, encoding and contents) by name.
+fn dump_all(c: &mut RawConn) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let Value::Array(keys) = c.cmd(&["KEYS", "*"]) else {
+        panic!("KEYS")
+    };
+    let mut out = BTreeMap::new();
+    for k in keys {
+        let Value::Bulk(k) = k else { panic!() };
+        if k.starts_with(b"w") {
+            continue; // the concurrent writers' keys
+        }
+        let Value::Bulk(d) = c.cmd(&[&b"DUMP"[..], &k]) else {
+            panic!("DUMP")
+        };
+        out.insert(k, d);
+    }
+    out
+}
+
+/// Values of every type and encoding read back identically after active
+/// defrag moved them, with two worker threads and other clients reading
+/// and writing their own keys all along.
+#[test]
+fn defrag_moves_values_of_every_type_without_changing_them() {
+    let srv = TestServer::start(&[
+        ("threads", "2"),
+        ("activedefrag", "yes"),
+        ("active-defrag-ignore-bytes", "1"),
+        ("active-defrag-threshold-lower", "0"),
+        ("active-defrag-cycle-max", "50"),
+    ]);
+    let mut c = srv.raw();
+    c.cmd(&["CONFIG", "SET", "activedefrag", "no"]);
+    let mut cmds: Vec<Vec<String>> = Vec::new();
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<String>>();
+    for i in 0..30_000u32 {
+        let size = 10 + (i * 7919) % 700;
+        let v: String = (0..size)
+            .map(|j| (b'a' + ((i + j) % 26) as u8) as char)
+            .collect();
+        cmds.push(s(&["SET", &format!("str:{i}"), &v]));
+        if i.is_multiple_of(3) {
+            cmds.push(s(&["PEXPIRE", &format!("str:{i}"), "100000000"]));
+        }
+        // Long key names live in heap blocks too.
+        if i.is_multiple_of(10) {
+            cmds.push(s(&[
+                "SET",
+                &format!("a-long-key-name-that-is-not-inline:{i}"),
+                &i.to_string(),
+            ]));
+        }
+    }
+    for i in 0..300u32 {
+        let n = if i.is_multiple_of(2) { 10 } else { 700 };
+        for j in 0..n {
+            let m = format!("m{j}-{}", "x".repeat((j % 40) as usize));
+            cmds.push(s(&["HSET", &format!("hash:{i}"), &m, &format!("v{j}")]));
+            cmds.push(s(&["SADD", &format!("set:{i}"), &m]));
+            cmds.push(s(&["SADD", &format!("iset:{i}"), &j.to_string()]));
+            cmds.push(s(&["ZADD", &format!("zset:{i}"), &j.to_string(), &m]));
+            cmds.push(s(&["RPUSH", &format!("list:{i}"), &m]));
+        }
+        cmds.push(s(&["RPUSH", &format!("list:{i}"), &"p".repeat(9000)]));
+        cmds.push(s(&["XADD", &format!("stream:{i}"), "*", "f", "v"]));
+    }
+    for chunk in cmds.chunks(2000) {
+        pipeline(&mut c, chunk);
+    }
+    // Sparse slabs: delete two keys of three.
+    let dels: Vec<Vec<String>> = (0..30_000u32)
+        .filter(|i| !i.is_multiple_of(3))
+        .map(|i| s(&["DEL", &format!("str:{i}")]))
+        .collect();
+    for chunk in dels.chunks(2000) {
+        pipeline(&mut c, chunk);
+    }
+    let before = dump_all(&mut c);
+    assert!(before.len() > 10_000);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..2)
+        .map(|w| {
+            let stop = stop.clone();
+            let port = srv.port();
+            std::thread::spawn(move || {
+                let mut c = RawConn::tcp(port);
+                let mut i = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let k = format!("w{w}:{}", i % 5000);
+                    let v = format!("{i}-{}", "y".repeat((i % 300) as usize));
+                    c.cmd(&["SET", k.as_str(), v.as_str()]);
+                    assert_eq!(c.cmd(&["GET", k.as_str()]), Value::Bulk(v.into_bytes()));
+                    c.cmd(&[
+                        "HSET",
+                        &format!("w{w}:h"),
+                        &format!("f{}", i % 100),
+                        &i.to_string(),
+                    ]);
+                    if i.is_multiple_of(7) {
+                        c.cmd(&["DEL", k.as_str()]);
+                    }
+                    i += 1;
+                }
+                i
+            })
+        })
+        .collect();
+
+    c.cmd(&["CONFIG", "SET", "activedefrag", "yes"]);
+    let moved = wait_until(Duration::from_secs(120), || {
+        info_field(&mut c, "stats", "active_defrag_hits") > 1000
+            && info_field(&mut c, "stats", "active_defrag_key_hits") > 100
+    });
+    // A second look at every key while defrag keeps running.
+    let during = dump_all(&mut c);
+    c.cmd(&["CONFIG", "SET", "activedefrag", "no"]);
+    stop.store(true, Ordering::Relaxed);
+    for w in writers {
+        assert!(w.join().unwrap() > 0);
+    }
+    assert!(moved, "defrag moved blocks");
+    assert!(info_field(&mut c, "stats", "active_defrag_misses") > 0);
+    assert_eq!(during.len(), before.len());
+    assert!(during == before, "a value changed while defrag ran");
+    let after = dump_all(&mut c);
+    assert!(after == before, "a value changed after defrag");
+    // Values still change normally afterwards.
+    c.cmd(&["APPEND", "str:0", "-tail"]);
+    c.cmd(&["LPUSH", "list:1", "head"]);
+    assert_eq!(
+        c.cmd(&["LINDEX", "list:1", "0"]),
+        Value::Bulk(b"head".to_vec())
+    );
+}
+
+/// The settings and INFO fields exist with Redis 7.0's defaults.
+#[test]
+fn defrag_settings_and_info_fields() {
+    let srv = TestServer::start(&[]);
+    let mut c = srv.raw();
+    for (k, v) in [
+        ("activedefrag", "no"),
+        ("active-defrag-ignore-bytes", "104857600"),
+        ("active-defrag-threshold-lower", "10"),
+        ("active-defrag-threshold-upper", "100"),
+        ("active-defrag-cycle-min", "1"),
+        ("active-defrag-cycle-max", "25"),
+        ("active-defrag-max-scan-fields", "1000"),
+    ] {
+        assert_eq!(
+            c.cmd(&["CONFIG", "GET", k]),
+            Value::Array(vec![
+                Value::Bulk(k.as_bytes().to_vec()),
+                Value::Bulk(v.as_bytes().to_vec())
+            ])
+        );
+    }
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "activedefrag", "yes"]),
+        Value::Simple(b"OK".to_vec())
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "active-defrag-ignore-bytes", "10mb"]),
+        Value::Simple(b"OK".to_vec())
+    );
+    assert!(matches!(
+        c.cmd(&["CONFIG", "SET", "active-defrag-cycle-max", "100"]),
+        Value::Error(_)
+    ));
+    for f in [
+        "active_defrag_hits",
+        "active_defrag_misses",
+        "active_defrag_key_hits",
+        "active_defrag_key_misses",
+    ] {
+        assert!(info_field(&mut c, "stats", f) >= 0);
+    }
+    assert!(info_field(&mut c, "memory", "active_defrag_running") >= 0);
+}

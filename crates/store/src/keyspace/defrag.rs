@@ -1,0 +1,162 @@
+//! Active defragmentation walks over the keyspace (see
+//! `collections::defrag` for the move decision and the per-structure
+//! moves).
+//!
+//! A pass visits every partition in order, and in each every database in
+//! two stages: the entries (through the table's scan cursor, each entry
+//! offering its key and value blocks), then the table's own blocks
+//! (segment headers and rows, one segment per step). [`Keyspace::defrag_slice`]
+//! runs for about a given slice and stops where it is; the
+//! [`DefragCursor`] says where to continue, so a pass is spread over many
+//! slices.
+//!
+//! Invariants:
+//! * A partition lock is held for at most one slice (the deadline is
+//!   checked after every logical bucket and every segment), and only one
+//!   partition is locked at a time.
+//! * The partition's pending lookup is settled first (a move would leave
+//!   its entry pointer dangling); no other pointer into a table or a value
+//!   survives a partition lock.
+//! * Nothing a client can observe changes: bytes are copied as they are,
+//!   no entry is added or removed, sizes and statistics stay the same.
+//! * Between slices the table may change; the scan cursor's guarantee
+//!   (every entry present for the whole pass is visited) carries over.
+
+use std::time::{Duration, Instant};
+
+use collections::defrag::Defrag;
+
+use super::{Keyspace, Partition};
+
+/// Where a defrag pass continues (see the module docs). `Default` starts
+/// a pass.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DefragCursor {
+    part: usize,
+    db: usize,
+    /// 0: entries, 1: the table's own blocks.
+    stage: u8,
+    cursor: u64,
+}
+
+impl DefragCursor {
+    /// At the start of a pass?
+    pub fn at_start(&self) -> bool {
+        *self == DefragCursor::default()
+    }
+}
+
+/// Keys visited by defrag: some block moved (hits) or none did (misses).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KeyCounts {
+    pub hits: u64,
+    pub misses: u64,
+}
+
+impl Partition {
+    /// Moves the blocks of database `db`'s entries, one logical bucket of
+    /// the table after the other from `cursor` (0 starts), until
+    /// `deadline` (at least one bucket). Returns the next cursor, 0 when
+    /// the database is done.
+    pub fn defrag_entries(
+        &mut self,
+        db: usize,
+        cursor: u64,
+        deadline: Instant,
+        d: &mut Defrag,
+        keys: &mut KeyCounts,
+    ) -> u64 {
+        self.settle();
+        let Some(t) = self.dbs.get_mut(db).and_then(|x| x.as_deref_mut()) else {
+            return 0;
+        };
+        let mut c = cursor;
+        loop {
+            c = t.table.scan_retain(c, |e| {
+                let before = d.hits;
+                e.defrag(d);
+                if d.hits > before {
+                    keys.hits += 1;
+                } else {
+                    keys.misses += 1;
+                }
+                true
+            });
+            if c == 0 || Instant::now() >= deadline {
+                return c;
+            }
+        }
+    }
+
+    /// Moves the table blocks (segment headers, rows) of database `db`
+    /// that the allocator advises moving, one segment after the other from
+    /// `cursor` (0 starts), until `deadline`. Returns the next cursor, 0
+    /// when done.
+    pub fn defrag_table(
+        &mut self,
+        db: usize,
+        cursor: u64,
+        deadline: Instant,
+        d: &mut Defrag,
+    ) -> u64 {
+        self.settle();
+        let Some(t) = self.dbs.get_mut(db).and_then(|x| x.as_deref_mut()) else {
+            return 0;
+        };
+        let mut c = cursor;
+        loop {
+            c = t.table.defrag_step(c, |p, _| d.advise(p));
+            if c == 0 || Instant::now() >= deadline {
+                return c;
+            }
+        }
+    }
+}
+
+impl Keyspace {
+    /// Runs the defrag pass from `cur` for about `slice` (see the module
+    /// docs), one partition lock at a time. Returns true when the pass
+    /// finished (and `cur` is back at the start).
+    pub fn defrag_slice(
+        &self,
+        cur: &mut DefragCursor,
+        slice: Duration,
+        d: &mut Defrag,
+        keys: &mut KeyCounts,
+    ) -> bool {
+        let deadline = Instant::now() + slice;
+        loop {
+            if cur.part >= self.parts.len() {
+                *cur = DefragCursor::default();
+                return true;
+            }
+            if cur.db >= self.ndb || self.is_stopped(cur.part) {
+                *cur = DefragCursor {
+                    part: cur.part + 1,
+                    ..DefragCursor::default()
+                };
+                continue;
+            }
+            {
+                let mut g = self.lock_partition(cur.part);
+                let next = if cur.stage == 0 {
+                    g.defrag_entries(cur.db, cur.cursor, deadline, d, keys)
+                } else {
+                    g.defrag_table(cur.db, cur.cursor, deadline, d)
+                };
+                cur.cursor = next;
+                if next == 0 {
+                    if cur.stage == 0 {
+                        cur.stage = 1;
+                    } else {
+                        cur.stage = 0;
+                        cur.db += 1;
+                    }
+                }
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+        }
+    }
+}

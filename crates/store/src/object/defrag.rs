@@ -1,0 +1,70 @@
+//! Defragmentation of one entry: every heap block the key and value cells
+//! own is offered to the defragmenter (`collections::defrag`), and the
+//! cells take the new addresses. Bytes are copied unchanged, so no reply
+//! changes; the cells' codes, lengths and TTLs are not touched.
+
+use std::mem::ManuallyDrop;
+
+use collections::defrag::Defrag;
+
+use super::*;
+
+impl Entry {
+    /// Offers the entry's blocks: a heap key's block, then the value's.
+    pub fn defrag(&mut self, d: &mut Defrag) {
+        if self.kcode() == K_HEAP {
+            let p = read_ptr(&self.k);
+            // SAFETY: a heap key cell owns the HeapBytes block at its pointer.
+            let n = unsafe { HeapBytes::defrag_raw(p, d) };
+            write_ptr(&mut self.k, n);
+        }
+        self.v.defrag(d);
+    }
+}
+
+impl CompactValue {
+    /// Offers the value's blocks: a heap string's block; a collection's
+    /// box, then the blocks the collection owns (each type moves its own,
+    /// see its `defrag`).
+    pub fn defrag(&mut self, d: &mut Defrag) {
+        let p = read_ptr(&self.b);
+        match self.code() {
+            V_HEAP..=V_HEAP7 => {
+                // SAFETY: heap string cells own a block of block_len() bytes
+                // (see `Drop`).
+                let n = unsafe { HeapStr::defrag_raw(p, self.block_len(), d) };
+                write_ptr(&mut self.b, n);
+            }
+            V_LIST => self.defrag_box::<ListValue>(d, |l, d| {
+                l.defrag(0, usize::MAX, d);
+            }),
+            V_SET => self.defrag_box::<SetValue>(d, |s, d| s.defrag(d)),
+            V_ZSET => self.defrag_box::<ZsetValue>(d, |z, d| z.defrag(d)),
+            V_HASH => self.defrag_box::<HashValue>(d, |h, d| h.defrag(d)),
+            V_STREAM => self.defrag_box::<Stream>(d, |_, _| {}),
+            V_HASH_PACK => {
+                // SAFETY: a code-68 cell owns the PackHash block at its
+                // pointer; ManuallyDrop keeps the cell the only owner until
+                // the (possibly new) pointer is written back.
+                let mut h = ManuallyDrop::new(unsafe { PackHash::from_raw(p) });
+                h.defrag(d);
+                write_ptr(&mut self.b, ManuallyDrop::into_inner(h).into_raw());
+            }
+            _ => {}
+        }
+    }
+
+    /// Moves the collection's box, then lets `inner` move what it owns.
+    fn defrag_box<T>(&mut self, d: &mut Defrag, inner: impl FnOnce(&mut T, &mut Defrag)) {
+        // SAFETY: collection cells own a Box<T> of the type their code names
+        // (see `Drop`); ManuallyDrop keeps the cell the only owner until
+        // the (possibly new) pointer is written back.
+        let mut b = ManuallyDrop::new(unsafe { Box::from_raw(read_ptr(&self.b).cast::<T>()) });
+        d.boxed(&mut b);
+        inner(&mut b, d);
+        write_ptr(
+            &mut self.b,
+            Box::into_raw(ManuallyDrop::into_inner(b)).cast(),
+        );
+    }
+}
