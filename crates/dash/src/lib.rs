@@ -1477,6 +1477,30 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         (B..NB).for_each(|b| f(id(b)));
     }
 
+    /// [`buckets_for_write`](Self::buckets_for_write) for an insert that
+    /// may drop entries first ([`insert_evicting`](Self::insert_evicting)
+    /// with either [`EvictBefore`]): the whole segment whenever the entry's
+    /// home and next buckets are full at the segment's current row count,
+    /// because the insert may then fail to place the entry and run the
+    /// eviction pass over every bucket of the segment (before adding a row
+    /// or before splitting).
+    pub fn buckets_for_evicting_write(&self, hash: u64, mut f: impl FnMut(BucketId)) {
+        let si = self.si_at(self.dir_index(hash));
+        let seg = self.seg(si);
+        let home = home_of(hash);
+        let rows = seg.nrows as usize;
+        let full = |b: usize| seg.meta[b].len as usize >= rows;
+        if full(home) && full(next(home)) {
+            let id = |b: usize| BucketId {
+                seg: si as u32,
+                bucket: b as u8,
+            };
+            (0..NB).for_each(|b| f(id(b)));
+            return;
+        }
+        self.buckets_for_write(hash, f)
+    }
+
     /// The physical bucket holding the entry for `hash` that matches `eq`,
     /// if there is one: the only bucket an in-place change of that entry,
     /// or its removal, modifies (removal moves the bucket's last entry into

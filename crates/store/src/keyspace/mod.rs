@@ -667,7 +667,7 @@ impl Keyspace {
                     let mut e = Entry::new(&key, CompactValue::from_bytes(&vbuf));
                     e.set_evict_byte(fresh);
                     let (snap, d) = g.db_and_snapshot(db);
-                    snapshot::before_insert(snap, d, &key);
+                    snapshot::before_insert(snap, d, &key, false);
                     d.sizes.add(&e);
                     d.table.insert_unique(d.table_hash(key.hash), e);
                     if lfu {

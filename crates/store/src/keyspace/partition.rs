@@ -367,14 +367,16 @@ impl Partition {
         if ttl.is_some() {
             e.set_expire(ttl);
         }
+        let prunes = self.prunes_before_split();
         let (snap, d) = self.db_and_snapshot(db);
-        snapshot::before_insert(snap, d, key);
         if ttl.is_some() {
             d.expires += 1;
         }
+        let evicting = prunes && d.expires > 0;
+        snapshot::before_insert(snap, d, key, evicting);
         let m = Measured::of(&e);
         let h = d.table_hash(key.hash);
-        let mut old = if d.expires > 0 && self.prunes_before_split() {
+        let mut old = if evicting {
             self.insert_evicting_expired(db, h, e, key, now_ms)
         } else {
             let d = self.dbs[db].as_deref_mut().expect("created above");
@@ -420,8 +422,10 @@ impl Partition {
     /// counted and logged exactly as active expiry does (`expire_step`):
     /// `expired_keys`, the "expired" event log, the journal's `DEL`, the
     /// size statistics, and large values handed to the lazy-free thread.
-    /// The snapshot hook ran before: a write that may split announces the
-    /// whole segment (`DashTable::buckets_for_write`).
+    /// The snapshot hook ran before with `evicting`: whenever the eviction
+    /// pass may run, the whole segment is serialised first
+    /// (`DashTable::buckets_for_evicting_write`), so keys it drops are in a
+    /// running snapshot as they were at its cut.
     fn insert_evicting_expired(
         &mut self,
         db: usize,
@@ -525,7 +529,7 @@ impl Partition {
             e.set_expire(expire_ms);
         }
         let (snap, d) = self.db_and_snapshot(db);
-        snapshot::before_insert(snap, d, key);
+        snapshot::before_insert(snap, d, key, false);
         let h = d.table_hash(key.hash);
         match d.table.entry(h, |x| x.matches(key)) {
             dash::Entry::Occupied(_) => return false,
@@ -591,7 +595,7 @@ impl Partition {
             return false;
         };
         let (snap, d) = self.db_and_snapshot(dst);
-        snapshot::before_insert(snap, d, key);
+        snapshot::before_insert(snap, d, key, false);
         if e.has_expire() {
             d.expires += 1;
         }

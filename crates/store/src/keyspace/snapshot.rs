@@ -224,16 +224,23 @@ pub(crate) fn before_entry(snap: Option<&Snapshot>, d: &mut Db, key: &Key) {
 }
 
 /// Before `key` is inserted or overwritten: serialises every bucket the
-/// insert may touch (the entry's own when it exists).
+/// insert may touch (the entry's own when it exists). `evicting`: the
+/// insert may drop expired entries of the segment first (the table's
+/// eviction pass visits every bucket of it), so the whole segment is
+/// serialised whenever that pass can run.
 #[inline]
-pub(crate) fn before_insert(snap: Option<&Snapshot>, d: &mut Db, key: &Key) {
+pub(crate) fn before_insert(snap: Option<&Snapshot>, d: &mut Db, key: &Key, evicting: bool) {
     if let Some(s) = pending(snap, d) {
         let h = d.table_hash(key.hash);
         if let Some(id) = d.table.bucket_of(h, |e| e.matches(key)) {
             return s.serialise(d, &[id]);
         }
         let mut ids = Vec::with_capacity(8);
-        d.table.buckets_for_write(h, |id| ids.push(id));
+        if evicting {
+            d.table.buckets_for_evicting_write(h, |id| ids.push(id));
+        } else {
+            d.table.buckets_for_write(h, |id| ids.push(id));
+        }
         s.serialise(d, &ids);
     }
 }
