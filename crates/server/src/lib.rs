@@ -4,6 +4,7 @@
 pub mod alloc;
 pub mod conn;
 pub mod faults;
+pub mod handoff;
 pub mod limits;
 pub mod log;
 pub mod net;

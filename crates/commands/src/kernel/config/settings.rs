@@ -81,6 +81,8 @@ pub struct Settings {
     pub output_normal: OutputLimit,
     pub output_replica: OutputLimit,
     pub output_pubsub: OutputLimit,
+    /// Replication as a master (`params::replication`).
+    pub repl: ReplSettings,
     pub slowlog_log_slower_than: i64,
     pub slowlog_max_len: u64,
     pub latency_monitor_threshold: u64,
@@ -254,6 +256,7 @@ impl Default for Settings {
                 soft: 0,
                 soft_seconds: 0,
             },
+            repl: ReplSettings::default(),
             slowlog_log_slower_than: 0,
             slowlog_max_len: 0,
             latency_monitor_threshold: 0,
@@ -323,3 +326,33 @@ pub const POLICY_NAMES: &[&str] = &[
     "allkeys-random",
     "noeviction",
 ];
+
+/// Replication settings (`params::replication`), Redis 7.0's defaults.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplSettings {
+    /// `repl-diskless-sync`: the RDB goes straight to the replica's socket.
+    pub diskless_sync: bool,
+    /// `repl-diskless-sync-delay`, seconds to wait for more replicas.
+    pub diskless_sync_delay: u64,
+    /// `repl-backlog-size`, bytes.
+    pub backlog_size: u64,
+    /// `repl-backlog-ttl`, seconds without replicas before the backlog goes.
+    pub backlog_ttl: u64,
+    /// `repl-ping-replica-period`, seconds.
+    pub ping_period: u64,
+    /// `repl-timeout`, seconds.
+    pub timeout: u64,
+}
+
+impl Default for ReplSettings {
+    fn default() -> Self {
+        ReplSettings {
+            diskless_sync: true,
+            diskless_sync_delay: 5,
+            backlog_size: 1 << 20,
+            backlog_ttl: 3600,
+            ping_period: 10,
+            timeout: 60,
+        }
+    }
+}

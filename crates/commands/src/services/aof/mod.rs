@@ -264,7 +264,8 @@ pub fn stop(srv: &Server) {
     let _order = srv.journal.order.write();
     write_out(srv, true);
     srv.journal.set_enabled(false);
-    srv.keyspace.set_journal_expired(false);
+    // Replication may still read the journal (and its expired-key DELs).
+    srv.keyspace.set_journal_expired(srv.journal.enabled());
     *srv.aof.files.lock() = None;
     let mut out = srv.journal.out.lock();
     out.buf.clear();
