@@ -61,6 +61,7 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         settings.clone(),
         config_file,
     ));
+    commands::services::replication::install(&srv);
     commands::services::acl::load_at_startup(&srv).inspect_err(|e| {
         log::log(commands::base::log::LogLevel::Warning, e);
     })?;

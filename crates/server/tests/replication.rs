@@ -371,3 +371,127 @@ fn replconf_errors_match_redis() {
     assert_eq!(p.cmd(&["SYNC"]), r.cmd(&["SYNC"]));
     assert_eq!(p.cmd(&["WAIT", "0", "0"]), r.cmd(&["WAIT", "0", "0"]));
 }
+
+// ---- petrel as the replica ----
+
+fn replicaof(replica: &Server, master: &Server) {
+    let port = master.port().to_string();
+    assert_eq!(
+        replica.raw().cmd(&["REPLICAOF", "127.0.0.1", &port]),
+        Value::simple("OK")
+    );
+}
+
+fn petrel_replica() -> Server {
+    Server::start(&[("enable-debug-command", "yes")])
+}
+
+/// Lets the master's stream reach the replica, then compares digests.
+fn assert_replica_in_sync(master: &Server, replica: &Server, what: &str) {
+    collect_expired(master);
+    let mut m = master.raw();
+    let mut r = replica.raw();
+    wait_for(&format!("the petrel replica to catch up ({what})"), || {
+        let mo = info_num(&mut m, "replication", "master_repl_offset");
+        let ro = info_num(&mut r, "replication", "slave_repl_offset");
+        ro == mo
+    });
+    assert_eq!(
+        m.cmd(&["DEBUG", "DIGEST"]),
+        r.cmd(&["DEBUG", "DIGEST"]),
+        "DEBUG DIGEST differs ({what})"
+    );
+    for db in 0..16 {
+        let db = db.to_string();
+        m.cmd(&["SELECT", &db]);
+        r.cmd(&["SELECT", &db]);
+        assert_eq!(m.cmd(&["DBSIZE"]), r.cmd(&["DBSIZE"]), "db {db} ({what})");
+    }
+}
+
+fn petrel_follows(master: &Server) {
+    workload(master, 2, 1500, 21);
+    let replica = petrel_replica();
+    replicaof(&replica, master);
+    link_up(&replica);
+    assert_replica_in_sync(master, &replica, "after the full sync");
+    workload(master, 3, 1500, 22);
+    assert_replica_in_sync(master, &replica, "after the workload");
+    let mut m = master.raw();
+    assert_eq!(m.cmd(&["WAIT", "1", "10000"]), Value::Int(1));
+
+    // The replica refuses writes from its clients, reads work.
+    let mut r = replica.raw();
+    assert_eq!(
+        r.cmd(&["SET", "x", "1"]),
+        Value::Error(b"READONLY You can't write against a read only replica.".to_vec())
+    );
+    let role = r.cmd(&["ROLE"]);
+    let Value::Array(parts) = &role else {
+        panic!("ROLE: {role:?}")
+    };
+    assert_eq!(parts[0], Value::Bulk(b"slave".to_vec()));
+    assert_eq!(parts[2], Value::Int(master.port() as i64));
+
+    // A killed link comes back with a partial resync.
+    let full = info_num(&mut m, "stats", "sync_full");
+    let partial = info_num(&mut m, "stats", "sync_partial_ok");
+    assert_eq!(m.cmd(&["CLIENT", "KILL", "TYPE", "replica"]), Value::Int(1));
+    m.cmd(&["SET", "while", "down"]);
+    wait_for("the partial resync", || {
+        info_num(&mut m, "stats", "sync_partial_ok") > partial
+    });
+    link_up(&replica);
+    workload(master, 2, 500, 23);
+    assert_replica_in_sync(master, &replica, "after the partial resync");
+    assert_eq!(info_num(&mut m, "stats", "sync_full"), full);
+
+    // Promotion: the master's ID becomes the previous one, writes work.
+    let before = info_field(&mut m, "replication", "master_replid").unwrap();
+    let offset = info_num(&mut r, "replication", "slave_repl_offset");
+    assert_eq!(r.cmd(&["REPLICAOF", "NO", "ONE"]), Value::simple("OK"));
+    assert_eq!(
+        info_field(&mut r, "replication", "role").as_deref(),
+        Some("master")
+    );
+    assert_eq!(
+        info_field(&mut r, "replication", "master_replid2").as_deref(),
+        Some(before.as_str())
+    );
+    assert_eq!(
+        info_num(&mut r, "replication", "second_repl_offset"),
+        offset + 1
+    );
+    assert_eq!(r.cmd(&["SET", "x", "1"]), Value::simple("OK"));
+}
+
+#[test]
+fn petrel_replica_of_redis_diskless() {
+    let Some(master) = RefRedis::start_with(Opts::new(&[
+        ("enable-debug-command", "yes"),
+        ("repl-diskless-sync", "yes"),
+        ("repl-diskless-sync-delay", "0"),
+    ])) else {
+        return;
+    };
+    petrel_follows(&master);
+}
+
+#[test]
+fn petrel_replica_of_redis_disk() {
+    let Some(master) = RefRedis::start_with(Opts::new(&[
+        ("enable-debug-command", "yes"),
+        ("repl-diskless-sync", "no"),
+    ])) else {
+        return;
+    };
+    petrel_follows(&master);
+}
+
+#[test]
+fn petrel_replica_of_petrel() {
+    for diskless in [true, false] {
+        let master = petrel_master(diskless);
+        petrel_follows(&master);
+    }
+}

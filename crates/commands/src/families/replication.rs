@@ -1,6 +1,6 @@
-//! Replication commands, master side: SYNC, PSYNC, REPLCONF, WAIT, ROLE
-//! (the work is `services::replication`). REPLICAOF/SLAVEOF (the replica
-//! side) and FAILOVER are not built yet.
+//! Replication commands: REPLICAOF/SLAVEOF (the replica side), SYNC,
+//! PSYNC, REPLCONF, WAIT, ROLE (the work is `services::replication`).
+//! FAILOVER is not built yet.
 
 use collections::Limits;
 use resp::ReplyBuf;
@@ -165,7 +165,48 @@ fn wait(ctx: &mut Ctx, args: &[&[u8]]) {
     crate::services::replication::wake_waiters(ctx.srv);
 }
 
+/// REPLICAOF / SLAVEOF host port | NO ONE.
+fn replicaof(ctx: &mut Ctx, args: &[&[u8]]) {
+    use crate::services::replication::replica::{replicaof as set, Outcome};
+    let target = if eq_ic(args[1], "no") && eq_ic(args[2], "one") {
+        None
+    } else {
+        if ctx.client.kind == ClientKind::Replica {
+            return ctx.error("ERR Command is not valid when client is a replica.");
+        }
+        let Some(port) = parse_i64(args[2]).filter(|p| (0..=65535).contains(p)) else {
+            return ctx.error("ERR Invalid master port");
+        };
+        Some((String::from_utf8_lossy(args[1]).into_owned(), port as u16))
+    };
+    match set(ctx.srv, target) {
+        Outcome::Ok => ctx.ok(),
+        Outcome::AlreadyConnected => ctx.out.simple("OK Already connected to specified master"),
+    }
+}
+
 fn role(ctx: &mut Ctx, _args: &[&[u8]]) {
+    let side = &ctx.srv.replication.replica;
+    if let Some((host, port)) = side.master.lock().clone() {
+        let state = if side.link_up.load(std::sync::atomic::Ordering::Relaxed) {
+            "connected"
+        } else if side
+            .sync_in_progress
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            "sync"
+        } else {
+            "connect"
+        };
+        ctx.out.array_len(5);
+        ctx.out.bulk(b"slave");
+        ctx.out.bulk(host.as_bytes());
+        ctx.out.int(port as i64);
+        ctx.out.bulk(state.as_bytes());
+        ctx.out
+            .int(side.offset.load(std::sync::atomic::Ordering::Relaxed) as i64);
+        return;
+    }
     let replicas: Vec<_> = crate::services::replication::replicas(ctx.srv)
         .into_iter()
         .filter(|r| r.state == "online")
@@ -182,9 +223,27 @@ fn role(ctx: &mut Ctx, _args: &[&[u8]]) {
     }
 }
 
+const REPLICAOF_FLAGS: u32 = flag::ADMIN | flag::NOSCRIPT | flag::STALE | flag::NO_ASYNC_LOADING;
+
 const SYNC_FLAGS: u32 = flag::ADMIN | flag::NOSCRIPT | flag::NO_ASYNC_LOADING | flag::NO_MULTI;
 
 pub const COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        acl: &["admin", "slow", "dangerous"],
+        docs: Docs::new(
+            "O(1)",
+            "Make the server a replica of another instance, or promote it as master.",
+        ),
+        ..CommandSpec::new("replicaof", 3, REPLICAOF_FLAGS, replicaof)
+    },
+    CommandSpec {
+        acl: &["admin", "slow", "dangerous"],
+        docs: Docs::new(
+            "O(1)",
+            "Make the server a replica of another instance, or promote it as master.",
+        ),
+        ..CommandSpec::new("slaveof", 3, REPLICAOF_FLAGS, replicaof)
+    },
     CommandSpec {
         acl: &["admin", "slow", "dangerous"],
         docs: Docs::new("", "Internal command used for replication"),

@@ -38,6 +38,8 @@ pub struct ReplIds {
 pub struct Replication {
     ids: Mutex<ReplIds>,
     pub master: Arc<Master>,
+    /// The replica side (REPLICAOF).
+    pub replica: ReplicaSide,
 }
 
 impl Default for Replication {
@@ -49,6 +51,7 @@ impl Default for Replication {
                 second_offset: -1,
             }),
             master: Arc::default(),
+            replica: ReplicaSide::default(),
         }
     }
 }
@@ -64,12 +67,45 @@ impl Replication {
         self.ids.lock().replid = crate::base::text::random_hex(40);
     }
 
+    /// Takes `replid` as the current ID (a replica adopts its master's).
+    pub fn set_replid(&self, replid: &str) {
+        self.ids.lock().replid = replid.to_string();
+    }
+
+    /// Redis's `shiftReplicationId`: the current ID becomes the previous
+    /// one, valid up to `offset + 1`, and a new ID is drawn.
+    pub fn shift_replid(&self, offset: u64) {
+        let mut g = self.ids.lock();
+        g.replid2 = std::mem::replace(&mut g.replid, crate::base::text::random_hex(40));
+        g.second_offset = offset as i64 + 1;
+    }
+
     /// Forgets the previous ID (Redis's `clearReplicationId2`).
     pub fn clear_replid2(&self) {
         let mut g = self.ids.lock();
         g.replid2 = "0".repeat(40);
         g.second_offset = -1;
     }
+}
+
+/// The replica side's state: whom this server follows and how far it got.
+#[derive(Debug, Default)]
+pub struct ReplicaSide {
+    /// `REPLICAOF host port` (None: a master).
+    pub master: Mutex<Option<(String, u16)>>,
+    /// Bumped by every REPLICAOF: a link thread of another generation ends.
+    pub generation: AtomicU64,
+    /// A replica (one relaxed load for the read-only check).
+    pub is_replica: AtomicBool,
+    /// The link is up and streaming (`master_link_status:up`).
+    pub link_up: AtomicBool,
+    pub sync_in_progress: AtomicBool,
+    /// Stream bytes processed (`slave_repl_offset`).
+    pub offset: AtomicU64,
+    /// Unix ms of the last bytes from the master.
+    pub last_io_ms: AtomicU64,
+    /// Unix ms the link went down.
+    pub down_since_ms: AtomicU64,
 }
 
 /// A replica's state, as INFO names it.
@@ -194,6 +230,22 @@ impl Master {
     /// `master_repl_offset`.
     pub fn offset(&self) -> u64 {
         self.offset.load(Relaxed)
+    }
+
+    /// Sets `master_repl_offset` (a replica follows its master's; a
+    /// promoted replica continues from there). Empties the backlog, which
+    /// would otherwise hold bytes of another offset range.
+    pub fn set_offset(&self, offset: u64) {
+        let mut g = self.inner.lock();
+        if g.offset == offset {
+            return;
+        }
+        g.offset = offset;
+        self.offset.store(offset, Relaxed);
+        if let Some(b) = g.backlog.as_mut() {
+            let size = b.size() as u64;
+            *b = Backlog::new(size, offset);
+        }
     }
 
     /// Replicas attached and streaming that acknowledged `offset`.

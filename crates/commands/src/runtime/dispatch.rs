@@ -393,6 +393,12 @@ fn persistence_gate(
         if let Some(msg) = crate::services::aof::write_error(srv) {
             return Some(msg.into());
         }
+        // A read-only replica takes writes from its master only.
+        if client.kind != crate::kernel::client::ClientKind::Master
+            && crate::services::replication::refuses_writes(srv)
+        {
+            return Some(errors::READONLY_REPLICA.into());
+        }
     }
     if srv.persistence.is_loading() {
         let refused = if queue {

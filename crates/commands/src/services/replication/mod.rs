@@ -22,12 +22,15 @@
 //!   worker times them out like any blocked client. Blocking sends
 //!   `REPLCONF GETACK *` into the stream so replicas answer at once.
 //!
-//! Not built yet: the replica side (REPLICAOF), `min-replicas-to-write`,
+//! The replica side (REPLICAOF) is [`replica`].
+//!
+//! Not built yet: `min-replicas-to-write`,
 //! `repl-diskless-sync-max-replicas`, one snapshot shared by several
 //! replicas syncing at once (each takes its own, one after the other),
 //! FAILOVER.
 
 pub mod master;
+pub mod replica;
 pub mod socket;
 
 use std::sync::atomic::Ordering::Relaxed;
@@ -41,6 +44,25 @@ use crate::kernel::hub::WorkerMsg;
 use crate::kernel::journal::encode_command;
 use crate::kernel::replication::{Backlog, Limit, ReplicaLink};
 use crate::kernel::server::Server;
+
+static THIS: std::sync::OnceLock<std::sync::Weak<Server>> = std::sync::OnceLock::new();
+
+/// Tells replication which server it serves (at startup, once), so
+/// commands can start the threads replication runs on.
+pub fn install(srv: &Arc<Server>) {
+    let _ = THIS.set(Arc::downgrade(srv));
+}
+
+/// The server [`install`] named.
+pub fn server() -> Option<Arc<Server>> {
+    THIS.get()?.upgrade()
+}
+
+/// Is this server a replica whose clients may not write
+/// (`-READONLY`)? One relaxed load when it is not a replica.
+pub fn refuses_writes(srv: &Server) -> bool {
+    srv.replication.replica.is_replica.load(Relaxed)
+}
 
 fn limit_of(s: &Settings) -> Limit {
     Limit {
@@ -245,7 +267,45 @@ pub fn info_section(srv: &Server, t: &mut String) {
     };
     let s = srv.settings();
     t.push_str("# Replication\r\n");
-    let _ = write!(t, "role:master\r\n");
+    let side = &srv.replication.replica;
+    let following = side.master.lock().clone();
+    let mut offset = offset;
+    if let Some((host, port)) = following {
+        let now = crate::base::clock::unix_time_ms();
+        let up = side.link_up.load(Relaxed);
+        offset = side.offset.load(Relaxed);
+        let _ = write!(t, "role:slave\r\n");
+        let _ = write!(t, "master_host:{host}\r\n");
+        let _ = write!(t, "master_port:{port}\r\n");
+        let _ = write!(
+            t,
+            "master_link_status:{}\r\n",
+            if up { "up" } else { "down" }
+        );
+        let io = side.last_io_ms.load(Relaxed);
+        let ago = if io == 0 {
+            -1
+        } else {
+            (now.saturating_sub(io) / 1000) as i64
+        };
+        let _ = write!(t, "master_last_io_seconds_ago:{ago}\r\n");
+        let _ = write!(
+            t,
+            "master_sync_in_progress:{}\r\n",
+            side.sync_in_progress.load(Relaxed) as u8
+        );
+        let _ = write!(t, "slave_read_repl_offset:{offset}\r\n");
+        let _ = write!(t, "slave_repl_offset:{offset}\r\n");
+        if !up {
+            let since = now.saturating_sub(side.down_since_ms.load(Relaxed)) / 1000;
+            let _ = write!(t, "master_link_down_since_seconds:{since}\r\n");
+        }
+        let _ = write!(t, "slave_priority:100\r\n");
+        let _ = write!(t, "slave_read_only:1\r\n");
+        let _ = write!(t, "replica_announced:1\r\n");
+    } else {
+        let _ = write!(t, "role:master\r\n");
+    }
     let _ = write!(t, "connected_slaves:{}\r\n", views.len());
     for (i, v) in views.iter().enumerate() {
         let _ = write!(
