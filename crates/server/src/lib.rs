@@ -185,6 +185,8 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     }
     srv.persistence.loading.active.store(false, Relaxed);
     notice!("Ready to accept connections");
+    // `replicaof` in the configuration: follow that master from now on.
+    commands::services::replication::start_configured(&srv);
 
     wait_for_workers(&srv, joins, &acceptor_join);
     notice!("User requested shutdown...");

@@ -359,6 +359,12 @@ fn replconf_errors_match_redis() {
         vec!["WAIT", "0", "0"],
         vec!["PSYNC", "?"],
         vec!["PSYNC", "?", "x"],
+        vec!["REPLICAOF", "127.0.0.1", "x"],
+        vec!["REPLICAOF", "127.0.0.1", "70000"],
+        vec!["SLAVEOF", "127.0.0.1", "-1"],
+        vec!["SLAVEOF", "NO", "ONE"],
+        vec!["REPLICAOF", "no", "one"],
+        vec!["ROLE"],
     ] {
         let a = petrel.raw().cmd(&args);
         let b = redis.raw().cmd(&args);
@@ -494,4 +500,52 @@ fn petrel_replica_of_petrel() {
         let master = petrel_master(diskless);
         petrel_follows(&master);
     }
+}
+
+#[test]
+fn replicaof_in_the_config_file() {
+    let master = petrel_master(true);
+    master.raw().cmd(&["SET", "k", "v"]);
+    let replica = Server::start_with(
+        Opts::new(&[("enable-debug-command", "yes")])
+            .config(&format!("replicaof 127.0.0.1 {}\n", master.port())),
+    );
+    link_up(&replica);
+    assert_replica_in_sync(&master, &replica, "configured replica");
+    assert_eq!(
+        replica.raw().cmd(&["CONFIG", "GET", "replicaof"]),
+        Value::Array(vec![
+            Value::bulk("replicaof"),
+            Value::bulk(format!("127.0.0.1 {}", master.port()))
+        ])
+    );
+}
+
+#[test]
+fn replica_over_its_output_limit_is_dropped() {
+    let master = Server::start(&[
+        ("repl-diskless-sync-delay", "0"),
+        ("client-output-buffer-limit", "replica 1mb 0 0"),
+    ]);
+    // A replica that never reads after the payload.
+    let (r, _, _) = raw_replica(&master, true);
+    let mut c = master.raw();
+    wait_for("the replica to be online", || {
+        info_field(&mut c, "replication", "connected_slaves").as_deref() == Some("1")
+    });
+    let value = "x".repeat(64 * 1024);
+    let mut i = 0;
+    wait_for("the replica to be dropped", || {
+        for _ in 0..32 {
+            i += 1;
+            c.cmd(&["SET", &format!("k{i}"), &value]);
+        }
+        info_field(&mut c, "replication", "connected_slaves").as_deref() == Some("0")
+    });
+    assert!(info_num(&mut c, "stats", "client_output_buffer_limit_disconnections") >= 1);
+    assert!(master.wait_log(
+        "scheduled to be closed ASAP for overcoming of output buffer limits",
+        PATIENCE
+    ));
+    drop(r);
 }

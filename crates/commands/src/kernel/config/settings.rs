@@ -342,6 +342,8 @@ pub struct ReplSettings {
     pub ping_period: u64,
     /// `repl-timeout`, seconds.
     pub timeout: u64,
+    /// `replicaof host port` from the configuration file.
+    pub replicaof: Option<(String, u16)>,
 }
 
 impl Default for ReplSettings {
@@ -353,6 +355,7 @@ impl Default for ReplSettings {
             backlog_ttl: 3600,
             ping_period: 10,
             timeout: 60,
+            replicaof: None,
         }
     }
 }

@@ -53,6 +53,14 @@ pub fn install(srv: &Arc<Server>) {
     let _ = THIS.set(Arc::downgrade(srv));
 }
 
+/// Starts following the master `replicaof` names in the configuration
+/// (once the dataset is loaded, at startup).
+pub fn start_configured(srv: &Arc<Server>) {
+    if let Some(target) = srv.settings().repl.replicaof.clone() {
+        replica::replicaof(srv, Some(target));
+    }
+}
+
 /// The server [`install`] named.
 pub fn server() -> Option<Arc<Server>> {
     THIS.get()?.upgrade()

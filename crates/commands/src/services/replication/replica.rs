@@ -18,7 +18,7 @@
 //!
 //! Not built yet: `masterauth`/`masteruser`, `repl-diskless-load` other
 //! than `disabled` (the payload always goes through a temporary file),
-//! `replica-serve-stale-data no`, the `replicaof` config directive,
+//! `replica-serve-stale-data no`,
 //! keeping expired keys until the master's DEL (a Petrel replica expires
 //! keys itself), proxying the stream verbatim to sub-replicas.
 

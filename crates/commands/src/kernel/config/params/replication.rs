@@ -1,6 +1,4 @@
-//! Replication settings. Petrel replicates as a master (issue 21,
-//! `services::replication`); the replica side is not built yet, so
-//! `replicaof` still accepts only an empty value.
+//! Replication settings (issue 21, `services::replication`).
 
 use super::super::values::*;
 use super::super::Param;
@@ -12,13 +10,22 @@ pub static REPLICATION: &[Param] = &[
         // As in Redis: only the config file sets it; REPLICAOF changes it.
         mutable: false,
         default: String::new,
-        get: |_| String::new(),
-        set: |_, v| {
-            if v.trim().is_empty() {
-                Ok(())
-            } else {
-                Err("replicating from a master is not supported by this server yet".into())
-            }
+        get: |s| match &s.repl.replicaof {
+            Some((h, p)) => format!("{h} {p}"),
+            None => String::new(),
+        },
+        set: |s, v| {
+            let words: Vec<&str> = v.split_whitespace().collect();
+            s.repl.replicaof = match words.as_slice() {
+                [] => None,
+                [h, p] => {
+                    let port =
+                        int_in(p, 0, 65535).map_err(|_| "Invalid master port".to_string())?;
+                    Some((h.to_string(), port as u16))
+                }
+                _ => return Err("wrong number of arguments".into()),
+            };
+            Ok(())
         },
     },
     p!(
