@@ -437,6 +437,9 @@ fn petrel_follows(master: &Server) {
         panic!("ROLE: {role:?}")
     };
     assert_eq!(parts[0], Value::Bulk(b"slave".to_vec()));
+    assert!(
+        matches!(r.cmd(&["WAIT", "0", "0"]), Value::Error(e) if e.starts_with(b"ERR WAIT cannot be used with replica instances"))
+    );
     assert_eq!(parts[2], Value::Int(master.port() as i64));
 
     // A killed link comes back with a partial resync.

@@ -26,6 +26,11 @@ fn sync(ctx: &mut Ctx, args: &[&[u8]]) {
     if ctx.client.kind == ClientKind::Replica {
         return;
     }
+    if crate::services::replication::refuses_writes(ctx.srv) {
+        // Chained replication would need the master's stream proxied
+        // verbatim (offsets and ID shared down the chain): not built yet.
+        return ctx.error("ERR this server does not serve replicas while it is a replica (chained replication is not supported yet)");
+    }
     let req = if eq_ic(args[0], "psync") {
         let Some(offset) = parse_i64(args[2]) else {
             return ctx.error(ERR_NOT_INT);
@@ -137,6 +142,9 @@ fn wait(ctx: &mut Ctx, args: &[&[u8]]) {
     };
     if timeout < 0 {
         return ctx.error(ERR_TIMEOUT_NEGATIVE);
+    }
+    if crate::services::replication::refuses_writes(ctx.srv) {
+        return ctx.error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.");
     }
     let master = ctx.srv.replication.master.clone();
     // Every write this client made is at or below the current offset.

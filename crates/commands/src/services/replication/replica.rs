@@ -66,7 +66,13 @@ pub fn replicaof(srv: &Server, target: Option<(String, u16)>) -> Outcome {
             // reached, under a new ID; the old one stays valid up to here
             // for former siblings (Redis's shiftReplicationId).
             let offset = side.offset.load(Relaxed);
-            srv.replication.master.set_offset(offset);
+            {
+                // The next record selects its database: former siblings
+                // continuing from us do not know which one ours has.
+                let mut out = srv.journal.out.lock();
+                out.db = None;
+                srv.replication.master.set_offset(offset);
+            }
             srv.replication.shift_replid(offset);
             notice("MASTER MODE enabled (user request)");
             Outcome::Ok
@@ -81,6 +87,10 @@ pub fn replicaof(srv: &Server, target: Option<(String, u16)>) -> Outcome {
                 side.offset.store(srv.replication.master.offset(), Relaxed);
             }
             *cur = Some((host.clone(), port));
+            // Our own replicas must sync again, as with Redis.
+            for r in srv.replication.master.inner.lock().replicas.iter() {
+                r.close();
+            }
             let gen = side.generation.fetch_add(1, Relaxed) + 1;
             side.is_replica.store(true, Relaxed);
             side.link_up.store(false, Relaxed);
