@@ -370,6 +370,22 @@ fn replconf_errors_match_redis() {
         let b = redis.raw().cmd(&args);
         assert_eq!(a, b, "{args:?}");
     }
+    // min-replicas-to-write with no replica: writes are refused, reads
+    // and PING are not.
+    for args in [
+        vec!["CONFIG", "SET", "min-replicas-to-write", "1"],
+        vec!["SET", "x", "1"],
+        vec!["GET", "x"],
+        vec!["PING"],
+        vec!["CONFIG", "GET", "min-slaves-max-lag"],
+        vec!["CONFIG", "GET", "min-replicas-to-write"],
+        vec!["CONFIG", "SET", "min-replicas-to-write", "0"],
+        vec!["SET", "x", "1"],
+    ] {
+        let a = petrel.raw().cmd(&args);
+        let b = redis.raw().cmd(&args);
+        assert_eq!(a, b, "{args:?}");
+    }
     let mut p = petrel.raw();
     let mut r = redis.raw();
     p.cmd(&["MULTI"]);

@@ -393,6 +393,17 @@ fn persistence_gate(
         if let Some(msg) = crate::services::aof::write_error(srv) {
             return Some(msg.into());
         }
+    }
+    // Replication's refusals concern write commands only (not PING).
+    let is_write = if queue {
+        queued_any(srv, client, flag::WRITE)
+    } else {
+        spec.flags & flag::WRITE != 0
+    };
+    if is_write {
+        if crate::services::replication::too_few_good_replicas(srv, settings) {
+            return Some(errors::NOREPLICAS.into());
+        }
         // A read-only replica takes writes from its master only.
         if client.kind != crate::kernel::client::ClientKind::Master
             && crate::services::replication::refuses_writes(srv)

@@ -344,6 +344,10 @@ pub struct ReplSettings {
     pub timeout: u64,
     /// `replicaof host port` from the configuration file.
     pub replicaof: Option<(String, u16)>,
+    /// `min-replicas-to-write` (0: off).
+    pub min_replicas_to_write: u64,
+    /// `min-replicas-max-lag`, seconds (0: off).
+    pub min_replicas_max_lag: u64,
 }
 
 impl Default for ReplSettings {
@@ -356,6 +360,8 @@ impl Default for ReplSettings {
             ping_period: 10,
             timeout: 60,
             replicaof: None,
+            min_replicas_to_write: 0,
+            min_replicas_max_lag: 10,
         }
     }
 }

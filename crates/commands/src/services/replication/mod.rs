@@ -24,7 +24,9 @@
 //!
 //! The replica side (REPLICAOF) is [`replica`].
 //!
-//! Not built yet: `min-replicas-to-write`,
+//! `min-replicas-to-write` is checked by dispatch ([`too_few_good_replicas`]).
+//!
+//! Not built yet:
 //! `repl-diskless-sync-max-replicas`, one snapshot shared by several
 //! replicas syncing at once (each takes its own, one after the other),
 //! FAILOVER.
@@ -70,6 +72,30 @@ pub fn server() -> Option<Arc<Server>> {
 /// (`-READONLY`)? One relaxed load when it is not a replica.
 pub fn refuses_writes(srv: &Server) -> bool {
     srv.replication.replica.is_replica.load(Relaxed)
+}
+
+/// `min-replicas-to-write`: fewer replicas than that are online with a
+/// lag (since their last message) of at most `min-replicas-max-lag`
+/// seconds, on a master (Redis refuses writes with `-NOREPLICAS`).
+pub fn too_few_good_replicas(srv: &Server, s: &Settings) -> bool {
+    let (want, max_lag) = (s.repl.min_replicas_to_write, s.repl.min_replicas_max_lag);
+    if want == 0 || max_lag == 0 || refuses_writes(srv) {
+        return false;
+    }
+    let now = crate::base::clock::unix_time_ms();
+    let good = srv
+        .replication
+        .master
+        .inner
+        .lock()
+        .replicas
+        .iter()
+        .filter(|r| {
+            r.state.load(Relaxed) == crate::kernel::replication::state::ONLINE
+                && now.saturating_sub(r.ack_ms.load(Relaxed)) / 1000 <= max_lag
+        })
+        .count() as u64;
+    good < want
 }
 
 fn limit_of(s: &Settings) -> Limit {

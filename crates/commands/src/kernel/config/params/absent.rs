@@ -343,22 +343,6 @@ pub static ABSENT: &[Param] = &[
         "replication"
     ),
     absent!(
-        "min-replicas-to-write",
-        ["min-slaves-to-write"],
-        true,
-        "0",
-        Same::Int,
-        "replication"
-    ),
-    absent!(
-        "min-replicas-max-lag",
-        ["min-slaves-max-lag"],
-        true,
-        "10",
-        Same::Int,
-        "replication"
-    ),
-    absent!(
         "propagation-error-behavior",
         [],
         true,

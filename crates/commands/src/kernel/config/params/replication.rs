@@ -89,4 +89,26 @@ pub static REPLICATION: &[Param] = &[
             Ok(())
         }
     ),
+    Param {
+        name: "min-replicas-to-write",
+        aliases: &["min-slaves-to-write"],
+        mutable: true,
+        default: || "0".into(),
+        get: |s| s.repl.min_replicas_to_write.to_string(),
+        set: |s, v| {
+            s.repl.min_replicas_to_write = int_in(v, 0, i32::MAX as i64)? as u64;
+            Ok(())
+        },
+    },
+    Param {
+        name: "min-replicas-max-lag",
+        aliases: &["min-slaves-max-lag"],
+        mutable: true,
+        default: || "10".into(),
+        get: |s| s.repl.min_replicas_max_lag.to_string(),
+        set: |s, v| {
+            s.repl.min_replicas_max_lag = int_in(v, 0, i32::MAX as i64)? as u64;
+            Ok(())
+        },
+    },
 ];
