@@ -216,6 +216,21 @@ pub struct ReplStats {
     pub net_repl_input_bytes: AtomicU64,
 }
 
+impl ReplStats {
+    /// CONFIG RESETSTAT.
+    pub fn reset(&self) {
+        for c in [
+            &self.sync_full,
+            &self.sync_partial_ok,
+            &self.sync_partial_err,
+            &self.net_repl_output_bytes,
+            &self.net_repl_input_bytes,
+        ] {
+            c.store(0, Relaxed);
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct MasterInner {
     pub offset: u64,
