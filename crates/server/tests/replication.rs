@@ -359,6 +359,10 @@ fn replconf_errors_match_redis() {
         vec!["WAIT", "0", "0"],
         vec!["PSYNC", "?"],
         vec!["PSYNC", "?", "x"],
+        vec!["REPLCONF", "rdb-only", "2"],
+        vec!["REPLCONF", "rdb-only", "1"],
+        vec!["REPLCONF", "rdb-filter-only", ""],
+        vec!["REPLCONF", "rdb-filter-only", "foo"],
         vec!["REPLICAOF", "127.0.0.1", "x"],
         vec!["REPLICAOF", "127.0.0.1", "70000"],
         vec!["SLAVEOF", "127.0.0.1", "-1"],
@@ -567,4 +571,49 @@ fn replica_over_its_output_limit_is_dropped() {
         PATIENCE
     ));
     drop(r);
+}
+
+#[test]
+fn redis_cli_rdb_and_replica_work_against_petrel() {
+    if !redis_available() {
+        return;
+    }
+    let master = petrel_master(true);
+    let mut c = master.raw();
+    c.cmd(&["SET", "a", "1"]);
+    c.cmd(&["RPUSH", "l", "x", "y"]);
+    let out = master.dir().join("cli.rdb");
+    let st = std::process::Command::new("redis-cli")
+        .args(["-p", &master.port().to_string(), "--rdb"])
+        .arg(&out)
+        .output()
+        .expect("redis-cli");
+    assert!(st.status.success(), "{st:?}");
+    let bytes = std::fs::read(&out).unwrap();
+    assert!(bytes.starts_with(b"REDIS0010"));
+    // The rdb-only link closed after the payload.
+    wait_for("the rdb-only link to close", || {
+        info_field(&mut c, "replication", "connected_slaves").as_deref() == Some("0")
+    });
+    // redis-cli --replica prints the stream.
+    let child = std::process::Command::new("timeout")
+        .args([
+            "5",
+            "redis-cli",
+            "-p",
+            &master.port().to_string(),
+            "--replica",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("redis-cli");
+    wait_for("redis-cli --replica to attach", || {
+        info_field(&mut c, "replication", "connected_slaves").as_deref() == Some("1")
+            && info_field(&mut c, "replication", "slave0")
+                .is_some_and(|s| s.contains("state=online"))
+    });
+    c.cmd(&["SET", "seen", "by-the-cli"]);
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\"SET\",\"seen\",\"by-the-cli\""), "{text}");
 }

@@ -78,9 +78,20 @@ fn replconf(ctx: &mut Ctx, args: &[&[u8]]) {
             // master, nothing is answered, as in Redis.
             return;
         } else if eq_ic(opt, "rdb-only") {
-            match val {
-                b"0" | b"1" => {}
-                _ => return ctx.error(ERR_NOT_INT),
+            // The payload only, no stream after it (redis-cli --rdb).
+            match parse_i64(val) {
+                Some(0) => ctx.client.repl.rdb_only = false,
+                Some(1) => ctx.client.repl.rdb_only = true,
+                Some(_) => {
+                    return ctx.error("ERR value is out of range, value must between 0 and 1")
+                }
+                None => return ctx.error(ERR_NOT_INT),
+            }
+        } else if eq_ic(opt, "rdb-filter-only") {
+            // Only the empty filter (the whole dataset): the `functions`
+            // filter is not built.
+            if !val.is_empty() {
+                return ctx.error_with_arg("ERR Unsupported rdb-filter-only option: ", val, "");
             }
         } else {
             return ctx.error_with_arg("ERR Unrecognized REPLCONF option: ", opt, "");

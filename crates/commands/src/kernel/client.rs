@@ -288,6 +288,8 @@ pub struct ReplClientConf {
     pub capa_eof: bool,
     /// `REPLCONF capa psync2`: accepts `+CONTINUE <new replid>`.
     pub capa_psync2: bool,
+    /// `REPLCONF rdb-only 1`: the payload only, then the link closes.
+    pub rdb_only: bool,
     /// Set by SYNC/PSYNC: the worker hands the connection to the
     /// replication service after this command.
     pub handoff: Option<SyncRequest>,

@@ -115,7 +115,7 @@ fn run(srv: Arc<Server>, h: Handoff) {
             Some(r) => r,
             None => full_sync(&srv, &link, &client, &req, &mut socket, &name),
         };
-        if ok {
+        if ok && !client.repl.rdb_only {
             stream(&srv, &link, &mut socket);
         }
     }
