@@ -92,6 +92,7 @@ pub const DEBUG_SUBCOMMANDS: &[&[DebugSub]] = &[
 /// REWRITE walk them.
 pub const CONFIG_GROUPS: &[&[Param]] = &[
     params::network::NETWORK,
+    params::tls::TLS,
     params::acl::ACL,
     params::server::SERVER,
     params::persistence::PERSISTENCE,

@@ -243,9 +243,34 @@ fn split_general(
     Ok(true)
 }
 
+/// Redis's `sdssplitargs` on one line, as the config file loader, ACL
+/// selectors and `redis-cli` use it: the arguments, copied, or `None` for
+/// unbalanced quotes (or a closing quote followed by a non-blank). Like the
+/// C function, the line ends at its first NUL byte.
+pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let end = memchr::memchr(0, line).unwrap_or(line.len());
+    let (mut ranges, mut scratch) = (Vec::new(), Vec::new());
+    let in_scratch = split_inline(line, 0, end, &mut ranges, &mut scratch).ok()?;
+    let src = if in_scratch { &scratch[..] } else { line };
+    Some(ranges.iter().map(|&(s, e)| src[s..e].to_vec()).collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn split_args_as_sdssplitargs() {
+        let v = |xs: &[&[u8]]| Some(xs.iter().map(|x| x.to_vec()).collect::<Vec<_>>());
+        assert_eq!(split_args(b"  set k  v "), v(&[b"set", b"k", b"v"]));
+        assert_eq!(split_args(b"a\"b c\"d"), None);
+        assert_eq!(split_args(b"a\"b c\" d"), v(&[b"ab c", b"d"]));
+        assert_eq!(split_args(b"\"\\x41\\n\" 'it\\'s'"), v(&[b"A\n", b"it's"]));
+        assert_eq!(split_args(b"\"open"), None);
+        assert_eq!(split_args(b"x\0\"open"), v(&[b"x"]));
+        assert_eq!(split_args(b"a\x0bb"), v(&[b"a\x0bb"]));
+        assert_eq!(split_args(b""), v(&[]));
+    }
 
     /// The quote-free fast path splits exactly like the general splitter,
     /// on every string of up to 6 bytes over the interesting alphabet.

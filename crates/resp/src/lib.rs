@@ -27,6 +27,7 @@ pub mod reply;
 pub mod request;
 pub mod value;
 
+pub use inline::split_args;
 pub use ldouble::LongDouble;
 pub use num::{format_double_like_redis, format_long_double_like_redis, parse_redis_i64};
 pub use reply::{encode_command, write_command, DeferredLen, Protocol, ReplyBuf};

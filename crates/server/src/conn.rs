@@ -148,7 +148,9 @@ impl Conn {
                 Ok(n) => {
                     self.rlen += n;
                     total += n;
-                    if n < avail {
+                    // A TLS stream's short read says nothing about the
+                    // socket: it returns WouldBlock once that is drained.
+                    if n < avail && !self.stream.is_tls() {
                         break;
                     }
                 }
@@ -434,7 +436,7 @@ impl Conn {
     }
 
     pub fn has_pending_output(&self) -> bool {
-        self.wpos < self.out.len()
+        self.wpos < self.out.len() || self.stream.tls_pending()
     }
 
     pub fn pending_output(&self) -> usize {
@@ -459,6 +461,16 @@ impl Conn {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => break Err(e),
             }
+        };
+        // TLS: the replies are written once rustls has sent them (and the
+        // handshake's own messages have no reply bytes at all).
+        let result = match result {
+            Ok(true) if self.stream.tls_pending() => match self.stream.flush() {
+                Ok(()) => Ok(true),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(false),
+                Err(e) => Err(e),
+            },
+            r => r,
         };
         if written > 0 {
             srv.stats.net_output_bytes.fetch_add(written, Relaxed);

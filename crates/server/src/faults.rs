@@ -8,9 +8,10 @@
 //!   once per partition. The other partitions, and other connections, go on.
 //! * A panic in the cron thread ends the process with a log line, as does a
 //!   worker or the acceptor thread ending before shutdown (their clients
-//!   could never be served again): a dead thread is never ignored. Not
-//!   watched yet: the lazy-free thread and a BGSAVE's walk and writer
-//!   threads. A cron tick
+//!   could never be served again): a dead thread is never ignored.
+//!   Handled elsewhere: the lazy-free thread ends the process itself
+//!   (`commands::kernel::lazyfree`); a BGSAVE's walk or writer thread that
+//!   panics fails that save (`commands::services::snapshot`). A cron tick
 //!   refused by a stopped partition is not a fault: the tick is abandoned
 //!   (expiry and eviction skip stopped partitions themselves).
 //!

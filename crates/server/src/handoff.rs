@@ -29,6 +29,18 @@ pub fn replica(srv: Arc<Server>, mut conn: Conn) {
             // SAFETY: as above.
             Socket::Unix(unsafe { std::os::unix::net::UnixStream::from_raw_fd(fd) })
         }
+        Stream::Tls(_) => {
+            // The replication threads speak plain sockets only.
+            crate::warning!(
+                "Replica id={} addr={} connected over TLS: replication over TLS is not supported yet, closing",
+                conn.client.id,
+                conn.client.shared.addr
+            );
+            let mut client = conn.client;
+            commands::services::connection::close(&srv, &mut client);
+            srv.clients.remove(client.id);
+            return;
+        }
     };
     attach(
         srv,

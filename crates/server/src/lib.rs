@@ -8,6 +8,7 @@ pub mod handoff;
 pub mod limits;
 pub mod log;
 pub mod net;
+pub mod tls;
 pub mod worker;
 
 use std::io::Write;
@@ -65,26 +66,32 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     commands::services::acl::load_at_startup(&srv).inspect_err(|e| {
         log::log(commands::base::log::LogLevel::Warning, e);
     })?;
-    // Clients that connect before the RDB file is loaded get -LOADING.
-    // With `appendonly yes` the AOF is the dataset and the RDB file is
-    // ignored, as Redis does.
+    // Clients that connect before the dataset is loaded get -LOADING. With
+    // `appendonly yes` the AOF is the dataset and the RDB file is ignored,
+    // as Redis does. An AOF that is not there yet only gets its first
+    // base (of nothing): written before the listeners open, as Redis
+    // does it before it serves anyone.
     let rdb_file = commands::services::snapshot::rdb_path(&settings);
-    if !settings.aof.enabled && rdb_file.exists() {
+    let aof_to_load = settings.aof.enabled && commands::services::aof::exists_on_disk(&settings);
+    if settings.aof.enabled && !aof_to_load {
+        commands::services::aof::load_at_startup(&srv, &settings)?;
+    }
+    if aof_to_load || (!settings.aof.enabled && rdb_file.exists()) {
         srv.persistence.loading.active.store(true, Relaxed);
     }
 
-    // The append-only file (`appendonly yes`): loaded before the listeners
-    // open (a client connecting meanwhile waits in the backlog).
-    let load_start = std::time::Instant::now();
-    match commands::services::aof::load_at_startup(&srv, &settings) {
-        Ok(Some(r)) => notice!(
-            "DB loaded from append only file: {:.3} seconds ({} commands)",
-            load_start.elapsed().as_secs_f64(),
-            r.commands
-        ),
-        Ok(None) => {}
-        Err(e) => return Err(e),
+    // TLS: the context is built before any listener opens; settings that
+    // cannot be used end the process, as in Redis.
+    if tls::in_use(&settings.tls) {
+        match tls::build(&settings.tls) {
+            Ok(c) => tls::install(Some(c)),
+            Err(e) => {
+                warning!("{e}");
+                return Err("Failed to configure TLS. Check logs for more info.".into());
+            }
+        }
     }
+    srv.config.set_tls_hook(Box::new(tls::config_hook));
 
     let mut listeners: Vec<Listener> = Vec::new();
     if settings.port != 0 {
@@ -93,6 +100,14 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
             srv.tcp_port.store(a.port() as u64, Relaxed);
         }
         listeners.extend(tcp.into_iter().map(|(l, _)| Listener::Tcp(l)));
+    }
+    if settings.tls.port != 0 {
+        let tcp = net::bind_tcp(
+            &settings.bind,
+            settings.tls.port,
+            settings.tcp_backlog as i32,
+        )?;
+        listeners.extend(tcp.into_iter().map(|(l, _)| Listener::Tls(l)));
     }
     if !settings.unixsocket.is_empty() {
         listeners.push(Listener::Unix(net::bind_unix(
@@ -131,10 +146,11 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     spawn_cron_thread(srv.clone())?;
 
     notice!(
-        "Petrel {} (Redis {} compatible) started: port={} threads={} pid={}",
+        "Petrel {} (Redis {} compatible) started: port={} tls-port={} threads={} pid={}",
         commands::PETREL_VERSION,
         commands::REDIS_VERSION,
         srv.tcp_port.load(Relaxed),
+        settings.tls.port,
         threads,
         std::process::id()
     );
@@ -149,6 +165,7 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         let req = RebindRequest {
             bind: s.bind.clone(),
             port: s.port,
+            tls_port: s.tls.port,
             backlog: s.tcp_backlog as i32,
             reply: reply_tx,
         };
@@ -175,8 +192,24 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
 
     // Load the dataset while clients get -LOADING (a partial dataset is
     // never served: an error ends the process).
-    if settings.aof.enabled {
-        // Loaded above.
+    if aof_to_load {
+        let load_start = std::time::Instant::now();
+        match commands::services::aof::load_at_startup(&srv, &settings) {
+            Ok(Some(r)) => notice!(
+                "DB loaded from append only file: {:.3} seconds ({} commands)",
+                load_start.elapsed().as_secs_f64(),
+                r.commands
+            ),
+            Ok(None) => {}
+            Err(e) => {
+                if !srv.shutdown_requested.load(Relaxed) {
+                    warning!("{e}");
+                    std::process::exit(1);
+                }
+            }
+        }
+    } else if settings.aof.enabled {
+        // Started above (nothing to load).
     } else if let Err(e) = commands::services::snapshot::load_at_startup(&srv) {
         if !srv.shutdown_requested.load(Relaxed) {
             warning!("{e}");
@@ -246,6 +279,7 @@ const REBIND: Token = Token(usize::MAX);
 struct RebindRequest {
     bind: Vec<String>,
     port: u16,
+    tls_port: u16,
     backlog: i32,
     reply: Sender<Result<(), String>>,
 }
@@ -265,10 +299,11 @@ impl Acceptor {
     fn register_all(&mut self) {
         for (i, l) in self.listeners.iter_mut().enumerate() {
             let r = match l {
-                Listener::Tcp(t) => self
-                    .poll
-                    .registry()
-                    .register(t, Token(i), Interest::READABLE),
+                Listener::Tcp(t) | Listener::Tls(t) => {
+                    self.poll
+                        .registry()
+                        .register(t, Token(i), Interest::READABLE)
+                }
                 Listener::Unix(u) => self
                     .poll
                     .registry()
@@ -280,45 +315,56 @@ impl Acceptor {
         }
     }
 
-    /// Replaces the TCP listeners. Like Redis, the old sockets are closed
-    /// first (so the same port can be bound on other addresses); if the new
-    /// ones cannot be bound the old configuration is bound again.
+    /// Replaces the TCP listeners (plain and TLS). Like Redis, the old
+    /// sockets are closed first (so the same port can be bound on other
+    /// addresses); if the new ones cannot be bound the old configuration
+    /// is bound again.
     fn rebind(&mut self, req: &RebindRequest) -> Result<(), String> {
         let old: Vec<_> = self
             .listeners
             .iter()
             .filter_map(|l| match l {
-                Listener::Tcp(t) => t.local_addr().ok(),
+                Listener::Tcp(t) => t.local_addr().ok().map(|a| (a, false)),
+                Listener::Tls(t) => t.local_addr().ok().map(|a| (a, true)),
                 Listener::Unix(_) => None,
             })
             .collect();
         for l in &mut self.listeners {
             let _ = match l {
-                Listener::Tcp(t) => self.poll.registry().deregister(t),
+                Listener::Tcp(t) | Listener::Tls(t) => self.poll.registry().deregister(t),
                 Listener::Unix(u) => self.poll.registry().deregister(u),
             };
         }
         self.listeners.retain(|l| matches!(l, Listener::Unix(_)));
-        let bound = if req.port == 0 {
-            Ok(Vec::new())
-        } else {
-            net::bind_tcp(&req.bind, req.port, req.backlog)
+        let bind = |port: u16| {
+            if port == 0 {
+                Ok(Vec::new())
+            } else {
+                net::bind_tcp(&req.bind, port, req.backlog)
+            }
         };
+        let bound = bind(req.port).and_then(|tcp| Ok((tcp, bind(req.tls_port)?)));
         let result = match bound {
-            Ok(tcp) => {
+            Ok((tcp, tls)) => {
                 let port = tcp.first().map_or(0, |(_, a)| a.port());
                 self.srv.tcp_port.store(port as u64, Relaxed);
                 self.listeners
                     .extend(tcp.into_iter().map(|(l, _)| Listener::Tcp(l)));
+                self.listeners
+                    .extend(tls.into_iter().map(|(l, _)| Listener::Tls(l)));
                 Ok(())
             }
             Err(e) => {
-                warning!("CONFIG SET port/bind: {e}");
-                for a in old {
+                warning!("CONFIG SET port/tls-port/bind: {e}");
+                for (a, is_tls) in old {
                     match net::bind_tcp(&[a.ip().to_string()], a.port(), req.backlog) {
-                        Ok(tcp) => self
-                            .listeners
-                            .extend(tcp.into_iter().map(|(l, _)| Listener::Tcp(l))),
+                        Ok(tcp) => self.listeners.extend(tcp.into_iter().map(|(l, _)| {
+                            if is_tls {
+                                Listener::Tls(l)
+                            } else {
+                                Listener::Tcp(l)
+                            }
+                        })),
                         Err(e) => warning!("Restoring listener {a}: {e}"),
                     }
                 }
@@ -361,9 +407,10 @@ fn accept_loop(mut a: Acceptor) {
             let Some(l) = a.listeners.get_mut(ev.token().0) else {
                 continue;
             };
+            let is_tls = matches!(l, Listener::Tls(_));
             loop {
                 let accepted = match l {
-                    Listener::Tcp(t) => t.accept().map(|(s, peer)| {
+                    Listener::Tcp(t) | Listener::Tls(t) => t.accept().map(|(s, peer)| {
                         let local = s
                             .local_addr()
                             .map(|a| worker::peer_string(&a))
@@ -393,6 +440,22 @@ fn accept_loop(mut a: Acceptor) {
                 let settings = srv.settings();
                 if let Stream::Tcp(t) = &stream {
                     net::tune_tcp(t, settings.tcp_keepalive);
+                }
+                if is_tls {
+                    // The handshake runs on the worker, driven by the
+                    // connection's readiness (never blocking it).
+                    let Stream::Tcp(t) = stream else { continue };
+                    let Some(ctx) = tls::current() else {
+                        warning!("TLS connection refused: no TLS context configured");
+                        continue;
+                    };
+                    stream = match tls::TlsStream::new(t, ctx) {
+                        Ok(s) => Stream::Tls(Box::new(s)),
+                        Err(e) => {
+                            warning!("TLS connection refused: {e}");
+                            continue;
+                        }
+                    };
                 }
                 if srv.stats.connected_clients.load(Relaxed) >= settings.maxclients {
                     let _ = stream.write(b"-ERR max number of clients reached\r\n");

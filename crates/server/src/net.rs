@@ -1,5 +1,7 @@
 //! Sockets: binding the configured TCP addresses and unix socket, and the
-//! [`Stream`] type that lets a connection be either.
+//! [`Stream`] type that lets a connection be plain TCP, a unix socket or
+//! TLS over TCP ([`crate::tls`]). The plain variants are matched first and
+//! call the socket directly: TLS costs them one match arm.
 
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr};
@@ -11,11 +13,14 @@ use mio::{Interest, Registry, Token};
 pub enum Listener {
     Tcp(TcpListener),
     Unix(UnixListener),
+    /// The `tls-port` listener: its connections speak TLS.
+    Tls(TcpListener),
 }
 
 pub enum Stream {
     Tcp(TcpStream),
     Unix(UnixStream),
+    Tls(Box<crate::tls::TlsStream>),
 }
 
 impl Read for Stream {
@@ -23,6 +28,7 @@ impl Read for Stream {
         match self {
             Stream::Tcp(s) => s.read(buf),
             Stream::Unix(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
         }
     }
 }
@@ -32,10 +38,16 @@ impl Write for Stream {
         match self {
             Stream::Tcp(s) => s.write(buf),
             Stream::Unix(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
         }
     }
+    /// Sends what a TLS stream has queued (`WouldBlock` if the socket is
+    /// full); plain streams queue nothing.
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        match self {
+            Stream::Tls(s) => s.write_pending(),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -44,18 +56,21 @@ impl Source for Stream {
         match self {
             Stream::Tcp(s) => s.register(r, t, i),
             Stream::Unix(s) => s.register(r, t, i),
+            Stream::Tls(s) => s.tcp.register(r, t, i),
         }
     }
     fn reregister(&mut self, r: &Registry, t: Token, i: Interest) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.reregister(r, t, i),
             Stream::Unix(s) => s.reregister(r, t, i),
+            Stream::Tls(s) => s.tcp.reregister(r, t, i),
         }
     }
     fn deregister(&mut self, r: &Registry) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.deregister(r),
             Stream::Unix(s) => s.deregister(r),
+            Stream::Tls(s) => s.tcp.deregister(r),
         }
     }
 }
@@ -66,6 +81,20 @@ impl Stream {
         match self {
             Stream::Tcp(s) => s.as_raw_fd(),
             Stream::Unix(s) => s.as_raw_fd(),
+            Stream::Tls(s) => s.tcp.as_raw_fd(),
+        }
+    }
+
+    pub fn is_tls(&self) -> bool {
+        matches!(self, Stream::Tls(_))
+    }
+
+    /// A TLS stream has encrypted bytes queued for the socket.
+    #[inline]
+    pub fn tls_pending(&self) -> bool {
+        match self {
+            Stream::Tls(s) => s.wants_write(),
+            _ => false,
         }
     }
 }

@@ -356,7 +356,14 @@ impl Worker {
             Ok(ReadResult::Eof) => {
                 conn.dead = true;
             }
-            Err(_) => {
+            Err(e) => {
+                if conn.stream.is_tls() {
+                    // Redis logs refused TLS handshakes at verbose level.
+                    crate::verbose!(
+                        "Error accepting a client connection: {e} (addr={})",
+                        conn.client.shared.addr
+                    );
+                }
                 conn.dead = true;
             }
         }
@@ -592,6 +599,9 @@ impl Worker {
 
     pub fn close(&mut self, slot: usize) {
         if let Some(mut conn) = self.conns.get_mut(slot).and_then(|c| c.take()) {
+            if let crate::net::Stream::Tls(t) = &mut conn.stream {
+                t.close();
+            }
             let _ = self.poll.registry().deregister(&mut conn.stream);
             if commands::services::connection::close(&self.srv, &mut conn.client) {
                 self.blocked.retain(|&s| s != slot);

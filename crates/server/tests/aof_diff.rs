@@ -524,6 +524,7 @@ fn rewrite_and_load(preamble: &str, script: &str) -> Vec<Vec<Vec<u8>>> {
                 ("dir", &d),
             ]),
         );
+        wait_loaded(&srv);
         assert_same(&petrel, &srv, &format!("{kind:?}"));
         assert_eq!(srv.raw().cmd(&["DEBUG", "DIGEST"]), want, "{kind:?}");
     }

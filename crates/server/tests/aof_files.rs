@@ -70,6 +70,7 @@ fn start_on_copy(kind: Kind, aof: &Path, extra: &[(&str, &str)]) -> (TempDir, Se
     let mut args = vec![("appendonly", "yes"), DEBUG_ON, ("dir", d.as_str())];
     args.extend_from_slice(extra);
     let srv = Server::start_opts(kind, Opts::new(&args));
+    wait_loaded(&srv);
     (dir, srv)
 }
 
@@ -245,6 +246,10 @@ fn config_set_appendonly_at_runtime() {
         Value::Simple("OK".into())
     );
     c.cmd(&["SET", "later", "1"]);
+    // The base is written in the background (see aof_enable.rs).
+    wait_rewrite(|| {
+        String::from_utf8_lossy(c.cmd(&["INFO", "persistence"]).as_bytes().unwrap()).into_owned()
+    });
     let dir = aof_dir(petrel.dir());
     let files = manifest_files(&dir);
     assert_eq!(files[0].1, "b");
@@ -288,7 +293,9 @@ fn start_in(dir: &TempDir, extra: &[(&str, &str)]) -> Server {
     let d = dir.path().display().to_string();
     let mut args = vec![("appendonly", "yes"), DEBUG_ON, ("dir", d.as_str())];
     args.extend_from_slice(extra);
-    Server::start_with(Opts::new(&args))
+    let srv = Server::start_with(Opts::new(&args));
+    wait_loaded(&srv);
+    srv
 }
 
 fn dbsize(srv: &Server) -> Value {
@@ -590,4 +597,82 @@ fn fcall_beside_save_and_rewrite_never_hangs() {
         c.cmd(&["GET", "k"]),
         Value::Bulk(calls.to_string().into_bytes())
     );
+}
+
+/// The AOF loads while clients are served, as in Redis: the listeners are
+/// open first, commands get `-LOADING` (those flagged `loading`, INFO
+/// among them, run), INFO shows `loading:1` and the progress fields; once
+/// loaded, the dataset is whole. The base file is a FIFO fed in two
+/// steps, so the test looks at the server while it loads.
+#[test]
+fn clients_get_loading_while_the_aof_loads() {
+    let dir = TempDir::new("aofloading");
+    let aof = dir.join("appendonlydir");
+    std::fs::create_dir_all(&aof).unwrap();
+    std::fs::write(
+        aof.join("appendonly.aof.manifest"),
+        "file appendonly.aof.1.base.aof seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n",
+    )
+    .unwrap();
+    std::fs::write(aof.join("appendonly.aof.1.incr.aof"), b"").unwrap();
+    let mut data = Vec::new();
+    for i in 0..2000 {
+        let (k, v) = (format!("key:{i}"), format!("v{i}"));
+        data.extend_from_slice(
+            format!(
+                "*3\r\n$3\r\nSET\r\n${}\r\n{k}\r\n${}\r\n{v}\r\n",
+                k.len(),
+                v.len()
+            )
+            .as_bytes(),
+        );
+    }
+    // The base (only read; the incremental file is opened for appending).
+    let fifo = aof.join("appendonly.aof.1.base.aof");
+    let path = std::ffi::CString::new(fifo.display().to_string()).unwrap();
+    // SAFETY: mkfifo with a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let half = data.len() / 2;
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    let feeder = std::thread::spawn(move || {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+        f.write_all(&data[..half]).unwrap();
+        f.flush().unwrap();
+        rx.recv().unwrap();
+        f.write_all(&data[half..]).unwrap();
+    });
+    let d = dir.path().display().to_string();
+    let srv = Server::start_with(Opts::new(&[
+        ("appendonly", "yes"),
+        DEBUG_ON,
+        ("dir", d.as_str()),
+    ]));
+    let loading = Value::Error(b"LOADING Redis is loading the dataset in memory".to_vec());
+    let mut r = srv.raw();
+    assert_eq!(r.cmd(&["GET", "key:1"]), loading);
+    assert_eq!(r.cmd(&["SET", "x", "1"]), loading);
+    assert_eq!(r.cmd(&["PING"]), loading);
+    let info = info_text(&srv);
+    assert!(info.contains("loading:1\r\n"), "{info}");
+    for f in [
+        "loading_start_time:",
+        "loading_total_bytes:",
+        "loading_rdb_used_mem:",
+        "loading_loaded_bytes:",
+        "loading_loaded_perc:",
+        "loading_eta_seconds:",
+    ] {
+        assert!(info.contains(f), "{f}\n{info}");
+    }
+    // SELECT is flagged `loading` in Redis 7.0.
+    assert_eq!(r.cmd(&["SELECT", "0"]), Value::Simple(b"OK".to_vec()));
+    tx.send(()).unwrap();
+    feeder.join().unwrap();
+    wait_loaded(&srv);
+    assert_eq!(r.cmd(&["DBSIZE"]), Value::Int(2000));
+    assert_eq!(r.cmd(&["GET", "key:1999"]), Value::Bulk(b"v1999".to_vec()));
+    // The AOF is open for appending after the load.
+    assert_eq!(r.cmd(&["SET", "after", "1"]), Value::Simple(b"OK".to_vec()));
+    assert!(info_text(&srv).contains("aof_enabled:1"));
 }

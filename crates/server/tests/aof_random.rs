@@ -75,15 +75,6 @@ fn collect_expired(srv: &Server) {
     }
 }
 
-/// Waits (up to 30 s) until `srv` finished loading its data.
-fn wait_loaded(srv: &Server) {
-    let loaded = wait_until(Duration::from_secs(30), || {
-        let v = srv.raw().cmd(&["INFO", "persistence"]);
-        String::from_utf8_lossy(v.as_bytes().unwrap_or_default()).contains("loading:0")
-    });
-    assert!(loaded, "the server did not finish loading");
-}
-
 fn digest(srv: &Server) -> Value {
     srv.raw().cmd(&["DEBUG", "DIGEST"])
 }

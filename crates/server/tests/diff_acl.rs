@@ -217,6 +217,9 @@ ACL SETUSER x %
 ACL SETUSER x "~a b"
 ACL SETUSER x "&a b"
 ACL SETUSER x on >ok bogus
+ACL SETUSER x "bog\xffus\xfe"
+ACL SETUSER x "bog\x00us"
+ACL SETUSER x "(+get\xff"
 ACL LIST
 ACL SETUSER
 ACL GETUSER

@@ -98,7 +98,9 @@ fn sparse_edits_bytes() {
         .cmd(&["GET", "h3"])
         .cmd(&["PFCOUNT", "h3"])
         .cmd(&["PFDEBUG", "ENCODING", "h3"])
-        .cmd(&["PFDEBUG", "DECODE", "h3"]);
+        .cmd(&["PFDEBUG", "DECODE", "h3"])
+        .cmd(&[&b"PFDEBUG"[..], b"n\xffo\xfe", b"h3"])
+        .cmd(&[&b"PFDEBUG"[..], b"n\x00o", b"h3"]);
     diff(&s);
 }
 

@@ -118,6 +118,30 @@ fn a_panic_while_writing_stops_that_partition_only() {
     // Commands over the whole keyspace need every partition: refused, so a
     // save never writes half-changed data.
     assert_eq!(stopped_partition(&a.cmd(&["DBSIZE"])), Some(part));
+    // INFO still answers, counting the served partitions and naming the
+    // stopped one.
+    let Value::Bulk(info) = a.cmd(&["INFO", "everything"]) else {
+        panic!("INFO")
+    };
+    let info = String::from_utf8_lossy(&info).into_owned();
+    assert!(
+        info.contains(&format!("\r\npetrel_stopped_partitions:{part}\r\n")),
+        "{info}"
+    );
+    for section in ["# Memory", "# Stats", "# Keyspace", "# Server"] {
+        assert!(info.contains(section), "{section}: {info}");
+    }
+    for cmd in [&["INFO", "keysizes"][..], &["MEMORY", "STATS"][..]] {
+        let v = a.cmd(cmd);
+        assert!(stopped_partition(&v).is_none(), "{cmd:?}: {v}");
+    }
+    // db0 counts the keys of the served partitions: exactly the served ones.
+    let counted = info
+        .lines()
+        .find_map(|l| l.strip_prefix("db0:keys="))
+        .and_then(|l| l.split(',').next())
+        .and_then(|n| n.parse::<usize>().ok());
+    assert_eq!(counted, Some(served.len()), "{info}");
     assert_eq!(stopped_partition(&a.cmd(&["SAVE"])), Some(part));
     assert_eq!(stopped_partition(&a.cmd(&["BGSAVE"])), Some(part));
     assert_eq!(stopped_partition(&a.cmd(&["FLUSHALL"])), Some(part));
@@ -148,10 +172,16 @@ fn a_dead_background_thread_ends_the_process() {
             "ended unexpectedly (see the panic above): its clients",
         ),
         ("acceptor", "The acceptor thread ended unexpectedly"),
+        ("lazyfree", "The lazy-free thread panicked"),
     ] {
         let mut srv = TestServer::start(&[("enable-debug-command", "yes")]).quiet();
         let mut a = srv.raw();
         ok(a.cmd(&["DEBUG", "PANIC-THREAD", thread]));
+        if thread == "lazyfree" {
+            // The thread panics when it is next handed something to free.
+            ok(a.cmd(&["SET", "k", "v"]));
+            ok(a.cmd(&["FLUSHALL", "ASYNC"]));
+        }
         let status = srv
             .wait_exit(Duration::from_secs(10))
             .unwrap_or_else(|| panic!("{thread}: the server did not exit"));
@@ -167,6 +197,55 @@ fn a_dead_background_thread_ends_the_process() {
     let got = srv.raw().cmd(&["DEBUG", "PANIC-THREAD", "nosuch"]);
     assert_eq!(
         err_text(&got).as_deref(),
-        Some("ERR PANIC-THREAD takes cron, worker or acceptor")
+        Some("ERR PANIC-THREAD takes cron, worker, acceptor, lazyfree or bgsave-writer")
     );
+}
+
+/// A BGSAVE whose writer thread panics fails like a save with an I/O
+/// error: logged, `rdb_last_bgsave_status:err`, no temporary file left,
+/// and the next BGSAVE works.
+#[test]
+fn a_panicking_bgsave_writer_fails_that_save_only() {
+    let mut srv = TestServer::start(&[("enable-debug-command", "yes")]);
+    let mut a = srv.raw();
+    for i in 0..100 {
+        ok(a.cmd(&["SET", &format!("k{i}"), "v"]));
+    }
+    ok(a.cmd(&["DEBUG", "PANIC-THREAD", "bgsave-writer"]));
+    let info = |a: &mut RawConn, field: &str| -> String {
+        let Value::Bulk(b) = a.cmd(&["INFO", "persistence"]) else {
+            panic!("INFO")
+        };
+        String::from_utf8_lossy(&b)
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{field}:")).map(String::from))
+            .unwrap_or_default()
+    };
+    assert!(matches!(a.cmd(&["BGSAVE"]), Value::Simple(_)));
+    assert!(wait_until(Duration::from_secs(10), || info(
+        &mut a,
+        "rdb_bgsave_in_progress"
+    ) == "0"));
+    assert_eq!(info(&mut a, "rdb_last_bgsave_status"), "err");
+    assert!(srv.wait_log("writer thread panicked", Duration::from_secs(5)));
+    assert!(
+        srv.log().contains("Background saving error"),
+        "{}",
+        srv.log()
+    );
+    let temps: Vec<_> = std::fs::read_dir(srv.dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("temp-"))
+        .collect();
+    assert!(temps.is_empty(), "{temps:?}");
+    // The next save works and the server goes on.
+    assert!(matches!(a.cmd(&["BGSAVE"]), Value::Simple(_)));
+    assert!(wait_until(Duration::from_secs(10), || info(
+        &mut a,
+        "rdb_bgsave_in_progress"
+    ) == "0"));
+    assert_eq!(info(&mut a, "rdb_last_bgsave_status"), "ok");
+    assert!(srv.dir().join("dump.rdb").exists());
+    srv.assert_alive();
 }

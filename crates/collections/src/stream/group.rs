@@ -238,10 +238,28 @@ impl Group {
             .map(move |(id, n)| (*id, n, self.consumer_at(n.consumer).name()))
     }
 
+    /// The group PEL in ID order from the first entry `>= start`, with each
+    /// entry's consumer name.
+    pub fn pending_from(
+        &self,
+        start: StreamId,
+    ) -> impl Iterator<Item = (StreamId, &Nack, &[u8])> + '_ {
+        self.pel
+            .iter_from(&start)
+            .map(move |(id, n)| (*id, n, self.consumer_at(n.consumer).name()))
+    }
+
     /// The pending entry `id` (delivery time and count; its consumer via
     /// [`Group::pending`] or the consumer's own list).
     pub fn nack(&self, id: StreamId) -> Option<&Nack> {
         self.pel.get(&id)
+    }
+
+    /// The pending entry `id` with its consumer's name.
+    pub fn pending_entry(&self, id: StreamId) -> Option<(&Nack, &[u8])> {
+        self.pel
+            .get(&id)
+            .map(|n| (n, self.consumer_at(n.consumer).name()))
     }
 
     /// Consumers in name order.

@@ -204,11 +204,6 @@ pub fn config_rewrite_failed(why: &str) -> String {
     format!("ERR Rewriting config file: {why}")
 }
 
-/// `ERR Unknown PFDEBUG subcommand '<sub>'`.
-pub fn unknown_pfdebug(sub: &str) -> String {
-    format!("ERR Unknown PFDEBUG subcommand '{sub}'")
-}
-
 /// `ERR unknown type name '<name>'`.
 pub fn unknown_type_name(name: &str) -> String {
     format!("ERR unknown type name '{name}'")

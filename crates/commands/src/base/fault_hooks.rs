@@ -11,6 +11,10 @@ pub static CRON: AtomicBool = AtomicBool::new(false);
 pub static WORKER: AtomicBool = AtomicBool::new(false);
 /// The acceptor thread panics at its next wake-up (at most 200 ms).
 pub static ACCEPTOR: AtomicBool = AtomicBool::new(false);
+/// The lazy-free thread panics when it is next handed something to free.
+pub static LAZYFREE: AtomicBool = AtomicBool::new(false);
+/// The next BGSAVE's file-writer thread panics as it starts.
+pub static BGSAVE_WRITER: AtomicBool = AtomicBool::new(false);
 
 /// Takes a flag: true once after it was set.
 #[inline]

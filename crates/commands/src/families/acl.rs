@@ -177,7 +177,7 @@ fn acl_setuser(ctx: &mut Ctx, args: &[&[u8]]) {
             }
             ctx.ok();
         }
-        Err(e) => ctx.error(&format!("ERR {e}")),
+        Err(e) => ctx.error_with_arg("ERR ", &e, ""),
     }
 }
 

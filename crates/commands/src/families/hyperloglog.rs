@@ -326,6 +326,8 @@ fn pfdebug(ctx: &mut Ctx, args: &[&[u8]]) {
         Status(&'static str),
         Int(i64),
         Err(String),
+        /// `ERR Unknown PFDEBUG subcommand '<sub>'`, the client's bytes.
+        UnknownSub,
     }
     let mut converted = false;
     let out = e
@@ -358,9 +360,7 @@ fn pfdebug(ctx: &mut Ctx, args: &[&[u8]]) {
                 }
                 return Out::Text(decode_sparse(&v));
             }
-            Out::Err(crate::base::errors::unknown_pfdebug(
-                &String::from_utf8_lossy(sub),
-            ))
+            Out::UnknownSub
         })
         .unwrap();
     drop(p);
@@ -380,6 +380,7 @@ fn pfdebug(ctx: &mut Ctx, args: &[&[u8]]) {
         Out::Status(s) => ctx.out.simple(s),
         Out::Int(n) => ctx.out.int(n),
         Out::Err(e) => ctx.error(&e),
+        Out::UnknownSub => ctx.error_with_arg("ERR Unknown PFDEBUG subcommand '", sub, "'"),
     }
 }
 

@@ -68,6 +68,11 @@ pub struct Files {
     /// (`aof_base_size`, `aof_current_size`).
     pub base_size: u64,
     pub incr_size: u64,
+    /// While `appendonly` is being turned on (see [`Aof::wait_rewrite`]):
+    /// the last incremental file is written under this temporary name,
+    /// which no manifest on disk names, and renamed to its manifest name
+    /// when the first base is installed.
+    pub temp_incr: Option<String>,
 }
 
 /// `appendfsync` values.
@@ -95,12 +100,24 @@ pub struct Aof {
     pub rewrite_in_progress: AtomicBool,
     /// BGREWRITEAOF asked while another could not start yet.
     pub rewrite_scheduled: AtomicBool,
+    /// `appendonly` was turned on at runtime and the AOF waits for its
+    /// first base (Redis's `AOF_WAIT_REWRITE`): INFO shows `aof_enabled:1`;
+    /// the journal runs into a temporary incremental file while the base
+    /// is written in the background, or not yet while that rewrite is
+    /// scheduled (a BGSAVE runs). Cleared when the base is installed or
+    /// `appendonly` is turned off.
+    pub wait_rewrite: AtomicBool,
     /// Unix ms when the running rewrite started.
     pub rewrite_started_ms: AtomicU64,
     /// Seconds the last rewrite took (-1: none yet).
     pub last_rewrite_secs: AtomicI64,
     pub last_rewrite_ok: AtomicBool,
+    /// Rewrites started (`aof_rewrites`: Redis counts a rewrite when it
+    /// forks its child).
     pub rewrites: AtomicU64,
+    /// Rewrites that ended, either way (until one has,
+    /// `aof_last_rewrite_time_sec` is -1 and the status `ok`).
+    pub rewrites_ended: AtomicU64,
     pub rewrite_failures: AtomicU64,
     /// The last write to the file failed: writes are refused (`MISCONF`)
     /// until one succeeds. The error text is in `last_write_error`.

@@ -54,6 +54,9 @@ impl std::fmt::Debug for LazyFree {
     }
 }
 
+/// Logged before the process exits when the thread panicked.
+const THREAD_DIED: &str = "The lazy-free thread panicked (logged above): exiting, as values handed to it would never be freed";
+
 /// Is freeing this entry's value worth a hand-off?
 pub fn worth_lazy(e: &Entry) -> bool {
     e.value().collection_len() > LAZYFREE_THRESHOLD
@@ -95,26 +98,39 @@ impl LazyFree {
                     // Freeing a 10M-key database is ~80 ms of work; it
                     // sleeps briefly after every 200 µs of it (store::pace).
                     let mut pacer = store::pace::Pacer::new();
-                    for g in rx {
-                        let n = g.objects();
-                        match g {
-                            Garbage::Entries(v) => {
-                                for e in v {
-                                    drop(e);
-                                    pacer.between_chunks();
-                                }
+                    // A panic here would leave values handed over never
+                    // freed and `lazyfree_pending_objects` stuck: it is
+                    // logged (by the panic hook) and ends the process, as a
+                    // dead cron thread does (server::faults).
+                    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        for g in rx {
+                            if crate::base::fault_hooks::take(&crate::base::fault_hooks::LAZYFREE) {
+                                panic!("DEBUG PANIC-THREAD lazyfree");
                             }
-                            Garbage::Value(v) => drop(v),
-                            Garbage::Dbs(dbs) => {
-                                for db in dbs {
-                                    db.drop_with(|| {
+                            let n = g.objects();
+                            match g {
+                                Garbage::Entries(v) => {
+                                    for e in v {
+                                        drop(e);
                                         pacer.between_chunks();
-                                    });
+                                    }
+                                }
+                                Garbage::Value(v) => drop(v),
+                                Garbage::Dbs(dbs) => {
+                                    for db in dbs {
+                                        db.drop_with(|| {
+                                            pacer.between_chunks();
+                                        });
+                                    }
                                 }
                             }
+                            pending.fetch_sub(n, Ordering::Relaxed);
+                            freed.fetch_add(n, Ordering::Relaxed);
                         }
-                        pending.fetch_sub(n, Ordering::Relaxed);
-                        freed.fetch_add(n, Ordering::Relaxed);
+                    }));
+                    if r.is_err() {
+                        crate::base::log::log(crate::base::log::LogLevel::Warning, THREAD_DIED);
+                        std::process::exit(1);
                     }
                 })
                 .expect("spawn the lazyfree thread");

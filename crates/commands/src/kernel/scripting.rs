@@ -72,6 +72,10 @@ pub struct ScriptCall {
     pub caller: u64,
 }
 
+/// The owner id of a claim by the server itself
+/// ([`Scripting::try_begin_server`]); no client has it.
+const SERVER_OWNER: u64 = u64::MAX;
+
 /// One gate per worker, on its own cache line.
 #[repr(align(128))]
 #[derive(Default)]
@@ -235,6 +239,40 @@ impl Scripting {
         true
     }
 
+    /// Claims the running slot for the server itself, no script: turning
+    /// the write journal on (`services::aof`) must find no command of
+    /// another worker half-way, since a command that started with the
+    /// journal off journals nothing. Commands of other workers then wait
+    /// as they do for a short script, until [`Scripting::end`]. Returns
+    /// once every gate is empty but the caller's own (a worker's, which
+    /// holds the calling command). False when a script runs.
+    pub fn try_begin_server(&self, now_ms: u64) -> bool {
+        if self
+            .owner
+            .compare_exchange(0, SERVER_OWNER, SeqCst, SeqCst)
+            .is_err()
+        {
+            return false;
+        }
+        self.kill.store(false, SeqCst);
+        self.wrote.store(false, SeqCst);
+        self.started_ms.store(now_ms, SeqCst);
+        let mine = crate::kernel::hub::current_worker().map(|w| w % self.gates.len());
+        for (i, g) in self.gates.iter().enumerate() {
+            let allowed = u32::from(Some(i) == mine);
+            let mut spins = 0u32;
+            while g.0.load(SeqCst) > allowed {
+                spins += 1;
+                if spins < 64 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        }
+        true
+    }
+
     /// Waits until each worker's gate has been seen empty once (or
     /// `timeout` passed): every command that was inside a gate when this
     /// was called has finished. Replication uses it after turning the
@@ -297,7 +335,7 @@ impl Scripting {
 
     /// SCRIPT KILL (`function == false`) or FUNCTION KILL.
     pub fn request_kill(&self, function: bool) -> KillOutcome {
-        if self.owner.load(SeqCst) == 0 {
+        if matches!(self.owner.load(SeqCst), 0 | SERVER_OWNER) {
             return KillOutcome::NotBusy;
         }
         if self.info.lock().is_function != function {

@@ -35,6 +35,12 @@ pub fn tick(srv: &Server) {
         srv.set_pause(crate::kernel::server::Pause::default());
     }
     sample_metrics(srv, now);
+    // While the dataset loads (clients get -LOADING), nothing may change
+    // it but the loader, as in Redis: no active expiry (an AOF replays at
+    // time 0 and may touch keys whose TTL passed), no eviction, no save.
+    if srv.persistence.is_loading() {
+        return;
+    }
     active_expire(srv);
     crate::services::eviction::cron(srv);
     crate::services::snapshot::cron(srv);

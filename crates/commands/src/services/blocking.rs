@@ -295,6 +295,8 @@ pub fn serve_ready(srv: &Server, limits: &Limits, notify_flags: u32, keys: Vec<V
                     for c in std::mem::take(&mut effects.propagate) {
                         crate::services::journal::record(w.db, c);
                     }
+                    // Each served waiter is a unit of its own.
+                    crate::services::journal::unit_boundary(srv);
                     after_write(srv, notify_flags, w.db, w.client_id, &mut scratch, &effects);
                     scratch.clear();
                     srv.hub.send(

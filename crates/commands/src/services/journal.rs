@@ -176,6 +176,23 @@ pub fn record(db: usize, argv: Vec<Vec<u8>>) {
     });
 }
 
+/// Ends the open unit here and starts another in the same scope: what
+/// was recorded so far is journaled now (in MULTI/EXEC when more than one
+/// record). Serving blocked clients calls it after each waiter, as Redis
+/// 7.0 propagates each served client on its own. A no-op inside a nested
+/// scope (EXEC, a script: their unit stays whole) or outside any.
+pub fn unit_boundary(srv: &Server) {
+    let records = UNIT.with(|u| {
+        let mut u = u.borrow_mut();
+        if u.depth == 1 && !u.discard {
+            std::mem::take(&mut u.records)
+        } else {
+            Vec::new()
+        }
+    });
+    emit_unit(srv, records);
+}
+
 /// Records a command given as borrowed arguments.
 pub fn record_args(db: usize, args: &[&[u8]]) {
     record(db, args.iter().map(|a| a.to_vec()).collect());

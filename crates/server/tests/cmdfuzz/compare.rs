@@ -171,11 +171,6 @@ const DEBUG_COMPARED: &[&str] = &[
 /// "" for any call, why).
 pub const KNOWN: &[(&str, &str, &str)] = &[
     (
-        "acl|setuser",
-        "\u{fffd}",
-        "ACL SETUSER's modifier error goes through a Rust String (replacement marks for bytes that are not UTF-8) where Redis writes the client's bytes; not yet fixed",
-    ),
-    (
         "config|get",
         "127.0.0.1 -::1",
         "petrel's default bind is redis.conf's \"127.0.0.1 -::1\" (crates/commands/src/kernel/config/params/network.rs), redis-server's compiled-in default is \"* -::*\"; a deliberate choice of the config module, not changed here",
@@ -204,11 +199,6 @@ pub const KNOWN: &[(&str, &str, &str)] = &[
         "zincrby",
         "-0",
         "a score of -0 (found by this fuzzer, not yet fixed): the replies agree, DEBUG DIGEST differs",
-    ),
-    (
-        "pfdebug",
-        "\u{fffd}",
-        "PFDEBUG's unknown-subcommand error goes through a Rust String (replacement marks for bytes that are not UTF-8); found by this fuzzer, not yet fixed",
     ),
     (
         "script|help",

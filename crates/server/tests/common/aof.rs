@@ -129,3 +129,27 @@ pub fn wait_rewrite(mut info: impl FnMut() -> String) {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
+
+/// Waits (up to 60 s) until `srv` finished loading its dataset: both
+/// servers accept clients while they load (answering -LOADING, and
+/// DEBUG DIGEST on a partial dataset).
+pub fn wait_loaded(srv: &crate::common::Server) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let mut c = srv.raw();
+        let t = match c.cmd(&["INFO", "persistence"]) {
+            crate::common::Value::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
+            // A user without INFO (ACL tests): DBSIZE answers -LOADING
+            // until the load is over.
+            other => format!("{other:?} / {:?}", c.cmd(&["DBSIZE"])),
+        };
+        if t.contains("\r\nloading:0\r\n") || t.contains("/ Int(") {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server did not finish loading:\n{t}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}

@@ -293,86 +293,10 @@ fn is_marker(w: &str) -> bool {
         )
 }
 
-/// Splits a line into arguments like redis-cli (`sdssplitargs`): double
-/// quotes with `\n \r \t \b \a \\ \" \xHH` escapes, single quotes with `\'`.
-/// None on unbalanced quotes.
+/// Splits a line into arguments like redis-cli (`sdssplitargs`, the
+/// server's own implementation). None on unbalanced quotes.
 pub fn split_args(line: &str) -> Option<Vec<Vec<u8>>> {
-    let b = line.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    loop {
-        while i < b.len() && b[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        if i >= b.len() {
-            return Some(out);
-        }
-        let mut cur = Vec::new();
-        let mut inq = false;
-        let mut insq = false;
-        loop {
-            if inq {
-                if i >= b.len() {
-                    return None;
-                }
-                if b[i] == b'\\'
-                    && i + 3 < b.len()
-                    && b[i + 1] == b'x'
-                    && b[i + 2].is_ascii_hexdigit()
-                    && b[i + 3].is_ascii_hexdigit()
-                {
-                    let h = std::str::from_utf8(&b[i + 2..i + 4]).ok()?;
-                    cur.push(u8::from_str_radix(h, 16).ok()?);
-                    i += 3;
-                } else if b[i] == b'\\' && i + 1 < b.len() {
-                    i += 1;
-                    cur.push(match b[i] {
-                        b'n' => b'\n',
-                        b'r' => b'\r',
-                        b't' => b'\t',
-                        b'b' => 8,
-                        b'a' => 7,
-                        c => c,
-                    });
-                } else if b[i] == b'"' {
-                    if i + 1 < b.len() && !b[i + 1].is_ascii_whitespace() {
-                        return None;
-                    }
-                    i += 1;
-                    break;
-                } else {
-                    cur.push(b[i]);
-                }
-            } else if insq {
-                if i >= b.len() {
-                    return None;
-                }
-                if b[i] == b'\\' && i + 1 < b.len() && b[i + 1] == b'\'' {
-                    i += 1;
-                    cur.push(b'\'');
-                } else if b[i] == b'\'' {
-                    if i + 1 < b.len() && !b[i + 1].is_ascii_whitespace() {
-                        return None;
-                    }
-                    i += 1;
-                    break;
-                } else {
-                    cur.push(b[i]);
-                }
-            } else {
-                if i >= b.len() || b[i].is_ascii_whitespace() {
-                    break;
-                }
-                match b[i] {
-                    b'"' => inq = true,
-                    b'\'' => insq = true,
-                    c => cur.push(c),
-                }
-            }
-            i += 1;
-        }
-        out.push(cur);
-    }
+    resp::split_args(line.as_bytes())
 }
 
 /// redis-cli-like quoting of one argument for reports.

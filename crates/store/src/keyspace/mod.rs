@@ -299,10 +299,17 @@ impl Keyspace {
             .sum()
     }
 
-    /// INFO keyspace line data.
+    /// The partitions that are not stopped: reports (INFO, MEMORY) count
+    /// these and name the stopped ones apart, so they keep working after a
+    /// fault (see [`crate::partlock`]).
+    fn served(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.parts.len()).filter(|&p| !self.is_stopped(p))
+    }
+
+    /// INFO keyspace line data (stopped partitions left out).
     pub fn db_info(&self, db: usize) -> DbInfo {
         let (mut keys, mut expires, mut ttl_w) = (0usize, 0usize, 0f64);
-        for p in 0..self.parts.len() {
+        for p in self.served() {
             let g = self.lock_partition(p);
             if let Some(d) = g.db(db) {
                 keys += d.len();
@@ -322,10 +329,10 @@ impl Keyspace {
         }
     }
 
-    /// Summed counters.
+    /// Summed counters (stopped partitions left out).
     pub fn stats(&self) -> Stats {
         let mut s = Stats::default();
-        for p in 0..self.parts.len() {
+        for p in self.served() {
             s += self.lock_partition(p).stats;
         }
         s
@@ -368,7 +375,7 @@ impl Keyspace {
     /// STATS), O(partitions).
     pub fn table_stats(&self, db: usize) -> TableStats {
         let mut t = TableStats::default();
-        for p in 0..self.parts.len() {
+        for p in self.served() {
             let g = self.lock_partition(p);
             if let Some(d) = g.db(db) {
                 t.keys += d.len();

@@ -570,7 +570,9 @@ impl Keyspace {
     /// and bytes per type; no big-key index).
     pub fn size_stats(&self, db: usize) -> Sizes {
         let mut s = Sizes::default();
-        for p in 0..self.partitions() {
+        // Stopped partitions are left out, as in the other reports
+        // (`Keyspace::db_info`).
+        for p in (0..self.partitions()).filter(|&p| !self.is_stopped(p)) {
             if let Some(d) = self.lock_partition(p).settled_db(db) {
                 s.merge_counts(d.sizes());
             }

@@ -148,7 +148,7 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
             ctx.srv.eviction.apply(&s, &ctx.srv.keyspace);
             (crate::kernel::memprobe::probe().background_thread)(s.jemalloc_bg_thread);
             // `appendonly yes` writes a base, then appends (services::aof).
-            match crate::services::aof::apply_settings(ctx.srv, &s) {
+            match crate::services::aof::apply_settings(ctx.srv, &s, ctx.client.in_exec) {
                 Ok(()) => ctx.ok(),
                 Err(e) => ctx.error(&format!("ERR {e}")),
             }

@@ -46,9 +46,11 @@ pub const CORE: &[DebugSub] = &[
         name: "PANIC-THREAD",
         arity: 3,
         help: &[
-            "PANIC-THREAD <cron|worker|acceptor>",
+            "PANIC-THREAD <cron|worker|acceptor|lazyfree|bgsave-writer>",
             "    Make that background thread panic (Petrel test hook): the server logs it",
-            "    and exits, as it could not go on without that thread's work.",
+            "    and exits, as it could not go on without that thread's work (lazyfree:",
+            "    when it is next handed something to free). bgsave-writer: the next",
+            "    BGSAVE's writer panics; that save fails and the server goes on.",
         ],
         handler: debug_panic_thread,
     },
@@ -327,7 +329,12 @@ fn debug_panic_thread(ctx: &mut Ctx, args: &[&[u8]]) {
         b"cron" => &h::CRON,
         b"worker" => &h::WORKER,
         b"acceptor" => &h::ACCEPTOR,
-        _ => return ctx.error("ERR PANIC-THREAD takes cron, worker or acceptor"),
+        b"lazyfree" => &h::LAZYFREE,
+        b"bgsave-writer" => &h::BGSAVE_WRITER,
+        _ => {
+            return ctx
+                .error("ERR PANIC-THREAD takes cron, worker, acceptor, lazyfree or bgsave-writer")
+        }
     };
     flag.store(true, std::sync::atomic::Ordering::Relaxed);
     ctx.ok();

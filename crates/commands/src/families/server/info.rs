@@ -254,6 +254,13 @@ fn server_section(srv: &Server, s: &crate::kernel::config::Settings, t: &mut Str
     field!(t, "io_threads_active", "0");
     field!(t, "petrel_version", "{}", crate::PETREL_VERSION);
     field!(t, "petrel_threads", "{}", srv.hub.worker_count());
+    // Partitions stopped by a fault (store::partlock): the other sections
+    // count the served partitions only. Shown only when there are any.
+    let stopped = srv.keyspace.stopped_partitions();
+    if !stopped.is_empty() {
+        let list: Vec<String> = stopped.iter().map(|p| p.to_string()).collect();
+        field!(t, "petrel_stopped_partitions", "{}", list.join(","));
+    }
 }
 
 fn build_id() -> String {

@@ -27,7 +27,7 @@ use resp::ReplyBuf;
 use store::keyspace::MultiGuard;
 use store::{Key, Kind};
 
-use super::{reply_entries, reply_entry};
+use super::{journal, reply_entries, reply_entry};
 use crate::kernel::blocking::{BlockedOp, Readiness, Served};
 use crate::kernel::coll::WrongType;
 use crate::kernel::notify;
@@ -139,6 +139,7 @@ impl BlockedOp for StreamOp {
                     .is_some_and(|grp| grp.consumer(&gr.consumer).is_none());
                 let d = out.deferred_len();
                 let mut n = 0;
+                let mut delivered = Vec::new();
                 let served = s.read_group_new(
                     &gr.group,
                     &gr.consumer,
@@ -147,6 +148,7 @@ impl BlockedOp for StreamOp {
                     now_ms as i64,
                     |e| {
                         reply_entry(out, &e);
+                        delivered.push(e.id);
                         n += 1;
                     },
                 );
@@ -154,8 +156,20 @@ impl BlockedOp for StreamOp {
                 let now_has = s
                     .group(&gr.group)
                     .is_some_and(|grp| grp.consumer(&gr.consumer).is_some());
-                if created && now_has && served.is_some() {
+                let created = created && now_has && served.is_some();
+                if created {
                     effects.event(notify::STREAM, "xgroup-createconsumer", key);
+                }
+                if let Some(grp) = s.group(&gr.group) {
+                    effects.propagate.extend(journal::read_new_forms(
+                        key,
+                        grp,
+                        &gr.consumer,
+                        &delivered,
+                        gr.noack,
+                        created,
+                        now_ms as i64,
+                    ));
                 }
             }
         }

@@ -10,7 +10,7 @@ use collections::stream::{
 use store::keyspace::Partition;
 use store::{CompactValue, Key};
 
-use super::{bulk_id, reply_entry, stream_error};
+use super::{bulk_id, group_now, journal, reply_entry, stream_error};
 use crate::base::errors::{self, ERR_WRONGTYPE};
 use crate::base::parse::{eq_ic, parse_i64};
 use crate::kernel::coll;
@@ -212,7 +212,7 @@ pub(super) fn xgroup_createconsumer(ctx: &mut Ctx, args: &[&[u8]]) {
         return error_bytes(ctx, e);
     }
     let created = stream_in(&mut p, db, &k, now)
-        .create_consumer(args[3], args[4], now as i64)
+        .create_consumer(args[3], args[4], group_now(ctx))
         .unwrap_or(false);
     drop(p);
     ctx.out.int(created as i64);
@@ -498,16 +498,30 @@ pub(super) fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) {
     if opts.retry_count.is_some_and(|c| (c as i64) < 0) {
         opts.retry_count = None;
     }
+    let journaling = ctx.journaling();
+    let gnow = group_now(ctx);
     let s = stream_in(&mut p, db, &k, now);
-    let had_consumer = s
-        .group(args[2])
-        .is_some_and(|g| g.consumer(args[3]).is_some());
+    let g = s.group(args[2]).expect("group checked");
+    let had_consumer = g.consumer(args[3]).is_some();
+    let last_before = g.last_id();
+    // What a deleted entry's dropped PEL entry looked like (its form).
+    let before: Vec<Option<Vec<Vec<u8>>>> = if journaling {
+        ids.iter()
+            .map(|&id| {
+                (!s.contains(id))
+                    .then(|| journal::pending_form(args[1], g, id))
+                    .flatten()
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let c = s
-        .claim(args[2], args[3], min_idle, &ids, opts, now as i64)
+        .claim(args[2], args[3], min_idle, &ids, opts, gnow)
         .expect("group checked");
-    let created = !had_consumer
-        && s.group(args[2])
-            .is_some_and(|g| g.consumer(args[3]).is_some());
+    let g = s.group(args[2]).expect("group checked");
+    let created = !had_consumer && g.consumer(args[3]).is_some();
+    let forms = journaling.then(|| claim_forms(args[1], g, &ids, &before, &c.claimed, last_before));
     let out = &mut *ctx.out;
     out.array_len(c.claimed.len());
     for id in &c.claimed {
@@ -515,6 +529,9 @@ pub(super) fn xclaim(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     drop(p);
     ctx.client.changes += 1;
+    if let Some(forms) = forms {
+        ctx.propagate_as(|| forms);
+    }
     if created {
         ctx.notify(notify::STREAM, "xgroup-createconsumer", args[1]);
     }
@@ -562,10 +579,21 @@ pub(super) fn xautoclaim(ctx: &mut Ctx, args: &[&[u8]]) {
         return ctx
             .error("ERR Insufficient memory, failed allocating transient memory, COUNT too high.");
     }
+    let journaling = ctx.journaling();
     let s = stream_in(&mut p, db, &k, now);
-    let had_consumer = s
-        .group(args[2])
-        .is_some_and(|g| g.consumer(args[3]).is_some());
+    let g = s.group(args[2]).expect("group checked");
+    let had_consumer = g.consumer(args[3]).is_some();
+    // The PEL entries of deleted stream entries the scan can reach (at
+    // most `count * 10`, its attempts), as they are before it drops them.
+    let before: Vec<(StreamId, Vec<Vec<u8>>)> = if journaling {
+        g.pending_from(start)
+            .take(count.saturating_mul(10))
+            .filter(|(id, _, _)| !s.contains(*id))
+            .filter_map(|(id, _, _)| journal::pending_form(args[1], g, id).map(|f| (id, f)))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let opts = AutoClaimOptions {
         min_idle,
         start,
@@ -573,11 +601,25 @@ pub(super) fn xautoclaim(ctx: &mut Ctx, args: &[&[u8]]) {
         justid,
     };
     let r = s
-        .autoclaim(args[2], args[3], opts, now as i64)
+        .autoclaim(args[2], args[3], opts, group_now(ctx))
         .expect("group checked");
-    let created = !had_consumer
-        && s.group(args[2])
-            .is_some_and(|g| g.consumer(args[3]).is_some());
+    let g = s.group(args[2]).expect("group checked");
+    let created = !had_consumer && g.consumer(args[3]).is_some();
+    // In PEL order, claimed and dropped entries interleaved, as scanned.
+    let forms = journaling.then(|| {
+        let mut all: Vec<(StreamId, Vec<Vec<u8>>)> = r
+            .claimed
+            .iter()
+            .filter_map(|&id| journal::pending_form(args[1], g, id).map(|f| (id, f)))
+            .collect();
+        all.extend(
+            before
+                .into_iter()
+                .filter(|(id, _)| r.deleted.binary_search(id).is_ok()),
+        );
+        all.sort_by_key(|(id, _)| *id);
+        all.into_iter().map(|(_, f)| f).collect::<Vec<_>>()
+    });
     let out = &mut *ctx.out;
     out.array_len(3);
     bulk_id(out, r.next);
@@ -591,7 +633,51 @@ pub(super) fn xautoclaim(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     drop(p);
     ctx.client.changes += 1;
+    if let Some(forms) = forms {
+        ctx.propagate_as(|| forms);
+    }
     if created {
         ctx.notify(notify::STREAM, "xgroup-createconsumer", args[1]);
     }
+}
+
+/// XCLAIM's journal forms, in argument order: each claimed entry as it is
+/// now, each PEL entry dropped because its entry was deleted as it was
+/// (`before`, by argument); a LASTID that moved the group with nothing
+/// else journaled is `XGROUP SETID`.
+fn claim_forms(
+    key: &[u8],
+    g: &collections::stream::group::Group,
+    ids: &[StreamId],
+    before: &[Option<Vec<Vec<u8>>>],
+    claimed: &[StreamId],
+    last_before: StreamId,
+) -> Vec<Vec<Vec<u8>>> {
+    let mut forms = Vec::new();
+    let mut next = claimed.iter().peekable();
+    let mut dropped: Vec<StreamId> = Vec::new();
+    for (i, &id) in ids.iter().enumerate() {
+        if let Some(f) = &before[i] {
+            // A repeated ID was dropped the first time only.
+            if !dropped.contains(&id) {
+                dropped.push(id);
+                let mut f = f.clone();
+                // LASTID as the group is after the command (Redis moves
+                // it before claiming).
+                if let Some(last) = f.last_mut() {
+                    *last = g.last_id().to_bytes();
+                }
+                forms.push(f);
+            }
+        } else if next.peek() == Some(&&id) {
+            next.next();
+            if let Some(f) = journal::pending_form(key, g, id) {
+                forms.push(f);
+            }
+        }
+    }
+    if forms.is_empty() && g.last_id() != last_before {
+        forms.push(journal::setid_form(key, g));
+    }
+    forms
 }

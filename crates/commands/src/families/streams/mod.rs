@@ -17,6 +17,7 @@
 pub mod blocking;
 mod groups;
 mod info;
+mod journal;
 mod read;
 mod write;
 
@@ -31,6 +32,18 @@ use groups::*;
 use info::*;
 use read::*;
 use write::*;
+
+/// The time consumer groups record (delivery and seen times): the clock,
+/// also while the AOF loads (its loader runs at time 0 so that no key
+/// expires, but Redis stamps the pending entries it loads with the time of
+/// loading, and an XCLAIM TIME past "now" would become 0).
+fn group_now(ctx: &Ctx) -> i64 {
+    if ctx.client.replay_now_ms.is_some() {
+        crate::base::clock::unix_time_ms() as i64
+    } else {
+        ctx.now_ms as i64
+    }
+}
 
 macro_rules! spec {
     ($name:expr, $arity:expr, $flags:expr, $acl:expr, $keys:expr, $cx:expr, $sum:expr, $h:expr) => {

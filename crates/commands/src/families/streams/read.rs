@@ -6,7 +6,7 @@ use collections::stream::{parse_interval, parse_strict_id, Bound, Stream, Stream
 use store::Key;
 
 use super::blocking::{GroupRead, StreamOp, BLOCKED_DEFAULT_COUNT};
-use super::{reply_entries, reply_entry, stream_error};
+use super::{group_now, journal, reply_entries, reply_entry, stream_error};
 use crate::base::errors::{self, ERR_NOT_INT, ERR_WRONGTYPE};
 use crate::base::parse::{eq_ic, parse_i64};
 use crate::kernel::coll;
@@ -249,10 +249,14 @@ fn read_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) {
 
     // Serve what can be served now.
     let resp3 = ctx.resp3();
+    // The consumer-group forms to journal (see `super::journal`).
+    let journaling = ra.group.is_some() && ctx.journaling();
+    let gnow = group_now(ctx);
     let out = &mut *ctx.out;
     let mut header = None;
     let mut served = 0usize;
     let mut created: Vec<&[u8]> = Vec::new();
+    let mut forms: Vec<Vec<Vec<u8>>> = Vec::new();
     for (i, key) in keys.iter().enumerate() {
         let k = &lock[i];
         let Some(s) = g.part(k).get(db, k, now).and_then(|e| e.stream_mut()) else {
@@ -295,30 +299,39 @@ fn read_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) {
                 let mut n = 0;
                 match f {
                     From::New => {
-                        s.read_group_new(group, consumer, ra.count, ra.noack, now as i64, |e| {
+                        let mut delivered = Vec::new();
+                        s.read_group_new(group, consumer, ra.count, ra.noack, gnow, |e| {
                             reply_entry(out, &e);
+                            if journaling {
+                                delivered.push(e.id);
+                            }
                             n += 1;
                         });
+                        if journaling {
+                            let g = s.group(group).expect("group checked");
+                            let new = created.last() == Some(key);
+                            forms.extend(journal::read_new_forms(
+                                key, g, consumer, &delivered, ra.noack, new, gnow,
+                            ));
+                        }
                     }
                     From::After(after) => {
-                        s.read_group_history(
-                            group,
-                            consumer,
-                            after,
-                            ra.count,
-                            now as i64,
-                            |id, e| {
-                                match e {
-                                    Some(e) => reply_entry(out, &e),
-                                    None => {
-                                        out.array_len(2);
-                                        super::bulk_id(out, id);
-                                        out.null_array();
-                                    }
+                        s.read_group_history(group, consumer, after, ra.count, gnow, |id, e| {
+                            match e {
+                                Some(e) => reply_entry(out, &e),
+                                None => {
+                                    out.array_len(2);
+                                    super::bulk_id(out, id);
+                                    out.null_array();
                                 }
-                                n += 1;
-                            },
-                        );
+                            }
+                            n += 1;
+                        });
+                        // A history read journals only the consumer NOACK
+                        // created (without NOACK, Redis journals nothing).
+                        if journaling && ra.noack && created.last() == Some(key) {
+                            forms.push(journal::createconsumer_form(key, group, consumer));
+                        }
                     }
                 }
                 out.set_array_len(d, n);
@@ -336,6 +349,9 @@ fn read_generic(ctx: &mut Ctx, args: &[&[u8]], xreadgroup: bool) {
         }
         if ra.group.is_some() {
             ctx.client.changes += served as u64;
+            if journaling {
+                ctx.propagate_as(|| forms);
+            }
         }
         for key in created {
             ctx.notify(notify::STREAM, "xgroup-createconsumer", key);

@@ -169,11 +169,18 @@ impl Acl {
         name: &[u8],
         rules: &[&[u8]],
         pubsub_all: bool,
-    ) -> Result<(Option<Arc<User>>, Arc<User>), String> {
+    ) -> Result<(Option<Arc<User>>, Arc<User>), Vec<u8>> {
+        // The messages carry the client's bytes as Redis's `%s` does: up to
+        // the first NUL.
+        let with_arg = |before: &str, arg: &[u8], after: &str| {
+            let arg = arg.split(|&c| c == 0).next().unwrap_or(b"");
+            [before.as_bytes(), arg, after.as_bytes()].concat()
+        };
         let merged = rules::merge_selectors(rules).map_err(|i| {
-            format!(
-                "Unmatched parenthesis in acl selector starting at '{}'.",
-                String::from_utf8_lossy(rules[i])
+            with_arg(
+                "Unmatched parenthesis in acl selector starting at '",
+                rules[i],
+                "'.",
             )
         })?;
         let mut users = self.users.write();
@@ -184,10 +191,10 @@ impl Acl {
         };
         for r in &merged {
             u.apply(r, &self.cmds, pubsub_all).map_err(|e| {
-                format!(
-                    "Error in ACL SETUSER modifier '{}': {}",
-                    String::from_utf8_lossy(r),
-                    e.text()
+                with_arg(
+                    "Error in ACL SETUSER modifier '",
+                    r,
+                    &format!("': {}", e.text()),
                 )
             })?;
         }

@@ -109,76 +109,22 @@ fn quote_value(v: &str) -> String {
     q
 }
 
-/// Splits a config line into words like redis.conf (quotes, escapes). Comments
-/// and blank lines give an empty vector; unbalanced quotes give `None`.
+/// Splits a config line into words as Redis's loader does (trimmed, then
+/// `sdssplitargs`: quotes may open mid-word, `\xHH` and the other escapes
+/// in double quotes). Comments and blank lines give an empty vector;
+/// unbalanced quotes give `None`.
 pub fn split_config_line(line: &str) -> Option<Vec<String>> {
-    let t = line.trim();
+    let t = line.trim_matches(|c| matches!(c, ' ' | '\t' | '\r' | '\n'));
     if t.is_empty() || t.starts_with('#') {
         return Some(Vec::new());
     }
-    let mut out = Vec::new();
-    let b = t.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        while i < b.len() && b[i].is_ascii_whitespace() {
-            i += 1;
-        }
-        if i >= b.len() {
-            break;
-        }
-        let mut cur = Vec::new();
-        if b[i] == b'"' || b[i] == b'\'' {
-            let q = b[i];
-            i += 1;
-            loop {
-                if i >= b.len() {
-                    return None;
-                }
-                if b[i] == b'\\' && q == b'"' && i + 1 < b.len() {
-                    i += 1;
-                    let c = match b[i] {
-                        b'n' => b'\n',
-                        b'r' => b'\r',
-                        b't' => b'\t',
-                        b'a' => 7,
-                        b'b' => 8,
-                        b'x' if i + 2 < b.len()
-                            && b[i + 1].is_ascii_hexdigit()
-                            && b[i + 2].is_ascii_hexdigit() =>
-                        {
-                            let h =
-                                u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).ok()?, 16)
-                                    .ok()?;
-                            i += 2;
-                            h
-                        }
-                        c => c,
-                    };
-                    cur.push(c);
-                    i += 1;
-                } else if b[i] == b'\\' && q == b'\'' && i + 1 < b.len() && b[i + 1] == b'\'' {
-                    cur.push(b'\'');
-                    i += 2;
-                } else if b[i] == q {
-                    i += 1;
-                    if i < b.len() && !b[i].is_ascii_whitespace() {
-                        return None; // closing quote must be followed by a space
-                    }
-                    break;
-                } else {
-                    cur.push(b[i]);
-                    i += 1;
-                }
-            }
-        } else {
-            while i < b.len() && !b[i].is_ascii_whitespace() {
-                cur.push(b[i]);
-                i += 1;
-            }
-        }
-        out.push(String::from_utf8_lossy(&cur).into_owned());
-    }
-    Some(out)
+    let words = resp::split_args(t.as_bytes())?;
+    Some(
+        words
+            .into_iter()
+            .map(|w| String::from_utf8_lossy(&w).into_owned())
+            .collect(),
+    )
 }
 
 /// Error while loading configuration at startup; the message names the setting.

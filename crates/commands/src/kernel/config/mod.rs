@@ -135,7 +135,18 @@ pub struct ConfigStore {
     /// Gives CONFIG REWRITE the lines of directives that are not
     /// parameters (`user`), see [`file::rewrite_text_directives`].
     directives_hook: std::sync::OnceLock<DirectivesHook>,
+    /// Builds the TLS context when CONFIG SET changes a TLS setting;
+    /// installed by the server binary.
+    tls_hook: std::sync::OnceLock<TlsHook>,
 }
+
+/// See [`ConfigStore::set_tls_hook`].
+pub type TlsCommit = Box<dyn FnOnce() + Send>;
+
+/// Builds the TLS context of the given settings (when they use TLS): Ok
+/// holds what installs it, run once the whole CONFIG SET succeeded; Err
+/// says why it could not be built (for the log), and nothing changes.
+pub type TlsHook = Box<dyn Fn(&Settings) -> Result<Option<TlsCommit>, String> + Send + Sync>;
 
 /// See [`ConfigStore::set_directives_hook`].
 pub type DirectivesHook = Box<dyn Fn() -> Vec<(&'static str, Vec<String>)> + Send + Sync>;
@@ -158,7 +169,13 @@ impl ConfigStore {
             listener_hook: std::sync::OnceLock::new(),
             change_hook: std::sync::OnceLock::new(),
             directives_hook: std::sync::OnceLock::new(),
+            tls_hook: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Installs the TLS context hook (once, at startup).
+    pub fn set_tls_hook(&self, hook: TlsHook) {
+        let _ = self.tls_hook.set(hook);
     }
 
     /// Installs the hook that gives CONFIG REWRITE the `user` lines.
@@ -232,16 +249,43 @@ impl ConfigStore {
             std::env::set_current_dir(&next.dir)
                 .map_err(|e| crate::base::errors::config_set_failed("dir", &e.to_string()))?;
         }
-        if next.port != guard.port || next.bind != guard.bind {
+        // TLS: the new context is built before anything changes (Redis:
+        // an unusable file fails CONFIG SET and keeps the old context).
+        let mut tls_commit = None;
+        if next.tls != guard.tls {
+            if let Some(hook) = self.tls_hook.get() {
+                match hook(&next) {
+                    Ok(c) => tls_commit = c,
+                    Err(e) => {
+                        crate::base::log::log(
+                            crate::base::log::LogLevel::Warning,
+                            &format!("Failed to configure TLS: {e}"),
+                        );
+                        let name = pairs
+                            .iter()
+                            .map(|(n, _)| *n)
+                            .find(|n| n.to_ascii_lowercase().starts_with("tls-"))
+                            .unwrap_or("tls-port");
+                        return Err(crate::base::errors::config_set_failed(
+                            name,
+                            "Unable to update TLS configuration. Check server logs.",
+                        ));
+                    }
+                }
+            }
+        }
+        if next.port != guard.port || next.bind != guard.bind || next.tls.port != guard.tls.port {
             if let Some(hook) = self.listener_hook.get() {
                 let which = if next.port != guard.port {
                     "port"
+                } else if next.tls.port != guard.tls.port {
+                    "tls-port"
                 } else {
                     "bind"
                 };
                 if hook(&next).is_err() {
                     // Redis's texts for the two settings.
-                    let why = if which == "port" {
+                    let why = if which != "bind" {
                         "Unable to listen on this port. Check server logs."
                     } else {
                         "Failed to bind to specified addresses."
@@ -249,6 +293,9 @@ impl ConfigStore {
                     return Err(crate::base::errors::config_set_failed(which, why));
                 }
             }
+        }
+        if let Some(commit) = tls_commit {
+            commit();
         }
         let next = Arc::new(next);
         let old = std::mem::replace(&mut *guard, next.clone());

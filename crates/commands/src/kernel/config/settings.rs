@@ -139,6 +139,50 @@ pub struct Settings {
     pub renamed_commands: Vec<RenameCommand>,
     /// The append-only file (`params::aof`).
     pub aof: AofSettings,
+    /// TLS (`params::tls`).
+    pub tls: TlsSettings,
+}
+
+/// `tls-auth-clients`: whether a TLS client must present a certificate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TlsAuthClients {
+    No,
+    /// Redis's default: a certificate signed by the configured CA is required.
+    #[default]
+    Yes,
+    /// A certificate is verified if given, but not required.
+    Optional,
+}
+
+/// The TLS settings (`params::tls`), as Redis 7.0 names them. The server
+/// binary builds its TLS context from them; `replication` and `cluster`
+/// (and the `client_*` files) are for the links those features open.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TlsSettings {
+    /// `tls-port`; 0: no TLS listener.
+    pub port: u16,
+    pub cert_file: String,
+    pub key_file: String,
+    pub key_file_pass: String,
+    pub client_cert_file: String,
+    pub client_key_file: String,
+    pub client_key_file_pass: String,
+    pub ca_cert_file: String,
+    pub ca_cert_dir: String,
+    pub auth_clients: TlsAuthClients,
+    /// `tls-protocols` as given (validated: `TLSv1.2` and/or `TLSv1.3`).
+    pub protocols: String,
+    /// `tls-ciphers` (TLSv1.2, OpenSSL names) as given (validated).
+    pub ciphers: String,
+    /// `tls-ciphersuites` (TLSv1.3) as given (validated).
+    pub ciphersuites: String,
+    pub prefer_server_ciphers: bool,
+    pub session_caching: bool,
+    pub session_cache_size: u64,
+    /// Seconds.
+    pub session_cache_timeout: u64,
+    pub replication: bool,
+    pub cluster: bool,
 }
 
 /// One `rename-command` line of the config file.
@@ -289,6 +333,7 @@ impl Default for Settings {
             acl_users: Vec::new(),
             renamed_commands: Vec::new(),
             aof: AofSettings::default(),
+            tls: TlsSettings::default(),
         };
         s.apply_defaults(super::Params {
             groups: super::params::KERNEL,

@@ -16,6 +16,7 @@
 //! * `#` lines (timestamp annotations) are skipped.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use resp::{Protocol, ReplyBuf};
@@ -177,6 +178,8 @@ struct Replayer<'a> {
     /// Commands of an open MULTI (run at its EXEC).
     tx: Option<Vec<Vec<Vec<u8>>>>,
     commands: u64,
+    /// Bytes of the files before the one replaying (INFO's progress).
+    file_offset: u64,
 }
 
 impl<'a> Replayer<'a> {
@@ -200,7 +203,23 @@ impl<'a> Replayer<'a> {
             out: ReplyBuf::new(Protocol::Resp2),
             tx: None,
             commands: 0,
+            file_offset: 0,
         }
+    }
+
+    /// Publishes the progress (`at`: offset in the current file) and stops
+    /// the load when a SHUTDOWN was asked meanwhile (clients are served
+    /// -LOADING while the AOF loads; SHUTDOWN is allowed then, as in Redis).
+    fn progress(&self, at: usize) -> Result<(), LoadError> {
+        self.srv
+            .persistence
+            .loading
+            .loaded_bytes
+            .store(self.file_offset + at as u64, Relaxed);
+        if self.srv.shutdown_requested.load(Relaxed) {
+            return Err(LoadError("the load was stopped by SHUTDOWN".into()));
+        }
+        Ok(())
     }
 
     fn run(&mut self, argv: &[Vec<u8>]) -> Result<(), String> {
@@ -257,6 +276,10 @@ impl<'a> Replayer<'a> {
     }
 }
 
+/// Commands between two updates of INFO's `loading_loaded_bytes` (and
+/// checks for a SHUTDOWN asked meanwhile).
+const PROGRESS_EVERY: u64 = 1024;
+
 /// Loads one file's commands from `buf[start..]`. Returns Ok(None) when
 /// the whole file was read, Ok(Some(valid_len)) when it ends in the middle
 /// of a command or transaction (`valid_len`: the bytes before it).
@@ -280,6 +303,9 @@ fn replay(
                 rp.feed(argv)
                     .map_err(|e| LoadError(format!("{e} {name} at offset {at}")))?;
                 at = next;
+                if rp.commands.is_multiple_of(PROGRESS_EVERY) {
+                    rp.progress(at)?;
+                }
             }
             Parsed::Truncated => return Ok(Some(before_multi.unwrap_or(at))),
             Parsed::Bad(why) => {
@@ -369,6 +395,15 @@ pub fn load_manifest(
     for i in &m.incrs {
         files.push((dir.join(&i.name), &i.name, FileKind::Incr));
     }
+    // INFO's loading_* fields: the files' total size, bytes replayed.
+    let loading = &srv.persistence.loading;
+    let total: u64 = files.iter().map(|(p, _, _)| super::file_size(p)).sum();
+    loading
+        .start
+        .store(crate::base::clock::unix_time_ms() / 1000, Relaxed);
+    loading.total_bytes.store(total, Relaxed);
+    loading.loaded_bytes.store(0, Relaxed);
+    loading.rdb_used_mem.store(0, Relaxed);
     let last = files.len().saturating_sub(1);
     for (n, (path, name, kind)) in files.iter().enumerate() {
         if !path.exists() {
@@ -388,7 +423,12 @@ pub fn load_manifest(
         } else {
             0
         };
-        if let Some(valid) = replay(&mut rp, name, &buf, start)? {
+        rp.file_offset = loading.loaded_bytes.load(Relaxed);
+        let replayed = replay(&mut rp, name, &buf, start)?;
+        loading
+            .loaded_bytes
+            .store(rp.file_offset + buf.len() as u64, Relaxed);
+        if let Some(valid) = replayed {
             if n != last {
                 return Err(LoadError(format!(
                     "Fatal error: the truncated file is not the last file ({name})"

@@ -4,14 +4,20 @@
 //! incremental files that receive the write journal's stream.
 //!
 //! # Life cycle
-//! * Startup with `appendonly yes` ([`load_at_startup`]): the directory is
+//! * Startup with `appendonly yes` ([`load_at_startup`], after the
+//!   listeners opened, clients answered -LOADING): the directory is
 //!   loaded (a 6.x single `appendonly.aof` in `dir` is upgraded into it
 //!   first), then the last incremental file is opened for appending (a
 //!   fresh directory gets a base of the current data and a first
 //!   incremental file). `dump.rdb` is not read, as in Redis.
-//! * `CONFIG SET appendonly yes` ([`apply_settings`]): a rewrite writes a
-//!   base of the current data and opens a new incremental file; `no`
-//!   closes the files and stops the journal.
+//! * `CONFIG SET appendonly yes` ([`apply_settings`]): replies at once, as
+//!   Redis 7.0 does; a background rewrite (`rewrite::start_enabling`)
+//!   takes the snapshot cut and starts the journal into a temporary
+//!   incremental file at the same instant, writes the base from the cut
+//!   while clients are served, then renames the file and persists a
+//!   manifest naming both (`Aof::wait_rewrite` until then; a failed try
+//!   is retried by the cron from a new cut). Scheduled while a BGSAVE runs
+//!   or inside a transaction. `no` closes the files and stops the journal.
 //! * A rewrite ([`rewrite`], BGREWRITEAOF, or automatic past
 //!   `auto-aof-rewrite-percentage`): under the journal's order lock (held
 //!   exclusively, so no write is half-way) a new incremental file is
@@ -20,9 +26,10 @@
 //!   files from that one on, and the older files are deleted. While the
 //!   AOF is on with an RDB preamble this is forkless and in the
 //!   background ([`rewrite::start`], on the keyspace snapshot BGSAVE
-//!   uses); a command-format base (`aof-use-rdb-preamble no`), the first
-//!   base (startup, `CONFIG SET appendonly yes`) and BGREWRITEAOF with
-//!   the AOF off are written while the server waits (`rewrite_locked`).
+//!   uses); a command-format base (`aof-use-rdb-preamble no`, also when
+//!   `CONFIG SET appendonly yes` turns the AOF on), the first base of a
+//!   fresh directory at startup and BGREWRITEAOF with the AOF off are
+//!   written while the server waits (`rewrite_locked`).
 //!   A rewrite asked for while a BGSAVE runs (or inside a transaction) is
 //!   scheduled and started by the cron, as Redis does.
 //!
@@ -47,6 +54,7 @@ pub mod base;
 pub mod load;
 pub mod manifest;
 pub mod rewrite;
+pub mod switch;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -55,6 +63,9 @@ use std::sync::atomic::Ordering::Relaxed;
 use crate::kernel::aof::{FileKind, Files, Fsync, Manifest, ManifestFile};
 use crate::kernel::config::Settings;
 use crate::kernel::server::Server;
+
+pub(crate) use switch::stop_files;
+pub use switch::{apply_settings, stop};
 
 /// `dir/appenddirname`.
 pub fn aof_dir(s: &Settings) -> PathBuf {
@@ -80,8 +91,10 @@ fn read_manifest(dir: &Path, prefix: &str) -> Result<Option<Manifest>, String> {
 
 /// Loads the AOF at startup when `appendonly` is on (see the module doc),
 /// then opens it for appending and starts the journal. Returns what was
-/// loaded, or None when `appendonly` is off. The server accepts no client
-/// before this returns.
+/// loaded, or None when `appendonly` is off. Clients are served meanwhile
+/// (the caller set `persistence.loading`: they get -LOADING, INFO shows
+/// the progress, the cron leaves the keyspace alone); a SHUTDOWN asked
+/// meanwhile stops the load with an error.
 pub fn load_at_startup(srv: &Server, s: &Settings) -> Result<Option<load::Report>, String> {
     srv.aof.set_policy(s.aof.fsync);
     srv.journal
@@ -111,6 +124,15 @@ pub fn load_at_startup(srv: &Server, s: &Settings) -> Result<Option<load::Report
     res?;
     open_on_start(srv, s)?;
     Ok(Some(report))
+}
+
+/// Is there an AOF to load (a manifest in the AOF directory, or a 6.x
+/// single file in `dir`)? Without one, startup only writes a first base
+/// of the (empty) dataset.
+pub fn exists_on_disk(s: &Settings) -> bool {
+    let dir = aof_dir(s);
+    let old = Path::new(if s.dir.is_empty() { "." } else { &s.dir }).join(&s.aof.filename);
+    dir.join(manifest::manifest_name(&s.aof.filename)).exists() || old.is_file()
 }
 
 /// Moves a 6.x `appendonly.aof` into the directory as its base, as Redis
@@ -185,6 +207,7 @@ fn open_on_start(srv: &Server, s: &Settings) -> Result<(), String> {
                     retry: Vec::new(),
                     base_size,
                     incr_size,
+                    temp_incr: None,
                 },
             );
             Ok(())
@@ -201,7 +224,10 @@ fn remove_stale_rewrite_files(dir: &Path) {
     for e in rd.flatten() {
         let name = e.file_name();
         let name = name.to_string_lossy();
-        if name.starts_with("temp-rewriteaof-") && name.ends_with(".aof") {
+        let rewrite_base = name.starts_with("temp-rewriteaof-") && name.ends_with(".aof");
+        // The incremental file of an AOF that was being turned on.
+        let enabling_incr = name.starts_with("temp-") && name.ends_with(".incr");
+        if rewrite_base || enabling_incr {
             let _ = std::fs::remove_file(e.path());
         }
     }
@@ -247,49 +273,6 @@ pub(crate) fn delete_history(dir: &Path, prefix: &str, m: &mut Manifest) {
     }
 }
 
-/// Turns the AOF on at runtime: a rewrite from the current data (module
-/// doc). Also the first start of a fresh directory.
-fn start(srv: &Server, s: &Settings) -> Result<(), String> {
-    rewrite_inner(srv, s, true, true)
-}
-
-/// Turns the AOF off: writes and syncs what is pending, closes the files,
-/// stops the journal.
-pub fn stop(srv: &Server) {
-    // A running background rewrite is of no use any more (Redis kills its
-    // child): it stops and removes its files.
-    if let Some(r) = srv.aof.running.lock().0.as_ref() {
-        r.abort();
-    }
-    let _order = srv.journal.order.write();
-    write_out(srv, true);
-    srv.journal.set_enabled(false);
-    // Replication may still read the journal (and its expired-key DELs).
-    srv.keyspace.set_journal_expired(srv.journal.enabled());
-    *srv.aof.files.lock() = None;
-    let mut out = srv.journal.out.lock();
-    out.buf.clear();
-    out.db = None;
-}
-
-/// Brings the running AOF in line with `s` after CONFIG SET: the fsync
-/// policy, and `appendonly` turned on (a rewrite) or off.
-pub fn apply_settings(srv: &Server, s: &Settings) -> Result<(), String> {
-    srv.aof.set_policy(s.aof.fsync);
-    srv.journal
-        .timestamps
-        .store(s.aof.timestamp_enabled, Relaxed);
-    let on = srv.aof.files.lock().is_some();
-    if s.aof.enabled && !on {
-        start(srv, s)
-    } else if !s.aof.enabled && on {
-        stop(srv);
-        Ok(())
-    } else {
-        Ok(())
-    }
-}
-
 /// What BGREWRITEAOF did.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Rewrite {
@@ -304,7 +287,9 @@ pub fn rewrite(srv: &Server, in_exec: bool) -> Result<Rewrite, String> {
     if srv.aof.rewrite_in_progress.load(Relaxed) {
         return Err("Background append only file rewriting already in progress".into());
     }
-    if in_exec || srv.persistence.bgsave_running() {
+    // While the AOF waits for its first base, that rewrite is the one.
+    let waiting = srv.aof.wait_rewrite.load(Relaxed);
+    if in_exec || srv.persistence.bgsave_running() || waiting {
         srv.aof.rewrite_scheduled.store(true, Relaxed);
         return Ok(Rewrite::Scheduled);
     }
@@ -337,9 +322,9 @@ pub fn rewrite_done(aof: &crate::kernel::aof::Aof, res: Result<(), String>) {
     let started = aof.rewrite_started_ms.load(Relaxed);
     let secs = crate::base::clock::unix_time_ms().saturating_sub(started) / 1000;
     aof.last_rewrite_secs.store(secs as i64, Relaxed);
+    aof.rewrites_ended.fetch_add(1, Relaxed);
     match &res {
         Ok(()) => {
-            aof.rewrites.fetch_add(1, Relaxed);
             aof.rewrite_failures.store(0, Relaxed);
             aof.last_rewrite_ok.store(true, Relaxed);
             crate::base::log::notice("Background AOF rewrite finished successfully");
@@ -363,6 +348,9 @@ fn rewrite_inner(srv: &Server, s: &Settings, starting: bool, counted: bool) -> R
     srv.aof
         .rewrite_started_ms
         .store(crate::base::clock::unix_time_ms(), Relaxed);
+    if counted {
+        srv.aof.rewrites.fetch_add(1, Relaxed);
+    }
     let res = rewrite_locked(srv, s, starting);
     if !counted {
         srv.aof.rewrite_in_progress.store(false, Relaxed);
@@ -450,6 +438,7 @@ fn rewrite_locked(srv: &Server, s: &Settings, starting: bool) -> Result<(), Stri
         retry: Vec::new(),
         base_size,
         incr_size: 0,
+        temp_incr: None,
     };
     if starting {
         drop(guard);
@@ -584,7 +573,11 @@ pub fn cron(srv: &Server) {
         return;
     }
     if srv.aof.rewrite_scheduled.load(Relaxed) {
-        let _ = rewrite(srv, false);
+        if srv.aof.wait_rewrite.load(Relaxed) {
+            switch::retry_enabling(srv);
+        } else {
+            let _ = rewrite(srv, false);
+        }
         return;
     }
     if !srv.journal.enabled() {
@@ -622,7 +615,8 @@ fn sizes(srv: &Server) -> Option<(u64, u64)> {
 /// The AOF fields of `INFO persistence`, Redis 7.0's names and order.
 pub fn info_fields(srv: &Server, t: &mut String) {
     let a = &srv.aof;
-    let on = srv.journal.enabled();
+    // On, or waiting for the first base (Redis's AOF_WAIT_REWRITE).
+    let on = srv.journal.enabled() || a.wait_rewrite.load(Relaxed);
     let running = a.rewrite_in_progress.load(Relaxed);
     let cur = if running {
         (crate::base::clock::unix_time_ms().saturating_sub(a.rewrite_started_ms.load(Relaxed))
@@ -630,7 +624,8 @@ pub fn info_fields(srv: &Server, t: &mut String) {
     } else {
         -1
     };
-    let last = if a.rewrites.load(Relaxed) + a.rewrite_failures.load(Relaxed) == 0 {
+    let ended = a.rewrites_ended.load(Relaxed);
+    let last = if ended == 0 {
         -1
     } else {
         a.last_rewrite_secs.load(Relaxed)
@@ -647,10 +642,7 @@ pub fn info_fields(srv: &Server, t: &mut String) {
         format!("aof_current_rewrite_time_sec:{cur}"),
         format!(
             "aof_last_bgrewrite_status:{}",
-            ok(
-                a.rewrites.load(Relaxed) + a.rewrite_failures.load(Relaxed) == 0
-                    || a.last_rewrite_ok.load(Relaxed)
-            )
+            ok(ended == 0 || a.last_rewrite_ok.load(Relaxed))
         ),
         format!("aof_rewrites:{}", a.rewrites.load(Relaxed)),
         format!(
@@ -707,7 +699,8 @@ pub fn write_error(srv: &Server) -> Option<String> {
 /// DEBUG LOADAOF: writes what is pending, empties the keyspace and loads
 /// the AOF again (the journal records nothing of the reload).
 pub fn debug_loadaof(srv: &Server) -> Result<(), String> {
-    if !srv.journal.enabled() {
+    // Nothing to load until the AOF's first base is written.
+    if !srv.journal.enabled() || srv.aof.wait_rewrite.load(Relaxed) {
         return Ok(());
     }
     let s = srv.settings();

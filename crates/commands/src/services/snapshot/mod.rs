@@ -181,7 +181,23 @@ pub fn bgsave(srv: &Server, settings: &Settings) -> Result<(), BgsaveError> {
     let writer = std::thread::Builder::new()
         .name("petrel-rdb-writer".into())
         .spawn(move || {
-            let outcome = write_file(&writer_sink, &job, &persistence.file_lock);
+            // A panic while writing fails this save like an I/O error: the
+            // walk is released (abort), the temporary file removed, and
+            // the save recorded as failed, so BGSAVE is not left "in
+            // progress" forever.
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                if crate::base::fault_hooks::take(&crate::base::fault_hooks::BGSAVE_WRITER) {
+                    panic!("DEBUG PANIC-THREAD bgsave-writer");
+                }
+                write_file(&writer_sink, &job, &persistence.file_lock)
+            }))
+            .unwrap_or_else(|_| {
+                writer_sink.abort();
+                let _ = std::fs::remove_file(job.dir.join(&job.tmp_name));
+                Err(Some(
+                    "The background save's writer thread panicked (logged above)".to_string(),
+                ))
+            });
             let end = crate::base::clock::unix_time_ms();
             match outcome {
                 Ok(size) => {
@@ -488,6 +504,16 @@ pub fn prepare_shutdown(
     if srv.persistence.bgsave_running() {
         warning("There is a child saving an .rdb. Killing it!");
         srv.persistence.abort_and_wait(Duration::from_secs(30));
+    }
+    // `appendonly` was turned on and its first base is being written: the
+    // files on disk do not hold the dataset yet (Redis refuses too).
+    if srv.aof.wait_rewrite.load(Relaxed) && srv.aof.rewrite_in_progress.load(Relaxed) {
+        if force {
+            warning("Writing initial AOF. Exit anyway.");
+        } else {
+            warning("Writing initial AOF, can't exit.");
+            return Err(ShutdownRefused);
+        }
     }
     let do_save = match save_flag {
         Some(s) => s,

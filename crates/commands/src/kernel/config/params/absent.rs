@@ -495,45 +495,12 @@ pub static ABSENT: &[Param] = &[
         Same::Int,
         "cluster mode"
     ),
-    absent!("tls-port", [], true, "0", Same::Int, "TLS"),
-    absent!("tls-cert-file", [], true, "", Same::Words, "TLS"),
-    absent!("tls-key-file", [], true, "", Same::Words, "TLS"),
-    absent!("tls-key-file-pass", [], true, "", Same::Words, "TLS"),
-    absent!("tls-client-cert-file", [], true, "", Same::Words, "TLS"),
-    absent!("tls-client-key-file", [], true, "", Same::Words, "TLS"),
-    absent!("tls-client-key-file-pass", [], true, "", Same::Words, "TLS"),
-    absent!("tls-dh-params-file", [], true, "", Same::Words, "TLS"),
-    absent!("tls-ca-cert-file", [], true, "", Same::Words, "TLS"),
-    absent!("tls-ca-cert-dir", [], true, "", Same::Words, "TLS"),
-    absent!("tls-protocols", [], true, "", Same::Words, "TLS"),
-    absent!("tls-ciphers", [], true, "", Same::Words, "TLS"),
-    absent!("tls-ciphersuites", [], true, "", Same::Words, "TLS"),
-    absent!("tls-auth-clients", [], true, "yes", Same::Word, "TLS"),
-    absent!("tls-replication", [], true, "no", Same::Bool, "TLS"),
-    absent!("tls-cluster", [], true, "no", Same::Bool, "TLS"),
     absent!(
-        "tls-prefer-server-ciphers",
+        "tls-dh-params-file",
         [],
         true,
-        "no",
-        Same::Bool,
-        "TLS"
-    ),
-    absent!("tls-session-caching", [], true, "yes", Same::Bool, "TLS"),
-    absent!(
-        "tls-session-cache-size",
-        [],
-        true,
-        "20480",
-        Same::Int,
-        "TLS"
-    ),
-    absent!(
-        "tls-session-cache-timeout",
-        [],
-        true,
-        "300",
-        Same::Int,
-        "TLS"
+        "",
+        Same::Words,
+        "DHE cipher suites (rustls has none)"
     ),
 ];

@@ -18,10 +18,12 @@ pub mod persistence;
 pub mod replication;
 pub mod scripting;
 pub mod server;
+pub mod tls;
 
 /// The kernel's groups, in registry order.
 pub const KERNEL: &[&[super::Param]] = &[
     network::NETWORK,
+    tls::TLS,
     acl::ACL,
     server::SERVER,
     persistence::PERSISTENCE,
