@@ -75,6 +75,8 @@ pub const FAMILIES: &[Family] = &[
     family!(acl),
     // BGREWRITEAOF on services::aof.
     family!(aof),
+    // SYNC, PSYNC, REPLCONF, WAIT, ROLE on services::replication.
+    family!(replication),
 ];
 
 /// Every family's DEBUG subcommands, in DEBUG HELP order.

@@ -9,7 +9,8 @@
 //!
 //! `scripting` has the EVAL/FUNCTION commands (the Lua engine is crate
 //! `scripting` behind a host trait); `streams` and `geo` are folders here.
-//! Families still to come: `replication`, `cluster`.
+//! `replication` has the master side of replication (SYNC, PSYNC,
+//! REPLCONF, WAIT, ROLE). Families still to come: `cluster`.
 //! `persistence` holds SAVE/BGSAVE/LASTSAVE/DUMP/RESTORE (the codec is
 //! crate `rdb`, the machinery `services::snapshot`); `acl` the ACL command
 //! family (the permission check itself is `services::acl`, run by dispatch).
@@ -25,6 +26,7 @@ pub mod keys;
 pub mod lists;
 pub mod persistence;
 pub mod pubsub;
+pub mod replication;
 pub mod scripting;
 pub mod server;
 pub mod sets;

@@ -276,6 +276,34 @@ impl ClientShared {
     }
 }
 
+/// What a connection told us with REPLCONF before PSYNC, and the PSYNC
+/// request the server's worker hands over (kept in `Client::repl`).
+#[derive(Debug, Default, Clone)]
+pub struct ReplClientConf {
+    /// `REPLCONF listening-port`.
+    pub listening_port: u16,
+    /// `REPLCONF ip-address`.
+    pub ip_address: Option<String>,
+    /// `REPLCONF capa eof`: accepts the diskless `$EOF:` payload.
+    pub capa_eof: bool,
+    /// `REPLCONF capa psync2`: accepts `+CONTINUE <new replid>`.
+    pub capa_psync2: bool,
+    /// `REPLCONF rdb-only 1`: the payload only, then the link closes.
+    pub rdb_only: bool,
+    /// Set by SYNC/PSYNC: the worker hands the connection to the
+    /// replication service after this command.
+    pub handoff: Option<SyncRequest>,
+}
+
+/// A SYNC or PSYNC request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SyncRequest {
+    /// SYNC (old protocol: no `+FULLRESYNC` line, never partial).
+    Sync,
+    /// PSYNC replid offset.
+    Psync { replid: String, offset: i64 },
+}
+
 /// Connection state owned by the serving thread.
 #[derive(Debug)]
 pub struct Client {
@@ -324,6 +352,9 @@ pub struct Client {
     /// AOF loads and a past PEXPIREAT sets a TTL instead of deleting (as
     /// Redis 7.0 does while loading).
     pub replay_now_ms: Option<u64>,
+    /// REPLCONF settings and a pending SYNC/PSYNC hand-over
+    /// (`services::replication`).
+    pub repl: ReplClientConf,
 }
 
 impl Client {
@@ -354,6 +385,7 @@ impl Client {
             tracking: Default::default(),
             acl: Default::default(),
             replay_now_ms: None,
+            repl: Default::default(),
         }
     }
 

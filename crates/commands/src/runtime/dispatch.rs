@@ -394,6 +394,23 @@ fn persistence_gate(
             return Some(msg.into());
         }
     }
+    // Replication's refusals concern write commands only (not PING).
+    let is_write = if queue {
+        queued_any(srv, client, flag::WRITE)
+    } else {
+        spec.flags & flag::WRITE != 0
+    };
+    if is_write {
+        if crate::services::replication::too_few_good_replicas(srv, settings) {
+            return Some(errors::NOREPLICAS.into());
+        }
+        // A read-only replica takes writes from its master only.
+        if client.kind != crate::kernel::client::ClientKind::Master
+            && crate::services::replication::refuses_writes(srv)
+        {
+            return Some(errors::READONLY_REPLICA.into());
+        }
+    }
     if srv.persistence.is_loading() {
         let refused = if queue {
             client.tx.queue.as_ref().is_some_and(|q| {

@@ -83,6 +83,8 @@ pub struct Settings {
     pub output_normal: OutputLimit,
     pub output_replica: OutputLimit,
     pub output_pubsub: OutputLimit,
+    /// Replication as a master (`params::replication`).
+    pub repl: ReplSettings,
     pub slowlog_log_slower_than: i64,
     pub slowlog_max_len: u64,
     pub latency_monitor_threshold: u64,
@@ -301,6 +303,7 @@ impl Default for Settings {
                 soft: 0,
                 soft_seconds: 0,
             },
+            repl: ReplSettings::default(),
             slowlog_log_slower_than: 0,
             slowlog_max_len: 0,
             latency_monitor_threshold: 0,
@@ -403,6 +406,45 @@ impl Default for DefragSettings {
             cycle_min: 1,
             cycle_max: 25,
             max_scan_fields: 1000,
+        }
+    }
+}
+
+/// Replication settings (`params::replication`), Redis 7.0's defaults.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplSettings {
+    /// `repl-diskless-sync`: the RDB goes straight to the replica's socket.
+    pub diskless_sync: bool,
+    /// `repl-diskless-sync-delay`, seconds to wait for more replicas.
+    pub diskless_sync_delay: u64,
+    /// `repl-backlog-size`, bytes.
+    pub backlog_size: u64,
+    /// `repl-backlog-ttl`, seconds without replicas before the backlog goes.
+    pub backlog_ttl: u64,
+    /// `repl-ping-replica-period`, seconds.
+    pub ping_period: u64,
+    /// `repl-timeout`, seconds.
+    pub timeout: u64,
+    /// `replicaof host port` from the configuration file.
+    pub replicaof: Option<(String, u16)>,
+    /// `min-replicas-to-write` (0: off).
+    pub min_replicas_to_write: u64,
+    /// `min-replicas-max-lag`, seconds (0: off).
+    pub min_replicas_max_lag: u64,
+}
+
+impl Default for ReplSettings {
+    fn default() -> Self {
+        ReplSettings {
+            diskless_sync: true,
+            diskless_sync_delay: 5,
+            backlog_size: 1 << 20,
+            backlog_ttl: 3600,
+            ping_period: 10,
+            timeout: 60,
+            replicaof: None,
+            min_replicas_to_write: 0,
+            min_replicas_max_lag: 10,
         }
     }
 }

@@ -263,22 +263,6 @@ pub static ABSENT: &[Param] = &[
         "replication"
     ),
     absent!(
-        "repl-diskless-sync",
-        [],
-        true,
-        "yes",
-        Same::Bool,
-        "replication"
-    ),
-    absent!(
-        "repl-diskless-sync-delay",
-        [],
-        true,
-        "5",
-        Same::Int,
-        "replication"
-    ),
-    absent!(
         "repl-diskless-sync-max-replicas",
         [],
         true,
@@ -295,52 +279,11 @@ pub static ABSENT: &[Param] = &[
         "replication"
     ),
     absent!(
-        "repl-ping-replica-period",
-        ["repl-ping-slave-period"],
-        true,
-        "10",
-        Same::Int,
-        "replication"
-    ),
-    absent!("repl-timeout", [], true, "60", Same::Int, "replication"),
-    absent!(
         "repl-disable-tcp-nodelay",
         [],
         true,
         "no",
         Same::Bool,
-        "replication"
-    ),
-    absent!(
-        "repl-backlog-size",
-        [],
-        true,
-        "1048576",
-        Same::Mem,
-        "replication"
-    ),
-    absent!(
-        "repl-backlog-ttl",
-        [],
-        true,
-        "3600",
-        Same::Int,
-        "replication"
-    ),
-    absent!(
-        "min-replicas-to-write",
-        ["min-slaves-to-write"],
-        true,
-        "0",
-        Same::Int,
-        "replication"
-    ),
-    absent!(
-        "min-replicas-max-lag",
-        ["min-slaves-max-lag"],
-        true,
-        "10",
-        Same::Int,
         "replication"
     ),
     absent!(
