@@ -75,6 +75,8 @@ pub const FAMILIES: &[Family] = &[
     family!(acl),
     // BGREWRITEAOF on services::aof.
     family!(aof),
+    // CLUSTER, READONLY, READWRITE, ASKING on kernel::cluster.
+    family!(cluster),
 ];
 
 /// Every family's DEBUG subcommands, in DEBUG HELP order.
@@ -102,6 +104,7 @@ pub const CONFIG_GROUPS: &[&[Param]] = &[
     params::memory::MEMORY,
     params::encodings::ENCODINGS,
     params::scripting::SCRIPTING,
+    params::cluster::CLUSTER,
     params::absent::ABSENT,
 ];
 
