@@ -295,6 +295,8 @@ fn cluster_commands_match_redis() {
             &["CLUSTER", "GETKEYSINSLOT", "1", "x"],
             &["CLUSTER", "BUMPEPOCH"],
             &["CLUSTER", "BUMPEPOCH"],
+            &["CLUSTER", "SAVECONFIG"],
+            &["CLUSTER", "SAVECONFIG", "x"],
             &["CLUSTER", "SET-CONFIG-EPOCH", "9"],
             &["CLUSTER", "SET-CONFIG-EPOCH", "-1"],
             &["CLUSTER", "COUNT-FAILURE-REPORTS", "abc"],
@@ -546,6 +548,11 @@ fn routing_matches_redis() {
             &["EVAL", "return 1", "2", "b", "c"],
             &["EVAL", "return redis.call('get', KEYS[1])", "1", "b"],
             &["EVAL", "return 1", "0"],
+            // Keys a script did not declare must be local too.
+            &["EVAL", "return redis.call('get', 'a')", "0"],
+            &["EVAL", "return redis.pcall('get', 'a')", "0"],
+            &["EVAL", "return redis.call('get', 'b')", "0"],
+            &["EVAL", "return redis.call('mget', 'b', 'c')", "0"],
             // Transactions: a redirection at queue time aborts EXEC; keys of
             // two slots across the queue fail EXEC itself.
             &["MULTI"],
@@ -610,6 +617,10 @@ fn routing_matches_redis() {
             &["CONFIG", "SET", "cluster-allow-reads-when-down", "yes"],
             &["GET", "b"],
             &["SET", "b", "1"],
+            &["EVAL", "return redis.call('get', 'b')", "0"],
+            &["EVAL", "return redis.call('set', 'b', '1')", "0"],
+            &["CONFIG", "SET", "cluster-allow-reads-when-down", "no"],
+            &["EVAL", "return redis.call('get', 'b')", "0"],
             &["CONFIG", "SET", "cluster-require-full-coverage", "no"],
         ],
     ));

@@ -600,7 +600,7 @@ fn asking(ctx: &mut Ctx, _args: &[&[u8]]) {
 }
 
 const ADMIN: u32 = flag::ADMIN | flag::STALE | flag::NO_ASYNC_LOADING;
-const INFO: u32 = flag::STALE | flag::LOADING;
+const INFO: u32 = flag::STALE;
 
 macro_rules! sub {
     ($name:expr, $arity:expr, $flags:expr, $h:expr, $cx:expr, $sum:expr) => {
@@ -615,7 +615,7 @@ const SUBS: &[CommandSpec] = &[
     sub!("addslots", -3, ADMIN, addslots, "O(N) where N is the total number of hash slot arguments", "Assign new hash slots to receiving node"),
     sub!("addslotsrange", -4, ADMIN, addslotsrange, "O(N) where N is the total number of the slots between the start slot and end slot arguments.", "Assign new hash slots to receiving node"),
     sub!("bumpepoch", 2, ADMIN, bumpepoch, "O(1)", "Advance the cluster config epoch"),
-    sub!("count-failure-reports", 3, ADMIN, count_failure_reports, "O(N) where N is the number of failure reports", "Return the number of failure reports active for a given node"),
+    sub!("count-failure-reports", 3, flag::ADMIN | flag::STALE, count_failure_reports, "O(N) where N is the number of failure reports", "Return the number of failure reports active for a given node"),
     sub!("countkeysinslot", 3, INFO, countkeysinslot, "O(1)", "Return the number of local keys in the specified hash slot"),
     sub!("delslots", -3, ADMIN, delslots, "O(N) where N is the total number of hash slot arguments", "Set hash slots as unbound in receiving node"),
     sub!("delslotsrange", -4, ADMIN, delslotsrange, "O(N) where N is the total number of the slots between the start slot and end slot arguments.", "Set hash slots as unbound in receiving node"),
@@ -627,7 +627,7 @@ const SUBS: &[CommandSpec] = &[
     sub!("links", 2, INFO, links, "O(N) where N is the total number of Cluster nodes", "Returns a list of all TCP links to and from peer nodes in cluster"),
     sub!("myid", 2, INFO, myid, "O(1)", "Return the node id"),
     sub!("nodes", 2, INFO, nodes, "O(N) where N is the total number of Cluster nodes", "Get Cluster config for the node"),
-    sub!("reset", -2, ADMIN | flag::NOSCRIPT, reset, "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect.", "Reset a Redis Cluster node"),
+    sub!("reset", -2, flag::ADMIN | flag::NOSCRIPT | flag::STALE, reset, "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect.", "Reset a Redis Cluster node"),
     sub!("saveconfig", 2, ADMIN, saveconfig, "O(1)", "Forces the node to save cluster state on disk"),
     sub!("set-config-epoch", 3, ADMIN, set_config_epoch, "O(1)", "Set the configuration epoch in a new node"),
     sub!("setslot", -4, ADMIN, setslot, "O(1)", "Bind a hash slot to a specific node"),
@@ -642,28 +642,35 @@ pub const COMMANDS: &[CommandSpec] = &[
         subcommands: SUBS,
         ..CommandSpec::new("cluster", -2, 0, info)
     },
-    sub!(
-        "readonly",
-        1,
-        flag::FAST | flag::LOADING | flag::STALE,
-        readonly,
-        "O(1)",
-        "Enables read queries for a connection to a cluster replica node"
-    ),
-    sub!(
-        "readwrite",
-        1,
-        flag::FAST | flag::LOADING | flag::STALE,
-        readwrite,
-        "O(1)",
-        "Disables read queries for a connection to a cluster replica node"
-    ),
-    sub!(
-        "asking",
-        1,
-        flag::FAST,
-        asking,
-        "O(1)",
-        "Sent by cluster clients after an -ASK redirect"
-    ),
+    CommandSpec {
+        acl: &["connection", "fast"],
+        docs: Docs::new(
+            "O(1)",
+            "Enables read queries for a connection to a cluster replica node",
+        ),
+        ..CommandSpec::new(
+            "readonly",
+            1,
+            flag::FAST | flag::LOADING | flag::STALE,
+            readonly,
+        )
+    },
+    CommandSpec {
+        acl: &["connection", "fast"],
+        docs: Docs::new(
+            "O(1)",
+            "Disables read queries for a connection to a cluster replica node",
+        ),
+        ..CommandSpec::new(
+            "readwrite",
+            1,
+            flag::FAST | flag::LOADING | flag::STALE,
+            readwrite,
+        )
+    },
+    CommandSpec {
+        acl: &["connection", "fast"],
+        docs: Docs::new("O(1)", "Sent by cluster clients after an -ASK redirect"),
+        ..CommandSpec::new("asking", 1, flag::FAST, asking)
+    },
 ];
