@@ -20,6 +20,16 @@ fn enabled(ctx: &mut Ctx) -> bool {
     true
 }
 
+/// Puts the announced port, bus port and hostname (which CONFIG SET may
+/// have changed) into the node's own entry before it is shown; like Redis,
+/// this alone does not rewrite nodes.conf.
+fn refresh(ctx: &mut Ctx) {
+    let settings = ctx.settings;
+    ctx.srv
+        .cluster
+        .update_unsaved(|st| crate::services::cluster::refresh_myself(st, settings));
+}
+
 /// Redis's getSlotOrReply.
 fn slot_arg(a: &[u8]) -> Result<u16, String> {
     match parse_i64(a) {
@@ -160,6 +170,7 @@ fn nodes(ctx: &mut Ctx, _args: &[&[u8]]) {
     if !enabled(ctx) {
         return;
     }
+    refresh(ctx);
     let text = crate::kernel::cluster::conf::nodes_text(&ctx.srv.cluster.read());
     ctx.out.verbatim(b"txt", text.as_bytes());
 }
@@ -191,29 +202,28 @@ fn info(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.out.verbatim(b"txt", text.as_bytes());
 }
 
-/// The endpoint CLUSTER SLOTS names a node by, per
-/// `cluster-preferred-endpoint-type`.
-fn endpoint(ctx: &Ctx, n: &crate::kernel::cluster::Node) -> String {
-    match ctx.settings.cluster.preferred_endpoint_type {
-        0 => n.ip.clone(),
-        1 if !n.hostname.is_empty() => n.hostname.clone(),
-        _ => "?".into(),
-    }
-}
-
 /// One node of CLUSTER SLOTS: endpoint, port, id, and a map of the other
 /// known endpoints.
 fn slots_node(ctx: &mut Ctx, n: &crate::kernel::cluster::Node) {
-    let ep = endpoint(ctx, n);
+    // CLUSTER SLOTS: "?" for a hostname not set, null for unknown-endpoint.
+    let ep: Option<&str> = match ctx.settings.cluster.preferred_endpoint_type {
+        0 => Some(&n.ip),
+        1 if !n.hostname.is_empty() => Some(&n.hostname),
+        1 => Some("?"),
+        _ => None,
+    };
     let mut extra: Vec<(&str, &str)> = Vec::new();
-    if ctx.settings.cluster.preferred_endpoint_type != 0 && !n.ip.is_empty() {
+    if ctx.settings.cluster.preferred_endpoint_type != 0 {
         extra.push(("ip", &n.ip));
     }
     if ctx.settings.cluster.preferred_endpoint_type != 1 && !n.hostname.is_empty() {
         extra.push(("hostname", &n.hostname));
     }
     ctx.out.array_len(4);
-    ctx.out.bulk(ep.as_bytes());
+    match ep {
+        Some(e) => ctx.out.bulk(e.as_bytes()),
+        None => ctx.out.null(),
+    }
     ctx.out.int(n.port as i64);
     ctx.out.bulk(n.id.as_bytes());
     ctx.out.map_len(extra.len());
@@ -239,6 +249,7 @@ fn slots(ctx: &mut Ctx, _args: &[&[u8]]) {
     if !enabled(ctx) {
         return;
     }
+    refresh(ctx);
     let st = ctx.srv.cluster.read().clone();
     use crate::kernel::cluster::flags;
     let mut rows = Vec::new();
@@ -269,7 +280,7 @@ fn slots(ctx: &mut Ctx, _args: &[&[u8]]) {
 /// One node of CLUSTER SHARDS.
 fn shard_node(ctx: &mut Ctx, n: &crate::kernel::cluster::Node) {
     use crate::kernel::cluster::flags;
-    let ep = endpoint(ctx, n);
+    let ep = crate::services::cluster::preferred_endpoint(ctx.settings, n).to_string();
     let with_host = !n.hostname.is_empty();
     ctx.out.map_len(7 + with_host as usize);
     ctx.out.bulk(b"id");
@@ -306,6 +317,7 @@ fn shards(ctx: &mut Ctx, _args: &[&[u8]]) {
     if !enabled(ctx) {
         return;
     }
+    refresh(ctx);
     let st = ctx.srv.cluster.read().clone();
     let masters: Vec<usize> = (0..st.nodes.len())
         .filter(|&i| st.nodes[i].is_master())

@@ -113,16 +113,22 @@ impl Redirect {
     }
 }
 
-/// The endpoint a redirection names for node `i`: per
-/// `cluster-preferred-endpoint-type`, and its port.
+/// The endpoint a node is named by per `cluster-preferred-endpoint-type`
+/// (Redis's preferred endpoint): its address, its hostname ("?" if it has
+/// none), or nothing for `unknown-endpoint`.
+pub fn preferred_endpoint<'a>(s: &Settings, n: &'a crate::kernel::cluster::Node) -> &'a str {
+    match s.cluster.preferred_endpoint_type {
+        0 => &n.ip,
+        1 if !n.hostname.is_empty() => &n.hostname,
+        1 => "?",
+        _ => "",
+    }
+}
+
+/// The `host:port` a redirection names for node `i`.
 fn redirect_addr(st: &State, s: &Settings, i: usize) -> String {
     let n = &st.nodes[i];
-    let host = match s.cluster.preferred_endpoint_type {
-        0 => n.ip.as_str(),
-        1 if !n.hostname.is_empty() => n.hostname.as_str(),
-        _ => "?",
-    };
-    format!("{host}:{}", n.port)
+    format!("{}:{}", preferred_endpoint(s, n), n.port)
 }
 
 /// The keys of one call, as the key specs find them (keys of `not_key`

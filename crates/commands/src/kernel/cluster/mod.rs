@@ -330,6 +330,12 @@ impl Cluster {
         Ok(v)
     }
 
+    /// Applies `f` without saving: for what Redis does not save at once
+    /// either (the announced ports and hostname of the node itself).
+    pub fn update_unsaved<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
+        f(&mut self.state.write())
+    }
+
     /// Writes nodes.conf now (CLUSTER SAVECONFIG).
     pub fn save(&self) -> Result<(), String> {
         let st = self.state.read();
