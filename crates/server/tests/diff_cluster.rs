@@ -28,6 +28,11 @@ fn show(v: &Value, who: &Names) -> String {
             Value::Error(b) => out.push_str(&format!("-{}", String::from_utf8_lossy(b))),
             Value::Bulk(b) => out.push_str(&format!("${:?}", String::from_utf8_lossy(b))),
             Value::Int(n) => out.push_str(&format!(":{n}")),
+            Value::Verbatim { format, data } => out.push_str(&format!(
+                "={}:{:?}",
+                String::from_utf8_lossy(format),
+                String::from_utf8_lossy(data)
+            )),
             Value::Array(a) | Value::Set(a) | Value::Push(a) => {
                 out.push('[');
                 for x in a {
@@ -86,7 +91,13 @@ fn bus_neutral(sub: &str, v: Value) -> Value {
         }
         _ => return v,
     };
-    Value::Bulk(out.into_bytes())
+    match v {
+        Value::Verbatim { format, .. } => Value::Verbatim {
+            format,
+            data: out.into_bytes(),
+        },
+        _ => Value::Bulk(out.into_bytes()),
+    }
 }
 
 struct Names {
@@ -673,5 +684,41 @@ fn routing_matches_redis() {
         &mut p,
         &mut r,
         &[&["GET", "c"], &["SET", "b", "1"], &["CLUSTER", "INFO"]],
+    ));
+}
+
+/// The same replies over RESP3 (verbatim text, maps).
+#[test]
+fn cluster_replies_in_resp3() {
+    let Some((mut p, mut r)) = pair() else { return };
+    for n in [&mut p, &mut r] {
+        n.conn.cmd(&["HELLO", "3"]);
+        n.cmd(&["CLUSTER", "ADDSLOTSRANGE", "0", "16383"]);
+        n.cmd(&["CONFIG", "SET", "cluster-announce-hostname", "h.example"]);
+    }
+    assert!(wait_until(Duration::from_secs(20), || r
+        .info_field("cluster_state")
+        == "ok"));
+    check(compare(
+        &mut p,
+        &mut r,
+        &[
+            &["CLUSTER", "INFO"],
+            &["CLUSTER", "NODES"],
+            &["CLUSTER", "SLOTS"],
+            &["CLUSTER", "SHARDS"],
+            &["CLUSTER", "LINKS"],
+            &["CLUSTER", "MYID"],
+            &["CLUSTER", "GETKEYSINSLOT", "0", "5"],
+            &["CLUSTER", "COUNTKEYSINSLOT", "0"],
+            &[
+                "CONFIG",
+                "SET",
+                "cluster-preferred-endpoint-type",
+                "unknown-endpoint",
+            ],
+            &["CLUSTER", "SLOTS"],
+            &["CLUSTER", "SHARDS"],
+        ],
     ));
 }
