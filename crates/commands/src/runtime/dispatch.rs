@@ -46,7 +46,18 @@ pub fn execute(
     out.record_pushes();
     // Inside the script gate until the end (see kernel::scripting).
     let _gate = srv.scripting.enter();
-    let mut outcome = execute_inner(srv, client, settings, args, out);
+    // ASKING holds for the next command only (for a whole transaction when
+    // given inside MULTI); ASKING itself sets it again, and a command held
+    // back by CLIENT PAUSE keeps it for its retry.
+    let asking = if client.tx.in_multi() {
+        client.cluster_asking
+    } else {
+        std::mem::take(&mut client.cluster_asking)
+    };
+    let mut outcome = execute_inner(srv, client, settings, args, out, asking);
+    if outcome == Outcome::Paused && asking {
+        client.cluster_asking = true;
+    }
     let pushes = out.take_push_marks();
     if client.blocked.is_some() {
         outcome = Outcome::Blocked;
@@ -129,15 +140,9 @@ fn execute_inner(
     settings: &Settings,
     args: &[&[u8]],
     out: &mut ReplyBuf,
+    asking: bool,
 ) -> Outcome {
     let table = &srv.table;
-    // ASKING holds for the next command only (for a whole transaction when
-    // given inside MULTI); ASKING itself sets it again.
-    let asking = if client.tx.in_multi() {
-        client.cluster_asking
-    } else {
-        std::mem::take(&mut client.cluster_asking)
-    };
     // Pipelines usually repeat one command: reuse the last lookup when the
     // name bytes are identical.
     let cached = match &client.last_lookup {
