@@ -722,3 +722,28 @@ fn cluster_replies_in_resp3() {
         ],
     ));
 }
+
+/// Without `cluster-port`, the bus port is port + 10000: a client port
+/// above 55535 stops startup, as in Redis.
+#[test]
+fn port_too_high_for_the_bus_refuses_to_start() {
+    let dir = TempDir::new("cluster-high-port");
+    let f = dir.join("nodes.conf").display().to_string();
+    let (code, log) = petrel_startup_failure(
+        None,
+        &[
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            &f,
+            "--port",
+            "60000",
+        ],
+    );
+    assert_ne!(code, Some(0));
+    assert!(
+        log.contains("Your Redis port number must be 55535 or less."),
+        "{log}"
+    );
+    assert!(!dir.join("nodes.conf").exists());
+}

@@ -51,6 +51,9 @@ pub fn load_at_startup(srv: &Server) -> Result<(), String> {
         return Ok(());
     }
     let settings = srv.config.get();
+    if settings.cluster.port == 0 && settings.port > 55535 {
+        return Err("Redis port number too high. Cluster communication port is 10,000 port numbers higher than your Redis port. Your Redis port number must be 55535 or less.".into());
+    }
     let path = srv.cluster.path().to_path_buf();
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => Some(t),
