@@ -67,6 +67,9 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     commands::services::acl::load_at_startup(&srv).inspect_err(|e| {
         log::log(commands::base::log::LogLevel::Warning, e);
     })?;
+    commands::services::cluster::load_at_startup(&srv).inspect_err(|e| {
+        log::log(commands::base::log::LogLevel::Warning, e);
+    })?;
     // Clients that connect before the dataset is loaded get -LOADING. With
     // `appendonly yes` the AOF is the dataset and the RDB file is ignored,
     // as Redis does. An AOF that is not there yet only gets its first

@@ -9,8 +9,9 @@
 //!
 //! `scripting` has the EVAL/FUNCTION commands (the Lua engine is crate
 //! `scripting` behind a host trait); `streams` and `geo` are folders here.
-//! `replication` has the master side of replication (SYNC, PSYNC,
-//! REPLCONF, WAIT, ROLE). Families still to come: `cluster`.
+//! `replication` has replication (SYNC, PSYNC, REPLCONF, WAIT, ROLE,
+//! REPLICAOF); `cluster` has CLUSTER, READONLY, READWRITE and ASKING on
+//! `kernel::cluster`.
 //! `persistence` holds SAVE/BGSAVE/LASTSAVE/DUMP/RESTORE (the codec is
 //! crate `rdb`, the machinery `services::snapshot`); `acl` the ACL command
 //! family (the permission check itself is `services::acl`, run by dispatch).
@@ -18,6 +19,7 @@
 pub mod acl;
 pub mod aof;
 pub mod bitmap;
+pub mod cluster;
 pub mod connection;
 pub mod geo;
 pub mod hashes;

@@ -321,6 +321,10 @@ pub struct Client {
     pub no_evict: bool,
     pub no_touch: bool,
     pub monitor: bool,
+    /// READONLY (cluster mode): reads may be served by a replica.
+    pub cluster_readonly: bool,
+    /// ASKING (cluster mode): the next command may use an importing slot.
+    pub cluster_asking: bool,
     /// Set when the connection arrived over a unix socket.
     pub is_unix: bool,
     /// Name bytes and table index of the last top-level command looked up.
@@ -362,6 +366,8 @@ impl Client {
         Client {
             id: shared.id,
             shared,
+            cluster_readonly: false,
+            cluster_asking: false,
             db: 0,
             protocol: Protocol::Resp2,
             authenticated: false,

@@ -28,6 +28,7 @@ pub mod aof;
 pub mod blocking;
 pub mod client_eviction;
 pub mod client_info;
+pub mod cluster;
 pub mod connection;
 pub mod defrag;
 pub mod digest;

@@ -171,7 +171,11 @@ pub fn info_text(
             "commandstats" => commandstats_section(srv, &mut t),
             "errorstats" => errorstats_section(srv, &mut t),
             "latencystats" => latencystats_section(srv, settings, &mut t),
-            "cluster" => t.push_str("# Cluster\r\ncluster_enabled:0\r\n"),
+            "cluster" => t.push_str(if settings.cluster.enabled {
+                "# Cluster\r\ncluster_enabled:1\r\n"
+            } else {
+                "# Cluster\r\ncluster_enabled:0\r\n"
+            }),
             "keyspace" => {
                 t.push_str("# Keyspace\r\n");
                 t.push_str(&keyspace_info(srv));

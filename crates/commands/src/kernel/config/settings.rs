@@ -141,6 +141,8 @@ pub struct Settings {
     pub renamed_commands: Vec<RenameCommand>,
     /// The append-only file (`params::aof`).
     pub aof: AofSettings,
+    /// Cluster mode (`params::cluster`).
+    pub cluster: ClusterSettings,
     /// TLS (`params::tls`).
     pub tls: TlsSettings,
 }
@@ -337,6 +339,7 @@ impl Default for Settings {
             renamed_commands: Vec::new(),
             aof: AofSettings::default(),
             tls: TlsSettings::default(),
+            cluster: ClusterSettings::default(),
         };
         s.apply_defaults(super::Params {
             groups: super::params::KERNEL,
@@ -447,4 +450,29 @@ impl Default for ReplSettings {
             min_replicas_max_lag: 10,
         }
     }
+}
+
+/// The `cluster-*` settings (see `params::cluster`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClusterSettings {
+    /// `cluster-enabled` (immutable).
+    pub enabled: bool,
+    /// `cluster-config-file` (immutable): nodes.conf, relative to `dir`.
+    pub config_file: String,
+    /// `cluster-node-timeout`, ms.
+    pub node_timeout_ms: u64,
+    /// `cluster-port` (immutable): the bus port; 0 means port + 10000.
+    pub port: u16,
+    pub announce_ip: String,
+    pub announce_hostname: String,
+    pub announce_port: u16,
+    pub announce_bus_port: u16,
+    pub announce_tls_port: u16,
+    pub require_full_coverage: bool,
+    pub allow_reads_when_down: bool,
+    pub allow_replica_migration: bool,
+    pub replica_validity_factor: u32,
+    pub migration_barrier: u32,
+    /// Index into `params::cluster::ENDPOINT_TYPES`.
+    pub preferred_endpoint_type: usize,
 }
