@@ -75,6 +75,10 @@ pub const FAMILIES: &[Family] = &[
     family!(acl),
     // BGREWRITEAOF on services::aof.
     family!(aof),
+    // SYNC, PSYNC, REPLCONF, WAIT, ROLE on services::replication.
+    family!(replication),
+    // CLUSTER, READONLY, READWRITE, ASKING on kernel::cluster.
+    family!(cluster),
 ];
 
 /// Every family's DEBUG subcommands, in DEBUG HELP order.
@@ -103,6 +107,7 @@ pub const CONFIG_GROUPS: &[&[Param]] = &[
     params::memory::MEMORY,
     params::encodings::ENCODINGS,
     params::scripting::SCRIPTING,
+    params::cluster::CLUSTER,
     params::absent::ABSENT,
 ];
 

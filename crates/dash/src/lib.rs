@@ -1401,18 +1401,34 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
     /// Visits entries whose hash's top `bits` bits equal `prefix` (prefix
     /// right-aligned), at a cost proportional to the segments holding that prefix.
     pub fn for_each_with_prefix(&self, prefix: u64, bits: u32, mut f: impl FnMut(&T)) {
+        self.for_each_with_prefix_while(prefix, bits, |e| {
+            f(e);
+            true
+        });
+    }
+
+    /// [`for_each_with_prefix`](Self::for_each_with_prefix) until `f`
+    /// answers false: the cost is that of the segments visited up to then.
+    pub fn for_each_with_prefix_while(
+        &self,
+        prefix: u64,
+        bits: u32,
+        mut f: impl FnMut(&T) -> bool,
+    ) {
         let bits = bits.min(64);
         let matches = |h: u64| bits == 0 || h >> (64 - bits) == prefix;
-        let visit = |seg: &Segment<T>, filter: bool, f: &mut dyn FnMut(&T)| {
+        // False once `f` asked to stop.
+        let visit = |seg: &Segment<T>, filter: bool, f: &mut dyn FnMut(&T) -> bool| {
             for b in 0..NB {
                 for j in 0..seg.meta[b].len as usize {
                     // SAFETY: j < len.
                     let e = unsafe { seg.get(b, j) };
-                    if !filter || matches((self.hasher)(e)) {
-                        f(e);
+                    if (!filter || matches((self.hasher)(e))) && !f(e) {
+                        return false;
                     }
                 }
             }
+            true
         };
         if bits <= self.gd {
             let span = 1usize << (self.gd - bits);
@@ -1421,7 +1437,9 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
             while i < first + span {
                 let si = self.si_at(i);
                 let seg = self.seg(si);
-                visit(seg, (seg.depth as u32) < bits, &mut f);
+                if !visit(seg, (seg.depth as u32) < bits, &mut f) {
+                    return;
+                }
                 i = (i | ((1usize << (self.gd - seg.depth as u32)) - 1)) + 1;
             }
         } else {

@@ -176,6 +176,8 @@ impl Conn {
             && !self.dead
             && !self.client.shutdown_requested
             && self.client.blocked.is_none()
+            // After SYNC/PSYNC the connection belongs to replication.
+            && self.client.repl.handoff.is_none()
         {
             let data = &self.rbuf[self.rpos..self.rlen];
             if data.is_empty() {
@@ -420,6 +422,17 @@ impl Conn {
         };
         self.out.shrink_to(target);
         true
+    }
+
+    /// For the hand-over of a replica connection (`crate::handoff`): the
+    /// input not executed yet and the output not written yet.
+    pub fn take_buffers(&mut self) -> (Vec<u8>, Vec<u8>) {
+        let unread = self.rbuf[self.rpos..self.rlen].to_vec();
+        self.rpos = self.rlen;
+        let pending = self.out.as_bytes()[self.wpos..].to_vec();
+        self.out.clear();
+        self.wpos = 0;
+        (unread, pending)
     }
 
     pub fn has_pending_output(&self) -> bool {

@@ -5,6 +5,7 @@ pub mod alloc;
 pub mod alloc_defrag;
 pub mod conn;
 pub mod faults;
+pub mod handoff;
 pub mod limits;
 pub mod log;
 pub mod net;
@@ -62,7 +63,11 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         settings.clone(),
         config_file,
     ));
+    commands::services::replication::install(&srv);
     commands::services::acl::load_at_startup(&srv).inspect_err(|e| {
+        log::log(commands::base::log::LogLevel::Warning, e);
+    })?;
+    commands::services::cluster::load_at_startup(&srv).inspect_err(|e| {
         log::log(commands::base::log::LogLevel::Warning, e);
     })?;
     // Clients that connect before the dataset is loaded get -LOADING. With
@@ -217,6 +222,8 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     }
     srv.persistence.loading.active.store(false, Relaxed);
     notice!("Ready to accept connections");
+    // `replicaof` in the configuration: follow that master from now on.
+    commands::services::replication::start_configured(&srv);
 
     wait_for_workers(&srv, joins, &acceptor_join);
     notice!("User requested shutdown...");

@@ -74,20 +74,43 @@ fn load_certs(path: &str) -> Result<Vec<CertificateDer<'static>>, String> {
     Ok(certs)
 }
 
-fn load_key(path: &str) -> Result<PrivateKeyDer<'static>, String> {
-    let pem =
-        std::fs::read(path).map_err(|e| format!("Failed to load private key: {path}: {e}"))?;
+/// The private key of `path`: plain PEM (PKCS#8, PKCS#1 or SEC1), or an
+/// encrypted PKCS#8 key (`ENCRYPTED PRIVATE KEY`, PBES2 with PBKDF2 or
+/// scrypt and AES-CBC, what OpenSSL 3 writes) decrypted with `pass`
+/// (`tls-key-file-pass`). The legacy OpenSSL encryption (`Proc-Type:
+/// 4,ENCRYPTED` headers) is refused with the command that converts it.
+fn load_key(path: &str, pass: &str) -> Result<PrivateKeyDer<'static>, String> {
+    let fail = |why: String| format!("Failed to load private key: {path}: {why}");
+    let pem = std::fs::read(path).map_err(|e| fail(e.to_string()))?;
     let text = String::from_utf8_lossy(&pem);
-    if text.contains("ENCRYPTED PRIVATE KEY") || text.contains("Proc-Type: 4,ENCRYPTED") {
-        return Err(format!(
-            "Failed to load private key: {path}: the key is encrypted, and Petrel cannot \
-             decrypt PEM keys (tls-key-file-pass is not supported: no maintained pure-Rust \
-             PEM decryption is in use). Decrypt it once with \
-             'openssl pkey -in {path} -out <plain-key.pem>' and point tls-key-file at that file."
-        ));
+    if text.contains("Proc-Type: 4,ENCRYPTED") {
+        return Err(fail(format!(
+            "the key uses OpenSSL's legacy PEM encryption, which Petrel cannot \
+             decrypt; convert it to encrypted PKCS#8 with 'openssl pkcs8 -topk8 -in {path} \
+             -out <new-key.pem>' (or decrypt it with 'openssl pkey')"
+        )));
     }
-    PrivateKeyDer::from_pem_slice(&pem)
-        .map_err(|e| format!("Failed to load private key: {path}: {e}"))
+    if let Some(start) = text.find("-----BEGIN ENCRYPTED PRIVATE KEY-----") {
+        use pkcs8::der::pem::PemLabel;
+        let (label, der) = pkcs8::der::pem::decode_vec(text[start..].as_bytes())
+            .map_err(|e| fail(format!("bad PEM: {e}")))?;
+        pkcs8::EncryptedPrivateKeyInfo::validate_pem_label(label)
+            .map_err(|e| fail(format!("bad PEM: {e}")))?;
+        let info = pkcs8::EncryptedPrivateKeyInfo::try_from(der.as_slice())
+            .map_err(|e| fail(format!("bad encrypted key: {e}")))?;
+        if pass.is_empty() {
+            return Err(fail(
+                "the key is encrypted and tls-key-file-pass is not set".into(),
+            ));
+        }
+        let doc = info.decrypt(pass.as_bytes()).map_err(|e| {
+            fail(format!(
+                "cannot decrypt the key (wrong tls-key-file-pass?): {e}"
+            ))
+        })?;
+        return Ok(PrivateKeyDer::Pkcs8(doc.as_bytes().to_vec().into()));
+    }
+    PrivateKeyDer::from_pem_slice(&pem).map_err(|e| fail(e.to_string()))
 }
 
 /// The CA certificates of `tls-ca-cert-file` and every PEM file of
@@ -139,7 +162,7 @@ pub fn build(t: &TlsSettings) -> Result<Arc<ServerConfig>, String> {
         return Err("Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or tls-auth-clients are enabled!".into());
     }
     let certs = load_certs(&t.cert_file)?;
-    let key = load_key(&t.key_file)?;
+    let key = load_key(&t.key_file, &t.key_file_pass)?;
 
     let (v12, v13) = names::protocols(&t.protocols)?;
     let want12 = if v12 {

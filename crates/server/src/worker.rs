@@ -393,6 +393,16 @@ impl Worker {
             commands::kernel::scripting::set_pump(prev);
             self.limits.unauthenticated = false;
         }
+        if conn.client.repl.handoff.is_some() {
+            // SYNC/PSYNC: the connection now belongs to replication.
+            let _ = self.poll.registry().deregister(&mut conn.stream);
+            self.by_id.remove(&conn.client.id);
+            self.free.push(slot);
+            self.missed.retain(|&s| s != slot);
+            self.srv.stats.connected_clients.fetch_sub(1, Relaxed);
+            crate::handoff::replica(self.srv.clone(), conn);
+            return;
+        }
         self.conns[slot] = Some(conn);
         let conn = self.conns[slot].as_mut().expect("just put back");
         if conn.client.blocked.is_some() && !self.blocked.contains(&slot) {

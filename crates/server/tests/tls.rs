@@ -184,6 +184,21 @@ fn certs() -> &'static Certs {
                 "pass:secret",
             ],
         );
+        // The same key in OpenSSL's legacy encrypted PEM form.
+        openssl(
+            &d,
+            &[
+                "pkey",
+                "-in",
+                "server.key",
+                "-traditional",
+                "-out",
+                "server-legacy.key",
+                "-aes256",
+                "-passout",
+                "pass:secret",
+            ],
+        );
         Certs { _dir: dir, path: d }
     })
 }
@@ -605,7 +620,31 @@ fn startup_refuses_unusable_tls_settings() {
         log.contains("Either tls-ca-cert-file or tls-ca-cert-dir"),
         "{log}"
     );
-    // Encrypted keys are refused with a clear reason.
+    // An encrypted key with a wrong or missing passphrase is refused with
+    // the reason.
+    for (pass, why) in [
+        ("wrong", "cannot decrypt the key"),
+        ("", "tls-key-file-pass is not set"),
+    ] {
+        let (_, log) = petrel_startup_failure(
+            None,
+            &[
+                "--tls-port",
+                &port,
+                "--tls-cert-file",
+                &crt,
+                "--tls-key-file",
+                &enc,
+                "--tls-key-file-pass",
+                pass,
+                "--tls-ca-cert-file",
+                &ca,
+            ],
+        );
+        assert!(log.contains(why), "{log}");
+    }
+    // OpenSSL's legacy PEM encryption is refused with the conversion.
+    let legacy = c.file("server-legacy.key");
     let (_, log) = petrel_startup_failure(
         None,
         &[
@@ -614,14 +653,45 @@ fn startup_refuses_unusable_tls_settings() {
             "--tls-cert-file",
             &crt,
             "--tls-key-file",
-            &enc,
+            &legacy,
             "--tls-key-file-pass",
             "secret",
             "--tls-ca-cert-file",
             &ca,
         ],
     );
-    assert!(log.contains("the key is encrypted"), "{log}");
+    assert!(log.contains("openssl pkcs8 -topk8"), "{log}");
+}
+
+/// `tls-key-file-pass` decrypts an encrypted PKCS#8 server key, at startup
+/// and on CONFIG SET.
+#[test]
+fn encrypted_key_with_its_passphrase() {
+    let c = certs();
+    let (s, tls) = start_tls(&[
+        ("tls-key-file", &c.file("server-enc.key")),
+        ("tls-key-file-pass", "secret"),
+    ]);
+    assert!(ping_ok(tls, Some("client")));
+    // A wrong passphrase fails the CONFIG SET and keeps the context.
+    let mut plain = s.client();
+    let r: redis::RedisResult<()> = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("tls-key-file-pass")
+        .arg("nope")
+        .query(&mut plain);
+    assert!(r.is_err(), "{r:?}");
+    assert!(ping_ok(tls, Some("client")));
+    // The plain key with an empty passphrase works again.
+    let _: () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("tls-key-file")
+        .arg(c.file("server.key"))
+        .arg("tls-key-file-pass")
+        .arg("")
+        .query(&mut plain)
+        .unwrap();
+    assert!(ping_ok(tls, Some("client")));
 }
 
 #[test]

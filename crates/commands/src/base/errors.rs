@@ -12,6 +12,10 @@ pub const OOM_ERROR: &str = "OOM command not allowed when used memory > 'maxmemo
 /// Writes (and PING) after a failed background save, with
 /// `stop-writes-on-bgsave-error` and save points.
 pub const MISCONF_RDB: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
+/// Writes while fewer than `min-replicas-to-write` replicas are good.
+pub const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
+/// Writes from clients of a read-only replica.
+pub const READONLY_REPLICA: &str = "READONLY You can't write against a read only replica.";
 /// Commands without the `loading` flag while the dataset is loading.
 pub const LOADING: &str = "LOADING Redis is loading the dataset in memory";
 pub const ERR_AUTH_WITHOUT_PASSWORD: &str = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?";

@@ -280,6 +280,9 @@ fn select(ctx: &mut Ctx, args: &[&[u8]]) {
     if n < i32::MIN as i64 || n > i32::MAX as i64 {
         return ctx.error(crate::base::errors::ERR_OUT_OF_RANGE_I32);
     }
+    if ctx.settings.cluster.enabled && n != 0 {
+        return ctx.error("ERR SELECT is not allowed in cluster mode");
+    }
     if n < 0 || n as usize >= ctx.settings.databases {
         return ctx.error(crate::base::errors::ERR_DB_INDEX);
     }

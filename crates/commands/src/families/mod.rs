@@ -9,7 +9,9 @@
 //!
 //! `scripting` has the EVAL/FUNCTION commands (the Lua engine is crate
 //! `scripting` behind a host trait); `streams` and `geo` are folders here.
-//! Families still to come: `replication`, `cluster`.
+//! `replication` has replication (SYNC, PSYNC, REPLCONF, WAIT, ROLE,
+//! REPLICAOF); `cluster` has CLUSTER, READONLY, READWRITE and ASKING on
+//! `kernel::cluster`.
 //! `persistence` holds SAVE/BGSAVE/LASTSAVE/DUMP/RESTORE (the codec is
 //! crate `rdb`, the machinery `services::snapshot`); `acl` the ACL command
 //! family (the permission check itself is `services::acl`, run by dispatch).
@@ -17,6 +19,7 @@
 pub mod acl;
 pub mod aof;
 pub mod bitmap;
+pub mod cluster;
 pub mod connection;
 pub mod geo;
 pub mod hashes;
@@ -25,6 +28,7 @@ pub mod keys;
 pub mod lists;
 pub mod persistence;
 pub mod pubsub;
+pub mod replication;
 pub mod scripting;
 pub mod server;
 pub mod sets;

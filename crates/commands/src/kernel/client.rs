@@ -276,6 +276,34 @@ impl ClientShared {
     }
 }
 
+/// What a connection told us with REPLCONF before PSYNC, and the PSYNC
+/// request the server's worker hands over (kept in `Client::repl`).
+#[derive(Debug, Default, Clone)]
+pub struct ReplClientConf {
+    /// `REPLCONF listening-port`.
+    pub listening_port: u16,
+    /// `REPLCONF ip-address`.
+    pub ip_address: Option<String>,
+    /// `REPLCONF capa eof`: accepts the diskless `$EOF:` payload.
+    pub capa_eof: bool,
+    /// `REPLCONF capa psync2`: accepts `+CONTINUE <new replid>`.
+    pub capa_psync2: bool,
+    /// `REPLCONF rdb-only 1`: the payload only, then the link closes.
+    pub rdb_only: bool,
+    /// Set by SYNC/PSYNC: the worker hands the connection to the
+    /// replication service after this command.
+    pub handoff: Option<SyncRequest>,
+}
+
+/// A SYNC or PSYNC request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SyncRequest {
+    /// SYNC (old protocol: no `+FULLRESYNC` line, never partial).
+    Sync,
+    /// PSYNC replid offset.
+    Psync { replid: String, offset: i64 },
+}
+
 /// Connection state owned by the serving thread.
 #[derive(Debug)]
 pub struct Client {
@@ -293,6 +321,10 @@ pub struct Client {
     pub no_evict: bool,
     pub no_touch: bool,
     pub monitor: bool,
+    /// READONLY (cluster mode): reads may be served by a replica.
+    pub cluster_readonly: bool,
+    /// ASKING (cluster mode): the next command may use an importing slot.
+    pub cluster_asking: bool,
     /// Set when the connection arrived over a unix socket.
     pub is_unix: bool,
     /// Name bytes and table index of the last top-level command looked up.
@@ -324,6 +356,9 @@ pub struct Client {
     /// AOF loads and a past PEXPIREAT sets a TTL instead of deleting (as
     /// Redis 7.0 does while loading).
     pub replay_now_ms: Option<u64>,
+    /// REPLCONF settings and a pending SYNC/PSYNC hand-over
+    /// (`services::replication`).
+    pub repl: ReplClientConf,
 }
 
 impl Client {
@@ -331,6 +366,8 @@ impl Client {
         Client {
             id: shared.id,
             shared,
+            cluster_readonly: false,
+            cluster_asking: false,
             db: 0,
             protocol: Protocol::Resp2,
             authenticated: false,
@@ -354,6 +391,7 @@ impl Client {
             tracking: Default::default(),
             acl: Default::default(),
             replay_now_ms: None,
+            repl: Default::default(),
         }
     }
 

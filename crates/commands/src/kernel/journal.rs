@@ -1,8 +1,10 @@
 //! The write journal's state: one ordered stream of every change to the
 //! keyspace, in the form Redis 7.0 propagates it (RESP arrays, `SELECT`
 //! inserted where the database changes). `services::journal` fills it;
-//! the append-only file (`services::aof`) consumes it, and replication
-//! will read the very same stream.
+//! two consumers read it: the append-only file (`services::aof`) takes
+//! `out.buf`, and replication (`services::replication`) gets every
+//! appended piece through [`Journal::set_feed`], in the same order, under
+//! the same `out` lock. Each consumer turns its own bit of `enabled` on.
 //!
 //! # Order
 //! While the journal is enabled, every command that may touch the
@@ -26,7 +28,8 @@
 //!   `None` when the next record must select its database first (start of
 //!   a stream or of a new AOF file).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Mutex, RwLock};
 
@@ -60,9 +63,19 @@ pub struct Out {
 }
 
 /// The journal (see the module doc).
-#[derive(Debug, Default)]
+/// The replication consumer: called with every appended piece, under the
+/// `out` lock (so in stream order).
+pub type Feed = Arc<dyn Fn(&[u8]) + Send + Sync>;
+
+/// Consumer bits of `Journal::enabled`.
+const AOF: u8 = 1;
+const REPLICATION: u8 = 2;
+
+#[derive(Default)]
 pub struct Journal {
-    enabled: AtomicBool,
+    /// Consumer bits ([`AOF`], [`REPLICATION`]).
+    enabled: AtomicU8,
+    feed: OnceLock<Feed>,
     /// The order lock (module doc).
     pub order: RwLock<()>,
     pub out: Mutex<Out>,
@@ -77,13 +90,37 @@ impl Journal {
     /// Is anything consuming the stream? One relaxed load.
     #[inline]
     pub fn enabled(&self) -> bool {
-        self.enabled.load(Relaxed)
+        self.enabled.load(Relaxed) != 0
     }
 
-    /// Starts or stops recording. The caller holds `order` exclusively so
-    /// no command is half-way through.
+    /// Starts or stops recording for the AOF. The caller holds `order`
+    /// exclusively so no command is half-way through.
     pub fn set_enabled(&self, on: bool) {
-        self.enabled.store(on, Relaxed);
+        self.set_bit(AOF, on);
+    }
+
+    /// Starts or stops recording for replication (same rule as
+    /// [`Journal::set_enabled`]; see `services::replication` for how a
+    /// full sync makes sure no command missed the change).
+    pub fn set_replicating(&self, on: bool) {
+        self.set_bit(REPLICATION, on);
+    }
+
+    pub fn replicating(&self) -> bool {
+        self.enabled.load(Relaxed) & REPLICATION != 0
+    }
+
+    fn set_bit(&self, bit: u8, on: bool) {
+        if on {
+            self.enabled.fetch_or(bit, Relaxed);
+        } else {
+            self.enabled.fetch_and(!bit, Relaxed);
+        }
+    }
+
+    /// Installs the replication consumer (once; later calls are ignored).
+    pub fn set_feed(&self, f: Feed) {
+        let _ = self.feed.set(f);
     }
 
     /// The stream offset: bytes ever appended.
@@ -93,8 +130,22 @@ impl Journal {
 
     /// Appends `bytes` (the caller holds `out`) and advances the offset.
     pub fn push(&self, out: &mut Out, bytes: &[u8]) {
-        out.buf.extend_from_slice(bytes);
-        self.appended.fetch_add(bytes.len() as u64, Relaxed);
+        let on = self.enabled.load(Relaxed);
+        if on & AOF != 0 {
+            out.buf.extend_from_slice(bytes);
+            self.appended.fetch_add(bytes.len() as u64, Relaxed);
+        }
+        if on & REPLICATION != 0 {
+            if let Some(f) = self.feed.get() {
+                f(bytes);
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Journal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Journal(enabled={})", self.enabled.load(Relaxed))
     }
 }
 

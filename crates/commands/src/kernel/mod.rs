@@ -19,6 +19,7 @@ pub mod acl;
 pub mod aof;
 pub mod blocking;
 pub mod client;
+pub mod cluster;
 pub mod config;
 pub mod ctx;
 pub mod defrag;

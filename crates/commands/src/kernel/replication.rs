@@ -1,10 +1,26 @@
-//! Replication identity: the replication ID pair (`master_replid`,
-//! `master_replid2` and `second_repl_offset` in INFO replication). Petrel
-//! does not replicate yet (issue 21): the IDs exist because INFO reports
-//! them and `DEBUG CHANGE-REPL-ID` changes them, as Redis does; the
-//! replication family will own the offsets and the backlog beside them.
+//! Replication state shared by the command family, the replication service
+//! and the server's connection hand-off: the replication ID pair, the
+//! master's stream offset, the backlog and the attached replicas.
+//!
+//! Invariants:
+//! * `MasterInner::offset` (INFO's `master_repl_offset`) is the number of
+//!   bytes ever fed to the replication stream; it only grows. Every fed
+//!   byte goes, in order and under the `inner` lock, to the backlog (when
+//!   it exists) and to the output of every replica whose stream is
+//!   active, so a replica's output is exactly the stream from the offset
+//!   at which it was activated.
+//! * The backlog holds the last `histlen` bytes of the stream:
+//!   `first_byte_offset = offset - histlen + 1`, as Redis reports it.
+//! * Lock order: the journal's `out` lock, then `Master::inner`, then a
+//!   replica's `out`. The feed is called under the journal's `out` lock,
+//!   so the stream's order is the journal's.
 
-use parking_lot::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::Arc;
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::kernel::client::ClientShared;
 
 /// The current and previous replication IDs.
 #[derive(Debug, Clone)]
@@ -17,10 +33,13 @@ pub struct ReplIds {
     pub second_offset: i64,
 }
 
-/// The replication ID pair, changed as a whole.
+/// Replication state (see the module doc).
 #[derive(Debug)]
 pub struct Replication {
     ids: Mutex<ReplIds>,
+    pub master: Arc<Master>,
+    /// The replica side (REPLICAOF).
+    pub replica: ReplicaSide,
 }
 
 impl Default for Replication {
@@ -31,6 +50,8 @@ impl Default for Replication {
                 replid2: "0".repeat(40),
                 second_offset: -1,
             }),
+            master: Arc::default(),
+            replica: ReplicaSide::default(),
         }
     }
 }
@@ -44,5 +65,391 @@ impl Replication {
     /// previous pair is left as it was.
     pub fn change_replid(&self) {
         self.ids.lock().replid = crate::base::text::random_hex(40);
+    }
+
+    /// Takes `replid` as the current ID (a replica adopts its master's).
+    pub fn set_replid(&self, replid: &str) {
+        self.ids.lock().replid = replid.to_string();
+    }
+
+    /// Redis's `shiftReplicationId`: the current ID becomes the previous
+    /// one, valid up to `offset + 1`, and a new ID is drawn.
+    pub fn shift_replid(&self, offset: u64) {
+        let mut g = self.ids.lock();
+        g.replid2 = std::mem::replace(&mut g.replid, crate::base::text::random_hex(40));
+        g.second_offset = offset as i64 + 1;
+    }
+
+    /// Forgets the previous ID (Redis's `clearReplicationId2`).
+    pub fn clear_replid2(&self) {
+        let mut g = self.ids.lock();
+        g.replid2 = "0".repeat(40);
+        g.second_offset = -1;
+    }
+}
+
+/// The replica side's state: whom this server follows and how far it got.
+#[derive(Debug, Default)]
+pub struct ReplicaSide {
+    /// `REPLICAOF host port` (None: a master).
+    pub master: Mutex<Option<(String, u16)>>,
+    /// Bumped by every REPLICAOF: a link thread of another generation ends.
+    pub generation: AtomicU64,
+    /// A replica (one relaxed load for the read-only check).
+    pub is_replica: AtomicBool,
+    /// The link is up and streaming (`master_link_status:up`).
+    pub link_up: AtomicBool,
+    pub sync_in_progress: AtomicBool,
+    /// Stream bytes processed (`slave_repl_offset`).
+    pub offset: AtomicU64,
+    /// Unix ms of the last bytes from the master.
+    pub last_io_ms: AtomicU64,
+    /// Unix ms the link went down.
+    pub down_since_ms: AtomicU64,
+}
+
+/// A replica's state, as INFO names it.
+pub mod state {
+    pub const WAIT_BGSAVE: u8 = 0;
+    pub const SEND_BULK: u8 = 1;
+    pub const ONLINE: u8 = 2;
+
+    pub fn name(s: u8) -> &'static str {
+        match s {
+            WAIT_BGSAVE => "wait_bgsave",
+            SEND_BULK => "send_bulk",
+            _ => "online",
+        }
+    }
+}
+
+/// Output waiting for a replica's socket.
+#[derive(Debug, Default)]
+pub struct LinkOut {
+    pub buf: Vec<u8>,
+    /// The stream is being appended (from the offset the link started at).
+    pub active: bool,
+    /// The link must close (killed, over its output limit, socket error).
+    pub closed: bool,
+    /// Since when (unix ms) the buffer is over the soft limit.
+    pub soft_since: Option<u64>,
+}
+
+/// One replica attached to this master.
+#[derive(Debug)]
+pub struct ReplicaLink {
+    pub shared: Arc<ClientShared>,
+    pub ip: String,
+    pub port: u16,
+    pub state: AtomicU8,
+    /// Last offset the replica acknowledged (`REPLCONF ACK`).
+    pub ack_offset: AtomicU64,
+    /// Unix ms of the last message from the replica.
+    pub ack_ms: AtomicU64,
+    pub out: Mutex<LinkOut>,
+    /// Signalled when `out` gets bytes or closes.
+    pub ready: Condvar,
+    /// Closed for exceeding the output buffer limit (logged once).
+    pub over_limit: AtomicBool,
+}
+
+impl ReplicaLink {
+    pub fn new(shared: Arc<ClientShared>, ip: String, port: u16) -> ReplicaLink {
+        ReplicaLink {
+            shared,
+            ip,
+            port,
+            state: AtomicU8::new(state::WAIT_BGSAVE),
+            ack_offset: AtomicU64::new(0),
+            ack_ms: AtomicU64::new(crate::base::clock::unix_time_ms()),
+            out: Mutex::new(LinkOut::default()),
+            ready: Condvar::new(),
+            over_limit: AtomicBool::new(false),
+        }
+    }
+
+    /// Marks the link closed and wakes its sender.
+    pub fn close(&self) {
+        self.out.lock().closed = true;
+        self.ready.notify_all();
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.out.lock().closed
+    }
+}
+
+/// The output-buffer limit of the replica class, in bytes/seconds.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Limit {
+    pub hard: u64,
+    pub soft: u64,
+    pub soft_seconds: u64,
+}
+
+/// The master side (see the module doc).
+#[derive(Debug, Default)]
+pub struct Master {
+    pub inner: Mutex<MasterInner>,
+    pub stats: ReplStats,
+    /// Clients blocked in WAIT.
+    pub waits: Mutex<Vec<WaitEntry>>,
+    /// A copy of `inner.offset` readable without the lock.
+    offset: AtomicU64,
+}
+
+/// A client blocked in WAIT until `num` replicas acknowledged `offset`.
+#[derive(Debug)]
+pub struct WaitEntry {
+    pub waiter: Arc<crate::kernel::blocking::Waiter>,
+    pub offset: u64,
+    pub num: usize,
+}
+
+/// INFO stats counters of the master side.
+#[derive(Debug, Default)]
+pub struct ReplStats {
+    pub sync_full: AtomicU64,
+    pub sync_partial_ok: AtomicU64,
+    pub sync_partial_err: AtomicU64,
+    pub net_repl_output_bytes: AtomicU64,
+    pub net_repl_input_bytes: AtomicU64,
+}
+
+impl ReplStats {
+    /// CONFIG RESETSTAT.
+    pub fn reset(&self) {
+        for c in [
+            &self.sync_full,
+            &self.sync_partial_ok,
+            &self.sync_partial_err,
+            &self.net_repl_output_bytes,
+            &self.net_repl_input_bytes,
+        ] {
+            c.store(0, Relaxed);
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct MasterInner {
+    pub offset: u64,
+    pub backlog: Option<Backlog>,
+    pub replicas: Vec<Arc<ReplicaLink>>,
+    /// Unix ms since which no replica is attached (backlog TTL).
+    pub alone_since_ms: u64,
+    pub limit: Limit,
+}
+
+impl Master {
+    /// `master_repl_offset`.
+    pub fn offset(&self) -> u64 {
+        self.offset.load(Relaxed)
+    }
+
+    /// Sets `master_repl_offset` (a replica follows its master's; a
+    /// promoted replica continues from there). Empties the backlog, which
+    /// would otherwise hold bytes of another offset range.
+    pub fn set_offset(&self, offset: u64) {
+        let mut g = self.inner.lock();
+        if g.offset == offset {
+            return;
+        }
+        g.offset = offset;
+        self.offset.store(offset, Relaxed);
+        if let Some(b) = g.backlog.as_mut() {
+            let size = b.size() as u64;
+            *b = Backlog::new(size, offset);
+        }
+    }
+
+    /// Replicas attached and streaming that acknowledged `offset`.
+    pub fn acked(&self, offset: u64) -> usize {
+        self.inner
+            .lock()
+            .replicas
+            .iter()
+            .filter(|r| {
+                r.state.load(Relaxed) == state::ONLINE
+                    && !r.is_closed()
+                    && r.ack_offset.load(Relaxed) >= offset
+            })
+            .count()
+    }
+
+    /// Appends `bytes` to the stream: backlog and active replicas (the
+    /// caller holds the journal's `out` lock, see the module doc). A
+    /// `#TS:` annotation at the front (an AOF-only line) is left out.
+    pub fn feed(&self, mut bytes: &[u8]) {
+        if bytes.starts_with(b"#TS:") {
+            match bytes.windows(2).position(|w| w == b"\r\n") {
+                Some(i) => bytes = &bytes[i + 2..],
+                None => return,
+            }
+        }
+        if bytes.is_empty() {
+            return;
+        }
+        let now = crate::base::clock::unix_time_ms();
+        let mut g = self.inner.lock();
+        g.offset += bytes.len() as u64;
+        self.offset.store(g.offset, Relaxed);
+        if let Some(b) = g.backlog.as_mut() {
+            b.append(bytes);
+        }
+        let limit = g.limit;
+        for r in &g.replicas {
+            let mut o = r.out.lock();
+            if !o.active || o.closed {
+                continue;
+            }
+            o.buf.extend_from_slice(bytes);
+            let len = o.buf.len() as u64;
+            let over_hard = limit.hard > 0 && len > limit.hard;
+            let over_soft = limit.soft > 0 && len > limit.soft;
+            if over_soft {
+                let since = *o.soft_since.get_or_insert(now);
+                if now.saturating_sub(since) > limit.soft_seconds * 1000 {
+                    o.closed = true;
+                }
+            } else {
+                o.soft_since = None;
+            }
+            if over_hard {
+                o.closed = true;
+            }
+            if o.closed {
+                o.buf = Vec::new();
+                r.over_limit.store(true, Relaxed);
+            }
+            drop(o);
+            r.ready.notify_all();
+        }
+    }
+}
+
+/// The replication backlog: a ring of the stream's last `size` bytes.
+#[derive(Debug)]
+pub struct Backlog {
+    buf: Vec<u8>,
+    /// Where the next byte goes.
+    head: usize,
+    /// Bytes held (`repl_backlog_histlen`), at most `buf.len()`.
+    histlen: usize,
+    /// Stream offset of the last byte held (the master offset).
+    end: u64,
+}
+
+/// Redis's `CONFIG_REPL_BACKLOG_MIN_SIZE`.
+pub const BACKLOG_MIN_SIZE: u64 = 16 * 1024;
+
+impl Backlog {
+    /// An empty backlog of `size` bytes whose next byte is stream offset
+    /// `offset + 1`.
+    pub fn new(size: u64, offset: u64) -> Backlog {
+        Backlog {
+            buf: vec![0; size.max(BACKLOG_MIN_SIZE) as usize],
+            head: 0,
+            histlen: 0,
+            end: offset,
+        }
+    }
+
+    pub fn size(&self) -> usize {
+        self.buf.len()
+    }
+
+    pub fn histlen(&self) -> usize {
+        self.histlen
+    }
+
+    /// `repl_backlog_first_byte_offset`.
+    pub fn first_byte_offset(&self) -> u64 {
+        self.end + 1 - self.histlen as u64
+    }
+
+    pub fn append(&mut self, mut bytes: &[u8]) {
+        let cap = self.buf.len();
+        self.end += bytes.len() as u64;
+        if bytes.len() >= cap {
+            bytes = &bytes[bytes.len() - cap..];
+        }
+        let first = (cap - self.head).min(bytes.len());
+        self.buf[self.head..self.head + first].copy_from_slice(&bytes[..first]);
+        let rest = bytes.len() - first;
+        self.buf[..rest].copy_from_slice(&bytes[first..]);
+        self.head = (self.head + bytes.len()) % cap;
+        self.histlen = (self.histlen + bytes.len()).min(cap);
+    }
+
+    /// The stream from offset `from` (the first byte a replica lacks) to
+    /// the end, or None when the backlog does not reach back that far or
+    /// `from` is beyond the end.
+    pub fn since(&self, from: u64) -> Option<Vec<u8>> {
+        if from < self.first_byte_offset() || from > self.end + 1 {
+            return None;
+        }
+        let n = (self.end + 1 - from) as usize;
+        let cap = self.buf.len();
+        let start = (self.head + cap - n) % cap;
+        let mut v = Vec::with_capacity(n);
+        let first = (cap - start).min(n);
+        v.extend_from_slice(&self.buf[start..start + first]);
+        v.extend_from_slice(&self.buf[..n - first]);
+        Some(v)
+    }
+
+    /// A new size, keeping the most recent bytes that still fit.
+    pub fn resize(&mut self, size: u64) {
+        let size = size.max(BACKLOG_MIN_SIZE) as usize;
+        if size == self.buf.len() {
+            return;
+        }
+        let keep = self.histlen.min(size);
+        let data = self.since(self.end + 1 - keep as u64).unwrap_or_default();
+        let end = self.end;
+        *self = Backlog::new(size as u64, end - keep as u64);
+        self.append(&data);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The backlog against a Vec of the whole stream.
+        #[test]
+        fn backlog_matches_model(
+            size in 1usize..40_000,
+            start in 0u64..1000,
+            pieces in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..9000), 0..12),
+            resize_to in proptest::option::of(1usize..40_000),
+            probe in 0u64..200_000,
+        ) {
+            let mut b = Backlog::new(size as u64, start);
+            let mut all: Vec<u8> = Vec::new();
+            for p in &pieces {
+                b.append(p);
+                all.extend_from_slice(p);
+            }
+            let mut held = all.len().min(b.size());
+            if let Some(r) = resize_to {
+                b.resize(r as u64);
+                held = held.min(b.size());
+            }
+            prop_assert_eq!(b.histlen(), held);
+            let end = start + all.len() as u64;
+            prop_assert_eq!(b.first_byte_offset(), end + 1 - held as u64);
+            let from = start + 1 + probe % (all.len() as u64 + 2);
+            let got = b.since(from);
+            if from >= end + 1 - held as u64 && from <= end + 1 {
+                let idx = (from - start - 1) as usize;
+                prop_assert_eq!(got, Some(all[idx..].to_vec()));
+            } else {
+                prop_assert_eq!(got, None);
+            }
+        }
     }
 }

@@ -273,6 +273,24 @@ impl Scripting {
         true
     }
 
+    /// Waits until each worker's gate has been seen empty once (or
+    /// `timeout` passed): every command that was inside a gate when this
+    /// was called has finished. Replication uses it after turning the
+    /// journal on, so no command that saw it off is still running. The
+    /// caller is in no gate. False on timeout.
+    pub fn wait_gates_drained(&self, timeout: std::time::Duration) -> bool {
+        let end = std::time::Instant::now() + timeout;
+        for g in self.gates.iter() {
+            while g.0.load(SeqCst) > 0 {
+                if std::time::Instant::now() > end {
+                    return false;
+                }
+                std::thread::yield_now();
+            }
+        }
+        true
+    }
+
     /// Says what runs (each script run of the claiming command sets it).
     pub fn set_info(&self, info: RunInfo) {
         *self.info.lock() = info;

@@ -139,6 +139,8 @@ pub struct Server {
     pub journal: crate::kernel::journal::Journal,
     /// The append-only file (see `kernel::aof`, `services::aof`).
     pub aof: std::sync::Arc<crate::kernel::aof::Aof>,
+    /// Cluster mode's nodes and slots (see `kernel::cluster`).
+    pub cluster: crate::kernel::cluster::Cluster,
     /// CLIENT PAUSE state; written through [`Server::set_pause`] only.
     pause: Mutex<Pause>,
     /// Copy of `pause.until_ms` so the per-command check is one atomic load.
@@ -178,6 +180,10 @@ impl Server {
             crate::kernel::acl::CommandIndex::from_table(&table),
             &settings.requirepass,
         ));
+        let cluster = crate::kernel::cluster::Cluster::new(
+            settings.cluster.enabled,
+            std::path::PathBuf::from(&settings.cluster.config_file),
+        );
         let config = ConfigStore::new(settings, config_file, params);
         let hook_acl = acl.clone();
         config.set_change_hook(Box::new(move |old, new| {
@@ -223,6 +229,7 @@ impl Server {
             scripting,
             journal: Default::default(),
             aof: Default::default(),
+            cluster,
             pause: Mutex::new(Pause::default()),
             pause_until_ms: AtomicU64::new(0),
             monitors: Mutex::new(Vec::new()),

@@ -46,7 +46,18 @@ pub fn execute(
     out.record_pushes();
     // Inside the script gate until the end (see kernel::scripting).
     let _gate = srv.scripting.enter();
-    let mut outcome = execute_inner(srv, client, settings, args, out);
+    // ASKING holds for the next command only (for a whole transaction when
+    // given inside MULTI); ASKING itself sets it again, and a command held
+    // back by CLIENT PAUSE keeps it for its retry.
+    let asking = if client.tx.in_multi() {
+        client.cluster_asking
+    } else {
+        std::mem::take(&mut client.cluster_asking)
+    };
+    let mut outcome = execute_inner(srv, client, settings, args, out, asking);
+    if outcome == Outcome::Paused && asking {
+        client.cluster_asking = true;
+    }
     let pushes = out.take_push_marks();
     if client.blocked.is_some() {
         outcome = Outcome::Blocked;
@@ -129,6 +140,7 @@ fn execute_inner(
     settings: &Settings,
     args: &[&[u8]],
     out: &mut ReplyBuf,
+    asking: bool,
 ) -> Outcome {
     let table = &srv.table;
     // Pipelines usually repeat one command: reuse the last lookup when the
@@ -217,6 +229,25 @@ fn execute_inner(
             return Outcome::Done;
         }
     }
+    // Cluster mode: the slot check, once, for every command (and for EXEC,
+    // its whole queue), as Redis does right after the permission check.
+    if srv.cluster.enabled && client.replay_now_ms.is_none() {
+        if let Err(r) = cluster_gate(srv, client, settings, spec, args, asking) {
+            entry
+                .stats
+                .rejected_calls
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if spec.flags & flag::RUNS_QUEUE != 0 {
+                // A redirected EXEC drops the transaction and answers the
+                // redirection itself.
+                crate::services::transactions::discard_transaction(srv, client);
+                reject(srv, out, &r.text());
+            } else {
+                reject_cmd(srv, client, args[0], out, &r.text());
+            }
+            return Outcome::Done;
+        }
+    }
     if client.protocol == resp::Protocol::Resp2
         && spec.flags & flag::SUBSCRIBED_OK == 0
         && client.pubsub.is_subscribed()
@@ -298,6 +329,48 @@ fn execute_inner(
         srv.scripting.end();
     }
     Outcome::Done
+}
+
+/// The cluster slot check of one command, or of EXEC's queue
+/// (`services::cluster::check_calls`).
+fn cluster_gate(
+    srv: &Server,
+    client: &Client,
+    settings: &Settings,
+    spec: &'static CommandSpec,
+    args: &[&[u8]],
+    asking: bool,
+) -> Result<(), crate::services::cluster::Redirect> {
+    let now_ms = crate::base::clock::cached_time_ms();
+    let readonly = client.cluster_readonly;
+    if spec.flags & flag::RUNS_QUEUE != 0 {
+        let Some(queue) = client.tx.queue.as_ref() else {
+            return Ok(());
+        };
+        let mut calls = Vec::with_capacity(queue.len());
+        let mut writes = false;
+        for cmd in queue {
+            let argv: Vec<&[u8]> = cmd.iter().map(|a| a.as_slice()).collect();
+            if let Ok(idx) = resolve(srv, &argv) {
+                let spec = srv.table.get(idx).spec;
+                writes |= spec.flags & flag::WRITE != 0;
+                calls.push((spec, argv));
+            }
+        }
+        return crate::services::cluster::check_calls(
+            srv, settings, &calls, writes, asking, readonly, now_ms,
+        );
+    }
+    let writes = spec.flags & flag::WRITE != 0;
+    crate::services::cluster::check_calls(
+        srv,
+        settings,
+        &[(spec, args.to_vec())],
+        writes,
+        asking,
+        readonly,
+        now_ms,
+    )
 }
 
 /// While a script runs (see `kernel::scripting`), other clients' commands
@@ -392,6 +465,23 @@ fn persistence_gate(
         }
         if let Some(msg) = crate::services::aof::write_error(srv) {
             return Some(msg.into());
+        }
+    }
+    // Replication's refusals concern write commands only (not PING).
+    let is_write = if queue {
+        queued_any(srv, client, flag::WRITE)
+    } else {
+        spec.flags & flag::WRITE != 0
+    };
+    if is_write {
+        if crate::services::replication::too_few_good_replicas(srv, settings) {
+            return Some(errors::NOREPLICAS.into());
+        }
+        // A read-only replica takes writes from its master only.
+        if client.kind != crate::kernel::client::ClientKind::Master
+            && crate::services::replication::refuses_writes(srv)
+        {
+            return Some(errors::READONLY_REPLICA.into());
         }
     }
     if srv.persistence.is_loading() {

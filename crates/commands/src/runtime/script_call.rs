@@ -81,6 +81,44 @@ pub fn execute_from_script(
     {
         return refuse(srv, Some(idx), out, errors::OOM_ERROR);
     }
+    // Cluster mode: a script reaches only keys this node serves (keys it
+    // did not declare included), as Redis's scripts do.
+    if srv.cluster.enabled && client.replay_now_ms.is_none() {
+        use crate::services::cluster::{check_calls, Redirect};
+        let writes = spec.flags & flag::WRITE != 0;
+        let calls = [(spec, args.to_vec())];
+        let r = check_calls(
+            srv,
+            settings,
+            &calls,
+            writes,
+            false,
+            client.cluster_readonly,
+            sc.now_ms,
+        );
+        match r {
+            Ok(()) => {}
+            Err(Redirect::DownReadOnly) => {
+                return refuse(srv, Some(idx), out, "ERR Script attempted to execute a write command while the cluster is down and readonly")
+            }
+            Err(Redirect::Down) => {
+                return refuse(
+                    srv,
+                    Some(idx),
+                    out,
+                    "ERR Script attempted to execute a command while the cluster is down",
+                )
+            }
+            Err(_) => {
+                return refuse(
+                    srv,
+                    Some(idx),
+                    out,
+                    "ERR Script attempted to access a non local key in a cluster node",
+                )
+            }
+        }
+    }
     if spec.flags & flag::WRITE != 0 {
         srv.scripting.mark_wrote();
     }

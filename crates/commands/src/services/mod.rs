@@ -15,6 +15,8 @@
 //! * [`acl`]: the permission check (commands, keys, channels), ACL LOG,
 //!   authentication, and what user changes do to connected clients.
 //! * [`client_info`]: the CLIENT LIST line of a client.
+//! * [`replication`]: the master side of replication (SYNC/PSYNC, the
+//!   backlog, the replica links, WAIT).
 //! * [`snapshot`]: RDB saves (forkless BGSAVE, SAVE), loading, save
 //!   points, and the MISCONF rule.
 //!
@@ -26,6 +28,7 @@ pub mod aof;
 pub mod blocking;
 pub mod client_eviction;
 pub mod client_info;
+pub mod cluster;
 pub mod connection;
 pub mod defrag;
 pub mod digest;
@@ -35,6 +38,7 @@ pub mod journal;
 pub mod keysizes;
 pub mod memory;
 pub mod monitor;
+pub mod replication;
 pub mod scan;
 pub mod snapshot;
 pub mod tracking;

@@ -85,7 +85,7 @@ impl Db {
             expires: 0,
             avg_ttl: 0.0,
             expire_cursor: 0,
-            sizes: Sizes::default(),
+            sizes: Sizes::with_slot_bits(SLOT_BITS - pbits),
             snap: None,
         }
     }

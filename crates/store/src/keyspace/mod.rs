@@ -50,6 +50,8 @@ mod partition;
 pub mod sizes;
 #[cfg(test)]
 mod sizes_tests;
+#[cfg(test)]
+mod slot_tests;
 pub mod snapshot;
 #[cfg(test)]
 mod tests;
@@ -561,16 +563,26 @@ impl Keyspace {
         None
     }
 
-    /// Keys of one slot in `db`.
+    /// Up to `max` keys of one slot in `db`, at a cost in the keys returned
+    /// (the walk stops at `max`).
     pub fn keys_in_slot(&self, db: usize, slot: u16, now_ms: u64, max: usize) -> Vec<Vec<u8>> {
         let g = self.lock_partition(self.partition_of_slot(slot));
         let mut out = Vec::new();
-        g.for_each_in_slot(db, slot, now_ms, |e| {
-            if out.len() < max {
-                out.push(e.key().to_vec())
-            }
+        if max == 0 {
+            return out;
+        }
+        g.for_each_in_slot_while(db, slot, now_ms, |e| {
+            out.push(e.key().to_vec());
+            out.len() < max
         });
         out
+    }
+
+    /// Keys of one slot in `db`, in O(1) (expired ones not yet collected
+    /// included).
+    pub fn count_in_slot(&self, db: usize, slot: u16) -> usize {
+        self.lock_partition(self.partition_of_slot(slot))
+            .count_in_slot(db, slot)
     }
 
     /// DEBUG POPULATE: adds `prefix:N` => `value:N` (zero-padded/truncated to

@@ -644,16 +644,36 @@ impl Partition {
     /// Visits the entries of one hash slot in `db` (cluster slot migration,
     /// CLUSTER GETKEYSINSLOT), expired ones skipped.
     pub fn for_each_in_slot(&self, db: usize, slot: u16, now_ms: u64, mut f: impl FnMut(&Entry)) {
+        self.for_each_in_slot_while(db, slot, now_ms, |e| {
+            f(e);
+            true
+        });
+    }
+
+    /// [`for_each_in_slot`](Self::for_each_in_slot) until `f` answers
+    /// false (CLUSTER GETKEYSINSLOT: a cost in the keys returned).
+    pub fn for_each_in_slot_while(
+        &self,
+        db: usize,
+        slot: u16,
+        now_ms: u64,
+        mut f: impl FnMut(&Entry) -> bool,
+    ) {
         if let Some(d) = self.dbs[db].as_deref() {
             // The slot's bits below the partition's are the table hash's top.
             let bits = SLOT_BITS - self.pbits;
             let prefix = slot as u64 & ((1u64 << bits) - 1);
-            d.table.for_each_with_prefix(prefix, bits, |e| {
-                if !e.is_expired(now_ms) {
-                    f(e)
-                }
-            });
+            d.table
+                .for_each_with_prefix_while(prefix, bits, |e| e.is_expired(now_ms) || f(e));
         }
+    }
+
+    /// Keys of one hash slot in `db`, in O(1): expired keys not yet
+    /// collected included, as Redis's CLUSTER COUNTKEYSINSLOT counts them.
+    pub fn count_in_slot(&self, db: usize, slot: u16) -> usize {
+        self.dbs[db]
+            .as_deref()
+            .map_or(0, |d| d.sizes.slot_keys(slot) as usize)
     }
 
     /// Sweeps one step of active expiry on `db`: returns (visited, expired,

@@ -124,6 +124,7 @@ impl Size {
 /// An entry's [`Size`], and its key if it belongs in the big-keys index.
 pub struct Measured {
     size: Size,
+    slot: u16,
     big_key: Option<Box<[u8]>>,
 }
 
@@ -133,7 +134,11 @@ impl Measured {
         let size = Size::of(e);
         let big_key =
             (size.bytes >= TOPKEYS_MIN_BYTES).then(|| e.key().to_vec().into_boxed_slice());
-        Measured { size, big_key }
+        Measured {
+            size,
+            slot: crate::slot::slot_of_hash(e.hash()),
+            big_key,
+        }
     }
 }
 
@@ -343,6 +348,11 @@ pub struct Sizes {
     /// Bytes of string values stored inline in their table slot (no heap
     /// block): the string part of MEMORY STATS' inline-versus-heap split.
     inline_string_bytes: u64,
+    /// Keys per hash slot (CLUSTER COUNTKEYSINSLOT), indexed by the slot's
+    /// low bits (a partition's slots differ only there); empty in a
+    /// `Sizes` that only merges counts. Kept by `add_measured`/`sub_size`,
+    /// the one path every entry takes into and out of a table.
+    slot_keys: Box<[u32]>,
 }
 
 /// The bytes an entry's string value keeps inline in its slot (0 for heap
@@ -364,11 +374,44 @@ impl Default for Sizes {
             keys: [0; 6],
             big: Default::default(),
             inline_string_bytes: 0,
+            slot_keys: Box::default(),
         }
     }
 }
 
 impl Sizes {
+    /// Statistics of a table whose slots differ in their low `bits` bits
+    /// (a partition of `2^(14 - bits)`), with per-slot key counts.
+    pub fn with_slot_bits(bits: u32) -> Sizes {
+        Sizes {
+            slot_keys: vec![0u32; 1usize << bits].into_boxed_slice(),
+            ..Sizes::default()
+        }
+    }
+
+    /// Keys of `slot` counted (0 without per-slot counts).
+    #[inline]
+    pub fn slot_keys(&self, slot: u16) -> u32 {
+        let n = self.slot_keys.len();
+        if n == 0 {
+            return 0;
+        }
+        self.slot_keys[slot as usize & (n - 1)]
+    }
+
+    #[inline]
+    fn count_slot(&mut self, slot: u16, add: bool) {
+        let n = self.slot_keys.len();
+        if n != 0 {
+            let c = &mut self.slot_keys[slot as usize & (n - 1)];
+            if add {
+                *c += 1;
+            } else {
+                *c -= 1;
+            }
+        }
+    }
+
     /// Counts a new entry.
     #[inline]
     pub fn add(&mut self, e: &Entry) {
@@ -380,6 +423,7 @@ impl Sizes {
     /// key and bytes).
     pub fn add_measured(&mut self, m: Measured) {
         let s = m.size;
+        self.count_slot(m.slot, true);
         let k = s.kind as usize;
         if k < 5 {
             self.hist[k][bin(s.len)] += 1;
@@ -400,6 +444,7 @@ impl Sizes {
     }
 
     fn sub_size(&mut self, e: &Entry, s: Size) {
+        self.count_slot(crate::slot::slot_of_hash(e.hash()), false);
         let k = s.kind as usize;
         if k < 5 {
             self.hist[k][bin(s.len)] -= 1;

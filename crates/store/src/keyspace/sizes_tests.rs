@@ -87,7 +87,10 @@ fn check_recount(ks: &Keyspace) -> Result<(), TestCaseError> {
         let mut g = ks.lock_partition(p);
         for db in 0..DBS {
             if let Some(d) = g.settled_db(db) {
-                let mut fresh = Sizes::default();
+                // Per-slot counts included: a partition of 2^k holds slots
+                // that differ in their low 14 - k bits.
+                let bits = crate::slot::SLOT_BITS - ks.partitions().trailing_zeros();
+                let mut fresh = Sizes::with_slot_bits(bits);
                 for e in d.table.iter() {
                     fresh.add(e);
                 }

@@ -328,6 +328,9 @@ fn copy(ctx: &mut Ctx, args: &[&[u8]]) {
 }
 
 fn move_cmd(ctx: &mut Ctx, args: &[&[u8]]) {
+    if ctx.settings.cluster.enabled {
+        return ctx.error("ERR MOVE is not allowed in cluster mode");
+    }
     let Some(v) = ctx.parse_i64(args[2]) else {
         return;
     };
@@ -411,6 +414,9 @@ fn dbsize(ctx: &mut Ctx, _args: &[&[u8]]) {
 }
 
 fn swapdb(ctx: &mut Ctx, args: &[&[u8]]) {
+    if ctx.settings.cluster.enabled {
+        return ctx.error("ERR SWAPDB is not allowed in cluster mode");
+    }
     let parse = |a: &[u8]| {
         crate::base::parse::parse_i64(a).filter(|v| *v >= i32::MIN as i64 && *v <= i32::MAX as i64)
     };

@@ -176,6 +176,7 @@ fn redact_config_set(args: &[&[u8]]) -> Vec<usize> {
 
 fn config_resetstat(ctx: &mut Ctx, _args: &[&[u8]]) {
     ctx.srv.stats.reset();
+    ctx.srv.replication.master.stats.reset();
     ctx.srv.keyspace.reset_stats();
     ctx.srv.defrag.reset_stats();
     for e in &ctx.srv.table.entries {

@@ -171,7 +171,11 @@ pub fn info_text(
             "commandstats" => commandstats_section(srv, &mut t),
             "errorstats" => errorstats_section(srv, &mut t),
             "latencystats" => latencystats_section(srv, settings, &mut t),
-            "cluster" => t.push_str("# Cluster\r\ncluster_enabled:0\r\n"),
+            "cluster" => t.push_str(if settings.cluster.enabled {
+                "# Cluster\r\ncluster_enabled:1\r\n"
+            } else {
+                "# Cluster\r\ncluster_enabled:0\r\n"
+            }),
             "keyspace" => {
                 t.push_str("# Keyspace\r\n");
                 t.push_str(&keyspace_info(srv));
@@ -367,7 +371,12 @@ fn memory_section(srv: &Server, t: &mut String) {
     field!(t, "mem_fragmentation_ratio", "{:.2}", m.fragmentation());
     field!(t, "mem_fragmentation_bytes", "{}", m.fragmentation_bytes());
     field!(t, "mem_not_counted_for_evict", "0");
-    field!(t, "mem_replication_backlog", "0");
+    field!(
+        t,
+        "mem_replication_backlog",
+        "{}",
+        crate::services::replication::backlog_memory(srv)
+    );
     field!(t, "mem_total_replication_buffers", "0");
     field!(t, "mem_clients_slaves", "0");
     field!(t, "mem_clients_normal", "{}", m.clients_normal);
@@ -503,16 +512,27 @@ fn stats_section(srv: &Server, t: &mut String) {
     field!(t, "instantaneous_ops_per_sec", "{}", m.ops_per_sec());
     field!(t, "total_net_input_bytes", "{}", g(&st.net_input_bytes));
     field!(t, "total_net_output_bytes", "{}", g(&st.net_output_bytes));
-    field!(t, "total_net_repl_input_bytes", "0");
-    field!(t, "total_net_repl_output_bytes", "0");
+    let rs = &srv.replication.master.stats;
+    field!(
+        t,
+        "total_net_repl_input_bytes",
+        "{}",
+        g(&rs.net_repl_input_bytes)
+    );
+    field!(
+        t,
+        "total_net_repl_output_bytes",
+        "{}",
+        g(&rs.net_repl_output_bytes)
+    );
     field!(t, "instantaneous_input_kbps", "{:.2}", m.input_kbps());
     field!(t, "instantaneous_output_kbps", "{:.2}", m.output_kbps());
     field!(t, "instantaneous_input_repl_kbps", "0.00");
     field!(t, "instantaneous_output_repl_kbps", "0.00");
     field!(t, "rejected_connections", "{}", g(&st.rejected_connections));
-    field!(t, "sync_full", "0");
-    field!(t, "sync_partial_ok", "0");
-    field!(t, "sync_partial_err", "0");
+    field!(t, "sync_full", "{}", g(&rs.sync_full));
+    field!(t, "sync_partial_ok", "{}", g(&rs.sync_partial_ok));
+    field!(t, "sync_partial_err", "{}", g(&rs.sync_partial_err));
     let ks = srv.keyspace.stats();
     field!(t, "expired_keys", "{}", ks.expired_keys);
     field!(t, "expired_stale_perc", "0.00");
@@ -608,19 +628,7 @@ fn stats_section(srv: &Server, t: &mut String) {
 }
 
 fn replication_section(srv: &Server, t: &mut String) {
-    t.push_str("# Replication\r\n");
-    field!(t, "role", "master");
-    field!(t, "connected_slaves", "0");
-    field!(t, "master_failover_state", "no-failover");
-    let ids = srv.replication.ids();
-    field!(t, "master_replid", "{}", ids.replid);
-    field!(t, "master_replid2", "{}", ids.replid2);
-    field!(t, "master_repl_offset", "0");
-    field!(t, "second_repl_offset", "{}", ids.second_offset);
-    field!(t, "repl_backlog_active", "0");
-    field!(t, "repl_backlog_size", "1048576");
-    field!(t, "repl_backlog_first_byte_offset", "0");
-    field!(t, "repl_backlog_histlen", "0");
+    crate::services::replication::info_section(srv, t);
 }
 
 /// `RUSAGE_THREAD` (Linux): usage of the calling thread.

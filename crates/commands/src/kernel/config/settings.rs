@@ -83,6 +83,8 @@ pub struct Settings {
     pub output_normal: OutputLimit,
     pub output_replica: OutputLimit,
     pub output_pubsub: OutputLimit,
+    /// Replication as a master (`params::replication`).
+    pub repl: ReplSettings,
     pub slowlog_log_slower_than: i64,
     pub slowlog_max_len: u64,
     pub latency_monitor_threshold: u64,
@@ -139,6 +141,8 @@ pub struct Settings {
     pub renamed_commands: Vec<RenameCommand>,
     /// The append-only file (`params::aof`).
     pub aof: AofSettings,
+    /// Cluster mode (`params::cluster`).
+    pub cluster: ClusterSettings,
     /// TLS (`params::tls`).
     pub tls: TlsSettings,
 }
@@ -301,6 +305,7 @@ impl Default for Settings {
                 soft: 0,
                 soft_seconds: 0,
             },
+            repl: ReplSettings::default(),
             slowlog_log_slower_than: 0,
             slowlog_max_len: 0,
             latency_monitor_threshold: 0,
@@ -334,6 +339,7 @@ impl Default for Settings {
             renamed_commands: Vec::new(),
             aof: AofSettings::default(),
             tls: TlsSettings::default(),
+            cluster: ClusterSettings::default(),
         };
         s.apply_defaults(super::Params {
             groups: super::params::KERNEL,
@@ -405,4 +411,68 @@ impl Default for DefragSettings {
             max_scan_fields: 1000,
         }
     }
+}
+
+/// Replication settings (`params::replication`), Redis 7.0's defaults.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplSettings {
+    /// `repl-diskless-sync`: the RDB goes straight to the replica's socket.
+    pub diskless_sync: bool,
+    /// `repl-diskless-sync-delay`, seconds to wait for more replicas.
+    pub diskless_sync_delay: u64,
+    /// `repl-backlog-size`, bytes.
+    pub backlog_size: u64,
+    /// `repl-backlog-ttl`, seconds without replicas before the backlog goes.
+    pub backlog_ttl: u64,
+    /// `repl-ping-replica-period`, seconds.
+    pub ping_period: u64,
+    /// `repl-timeout`, seconds.
+    pub timeout: u64,
+    /// `replicaof host port` from the configuration file.
+    pub replicaof: Option<(String, u16)>,
+    /// `min-replicas-to-write` (0: off).
+    pub min_replicas_to_write: u64,
+    /// `min-replicas-max-lag`, seconds (0: off).
+    pub min_replicas_max_lag: u64,
+}
+
+impl Default for ReplSettings {
+    fn default() -> Self {
+        ReplSettings {
+            diskless_sync: true,
+            diskless_sync_delay: 5,
+            backlog_size: 1 << 20,
+            backlog_ttl: 3600,
+            ping_period: 10,
+            timeout: 60,
+            replicaof: None,
+            min_replicas_to_write: 0,
+            min_replicas_max_lag: 10,
+        }
+    }
+}
+
+/// The `cluster-*` settings (see `params::cluster`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClusterSettings {
+    /// `cluster-enabled` (immutable).
+    pub enabled: bool,
+    /// `cluster-config-file` (immutable): nodes.conf, relative to `dir`.
+    pub config_file: String,
+    /// `cluster-node-timeout`, ms.
+    pub node_timeout_ms: u64,
+    /// `cluster-port` (immutable): the bus port; 0 means port + 10000.
+    pub port: u16,
+    pub announce_ip: String,
+    pub announce_hostname: String,
+    pub announce_port: u16,
+    pub announce_bus_port: u16,
+    pub announce_tls_port: u16,
+    pub require_full_coverage: bool,
+    pub allow_reads_when_down: bool,
+    pub allow_replica_migration: bool,
+    pub replica_validity_factor: u32,
+    pub migration_barrier: u32,
+    /// Index into `params::cluster::ENDPOINT_TYPES`.
+    pub preferred_endpoint_type: usize,
 }

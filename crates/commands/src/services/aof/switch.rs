@@ -92,7 +92,8 @@ pub(crate) fn stop_files(srv: &Server) {
     let _order = srv.journal.order.write();
     write_out(srv, true);
     srv.journal.set_enabled(false);
-    srv.keyspace.set_journal_expired(false);
+    // Replication may still read the journal (and its expired-key DELs).
+    srv.keyspace.set_journal_expired(srv.journal.enabled());
     if let Some(f) = srv.aof.files.lock().take() {
         if let Some(temp) = &f.temp_incr {
             let _ = std::fs::remove_file(f.dir.join(temp));

@@ -263,22 +263,6 @@ pub static ABSENT: &[Param] = &[
         "replication"
     ),
     absent!(
-        "repl-diskless-sync",
-        [],
-        true,
-        "yes",
-        Same::Bool,
-        "replication"
-    ),
-    absent!(
-        "repl-diskless-sync-delay",
-        [],
-        true,
-        "5",
-        Same::Int,
-        "replication"
-    ),
-    absent!(
         "repl-diskless-sync-max-replicas",
         [],
         true,
@@ -295,52 +279,11 @@ pub static ABSENT: &[Param] = &[
         "replication"
     ),
     absent!(
-        "repl-ping-replica-period",
-        ["repl-ping-slave-period"],
-        true,
-        "10",
-        Same::Int,
-        "replication"
-    ),
-    absent!("repl-timeout", [], true, "60", Same::Int, "replication"),
-    absent!(
         "repl-disable-tcp-nodelay",
         [],
         true,
         "no",
         Same::Bool,
-        "replication"
-    ),
-    absent!(
-        "repl-backlog-size",
-        [],
-        true,
-        "1048576",
-        Same::Mem,
-        "replication"
-    ),
-    absent!(
-        "repl-backlog-ttl",
-        [],
-        true,
-        "3600",
-        Same::Int,
-        "replication"
-    ),
-    absent!(
-        "min-replicas-to-write",
-        ["min-slaves-to-write"],
-        true,
-        "0",
-        Same::Int,
-        "replication"
-    ),
-    absent!(
-        "min-replicas-max-lag",
-        ["min-slaves-max-lag"],
-        true,
-        "10",
-        Same::Int,
         "replication"
     ),
     absent!(
@@ -360,73 +303,8 @@ pub static ABSENT: &[Param] = &[
         "replication and cluster links"
     ),
     absent!(
-        "cluster-enabled",
-        [],
-        false,
-        "no",
-        Same::Bool,
-        "cluster mode"
-    ),
-    absent!(
-        "cluster-config-file",
-        [],
-        false,
-        "nodes.conf",
-        Same::Words,
-        "cluster mode"
-    ),
-    absent!(
-        "cluster-node-timeout",
-        [],
-        true,
-        "15000",
-        Same::Int,
-        "cluster mode"
-    ),
-    absent!("cluster-port", [], false, "0", Same::Int, "cluster mode"),
-    absent!(
-        "cluster-replica-validity-factor",
-        ["cluster-slave-validity-factor"],
-        true,
-        "10",
-        Same::Int,
-        "cluster mode"
-    ),
-    absent!(
-        "cluster-migration-barrier",
-        [],
-        true,
-        "1",
-        Same::Int,
-        "cluster mode"
-    ),
-    absent!(
-        "cluster-allow-replica-migration",
-        [],
-        true,
-        "yes",
-        Same::Bool,
-        "cluster mode"
-    ),
-    absent!(
-        "cluster-require-full-coverage",
-        [],
-        true,
-        "yes",
-        Same::Bool,
-        "cluster mode"
-    ),
-    absent!(
         "cluster-replica-no-failover",
         ["cluster-slave-no-failover"],
-        true,
-        "no",
-        Same::Bool,
-        "cluster mode"
-    ),
-    absent!(
-        "cluster-allow-reads-when-down",
-        [],
         true,
         "no",
         Same::Bool,
@@ -446,54 +324,6 @@ pub static ABSENT: &[Param] = &[
         true,
         "0",
         Same::Mem,
-        "cluster mode"
-    ),
-    absent!(
-        "cluster-announce-hostname",
-        [],
-        true,
-        "",
-        Same::Words,
-        "cluster mode"
-    ),
-    absent!(
-        "cluster-preferred-endpoint-type",
-        [],
-        true,
-        "ip",
-        Same::Word,
-        "cluster mode"
-    ),
-    absent!(
-        "cluster-announce-ip",
-        [],
-        true,
-        "",
-        Same::Words,
-        "cluster mode"
-    ),
-    absent!(
-        "cluster-announce-port",
-        [],
-        true,
-        "0",
-        Same::Int,
-        "cluster mode"
-    ),
-    absent!(
-        "cluster-announce-tls-port",
-        [],
-        true,
-        "0",
-        Same::Int,
-        "cluster mode"
-    ),
-    absent!(
-        "cluster-announce-bus-port",
-        [],
-        true,
-        "0",
-        Same::Int,
         "cluster mode"
     ),
     absent!(

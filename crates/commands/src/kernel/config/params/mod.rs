@@ -9,6 +9,7 @@ pub mod acl;
 pub mod aof;
 pub mod client_limits;
 pub mod clients;
+pub mod cluster;
 pub mod diagnostics;
 pub mod encodings;
 pub mod keyspace;
@@ -36,5 +37,6 @@ pub const KERNEL: &[&[super::Param]] = &[
     memory::MEMORY,
     encodings::ENCODINGS,
     scripting::SCRIPTING,
+    cluster::CLUSTER,
     absent::ABSENT,
 ];

@@ -1,21 +1,114 @@
-//! Replication settings. Petrel does not replicate yet (issue 21): the rows
-//! report the truth (no master) and refuse values that would promise
-//! otherwise.
+//! Replication settings (issue 21, `services::replication`).
 
+use super::super::values::*;
 use super::super::Param;
 
-pub static REPLICATION: &[Param] = &[Param {
-    name: "replicaof",
-    aliases: &["slaveof"],
-    // As in Redis: only the config file sets it; REPLICAOF changes it.
-    mutable: false,
-    default: String::new,
-    get: |_| String::new(),
-    set: |_, v| {
-        if v.trim().is_empty() {
+pub static REPLICATION: &[Param] = &[
+    Param {
+        name: "replicaof",
+        aliases: &["slaveof"],
+        // As in Redis: only the config file sets it; REPLICAOF changes it.
+        mutable: false,
+        default: String::new,
+        get: |s| match &s.repl.replicaof {
+            Some((h, p)) => format!("{h} {p}"),
+            None => String::new(),
+        },
+        set: |s, v| {
+            let words: Vec<&str> = v.split_whitespace().collect();
+            s.repl.replicaof = match words.as_slice() {
+                [] => None,
+                [h, p] => {
+                    let port =
+                        int_in(p, 0, 65535).map_err(|_| "Invalid master port".to_string())?;
+                    Some((h.to_string(), port as u16))
+                }
+                _ => return Err("wrong number of arguments".into()),
+            };
             Ok(())
-        } else {
-            Err("replication is not supported by this server yet".into())
-        }
+        },
     },
-}];
+    p!(
+        "repl-diskless-sync",
+        true,
+        "yes",
+        |s| fmt_bool(s.repl.diskless_sync),
+        |s, v| {
+            s.repl.diskless_sync = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    p!(
+        "repl-diskless-sync-delay",
+        true,
+        "5",
+        |s| s.repl.diskless_sync_delay.to_string(),
+        |s, v| {
+            s.repl.diskless_sync_delay = int_in(v, 0, i32::MAX as i64)? as u64;
+            Ok(())
+        }
+    ),
+    Param {
+        name: "repl-ping-replica-period",
+        aliases: &["repl-ping-slave-period"],
+        mutable: true,
+        default: || "10".into(),
+        get: |s| s.repl.ping_period.to_string(),
+        set: |s, v| {
+            s.repl.ping_period = int_in(v, 1, i32::MAX as i64)? as u64;
+            Ok(())
+        },
+    },
+    p!(
+        "repl-timeout",
+        true,
+        "60",
+        |s| s.repl.timeout.to_string(),
+        |s, v| {
+            s.repl.timeout = int_in(v, 1, i32::MAX as i64)? as u64;
+            Ok(())
+        }
+    ),
+    p!(
+        "repl-backlog-size",
+        true,
+        "1048576",
+        |s| s.repl.backlog_size.to_string(),
+        |s, v| {
+            s.repl.backlog_size = memory_in(v, 1, i64::MAX as u64)?;
+            Ok(())
+        }
+    ),
+    p!(
+        "repl-backlog-ttl",
+        true,
+        "3600",
+        |s| s.repl.backlog_ttl.to_string(),
+        |s, v| {
+            s.repl.backlog_ttl = int_in(v, 0, i64::MAX)? as u64;
+            Ok(())
+        }
+    ),
+    Param {
+        name: "min-replicas-to-write",
+        aliases: &["min-slaves-to-write"],
+        mutable: true,
+        default: || "0".into(),
+        get: |s| s.repl.min_replicas_to_write.to_string(),
+        set: |s, v| {
+            s.repl.min_replicas_to_write = int_in(v, 0, i32::MAX as i64)? as u64;
+            Ok(())
+        },
+    },
+    Param {
+        name: "min-replicas-max-lag",
+        aliases: &["min-slaves-max-lag"],
+        mutable: true,
+        default: || "10".into(),
+        get: |s| s.repl.min_replicas_max_lag.to_string(),
+        set: |s, v| {
+            s.repl.min_replicas_max_lag = int_in(v, 0, i32::MAX as i64)? as u64;
+            Ok(())
+        },
+    },
+];

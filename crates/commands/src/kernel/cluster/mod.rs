@@ -1,0 +1,351 @@
+//! Cluster mode's state: the nodes this node knows (itself first of all),
+//! who owns each of the 16384 hash slots, the slots being migrated or
+//! imported, and the epochs; saved to nodes.conf (`conf`) before any reply
+//! that follows a change.
+//!
+//! Invariants:
+//! * `owner[s]` is `NO_OWNER` or an index into `nodes`; `me` indexes
+//!   `nodes` and that node carries `flags::MYSELF` (and no other does).
+//! * `migrating` and `importing` name slots by node id; a slot is never in
+//!   both.
+//! * Every change made through [`Cluster::change`] is saved to the config
+//!   file before `change` returns; a change whose save fails is still
+//!   applied (as Redis does) and the error is reported to the caller.
+
+pub mod conf;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use parking_lot::{RwLock, RwLockReadGuard};
+
+pub const SLOTS: usize = 16384;
+/// Length of a node id (40 hex digits).
+pub const ID_LEN: usize = 40;
+/// `owner` entry of an unassigned slot.
+pub const NO_OWNER: u32 = u32::MAX;
+
+/// Node flags, as CLUSTER NODES names them.
+pub mod flags {
+    pub const MYSELF: u16 = 1;
+    pub const MASTER: u16 = 2;
+    pub const SLAVE: u16 = 4;
+    pub const PFAIL: u16 = 8;
+    pub const FAIL: u16 = 16;
+    pub const HANDSHAKE: u16 = 32;
+    pub const NOADDR: u16 = 64;
+    pub const NOFAILOVER: u16 = 128;
+
+    const NAMES: &[(u16, &str)] = &[
+        (MYSELF, "myself"),
+        (MASTER, "master"),
+        (SLAVE, "slave"),
+        (PFAIL, "fail?"),
+        (FAIL, "fail"),
+        (HANDSHAKE, "handshake"),
+        (NOADDR, "noaddr"),
+        (NOFAILOVER, "nofailover"),
+    ];
+
+    /// `myself,master`, or `noflags`.
+    pub fn names(f: u16) -> String {
+        let v: Vec<&str> = NAMES
+            .iter()
+            .filter(|(b, _)| f & b != 0)
+            .map(|(_, n)| *n)
+            .collect();
+        if v.is_empty() {
+            "noflags".into()
+        } else {
+            v.join(",")
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<u16> {
+        let mut f = 0;
+        for w in s.split(',') {
+            if w == "noflags" {
+                continue;
+            }
+            f |= NAMES.iter().find(|(_, n)| *n == w)?.0;
+        }
+        Some(f)
+    }
+}
+
+/// One node of the cluster as this node knows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Node {
+    pub id: String,
+    pub ip: String,
+    pub port: u16,
+    pub cport: u16,
+    pub hostname: String,
+    pub flags: u16,
+    /// The master's id, for a replica.
+    pub master: Option<String>,
+    pub ping_sent: u64,
+    pub pong_received: u64,
+    pub config_epoch: u64,
+    /// A bus link to it is up.
+    pub connected: bool,
+}
+
+impl Node {
+    pub fn is_master(&self) -> bool {
+        self.flags & flags::MASTER != 0
+    }
+}
+
+/// The cluster configuration (see the module docs for its invariants).
+#[derive(Clone, Debug)]
+pub struct State {
+    pub nodes: Vec<Node>,
+    pub me: usize,
+    pub owner: Vec<u32>,
+    pub migrating: BTreeMap<u16, String>,
+    pub importing: BTreeMap<u16, String>,
+    pub current_epoch: u64,
+    pub last_vote_epoch: u64,
+}
+
+/// A fresh node id: 40 random hex digits.
+pub fn new_node_id() -> String {
+    crate::base::text::random_hex(ID_LEN)
+}
+
+impl State {
+    /// No nodes at all (the parser's start).
+    fn empty() -> State {
+        State {
+            nodes: Vec::new(),
+            me: 0,
+            owner: vec![NO_OWNER; SLOTS],
+            migrating: BTreeMap::new(),
+            importing: BTreeMap::new(),
+            current_epoch: 0,
+            last_vote_epoch: 0,
+        }
+    }
+
+    /// A new node alone in its cluster, with a fresh id and no slots.
+    pub fn new_alone(port: u16, cport: u16) -> State {
+        let mut s = State::empty();
+        s.nodes.push(Node {
+            id: new_node_id(),
+            ip: String::new(),
+            port,
+            cport,
+            hostname: String::new(),
+            flags: flags::MYSELF | flags::MASTER,
+            master: None,
+            ping_sent: 0,
+            pong_received: 0,
+            config_epoch: 0,
+            connected: true,
+        });
+        s
+    }
+
+    pub fn myself(&self) -> &Node {
+        &self.nodes[self.me]
+    }
+
+    pub fn find(&self, id: &str) -> Option<usize> {
+        self.nodes.iter().position(|n| n.id == id)
+    }
+
+    /// The index of the node owning `slot`.
+    pub fn owner_of(&self, slot: u16) -> Option<usize> {
+        match self.owner[slot as usize] {
+            NO_OWNER => None,
+            i => Some(i as usize),
+        }
+    }
+
+    /// The contiguous slot ranges node `i` owns, ascending.
+    pub fn ranges_of(&self, i: usize) -> Vec<(u16, u16)> {
+        let mut v: Vec<(u16, u16)> = Vec::new();
+        for s in 0..SLOTS {
+            if self.owner[s] == i as u32 {
+                match v.last_mut() {
+                    Some(r) if r.1 as usize + 1 == s => r.1 = s as u16,
+                    _ => v.push((s as u16, s as u16)),
+                }
+            }
+        }
+        v
+    }
+
+    pub fn slots_assigned(&self) -> usize {
+        self.owner.iter().filter(|&&o| o != NO_OWNER).count()
+    }
+
+    /// Slots whose owner is flagged `flag` (PFAIL or FAIL).
+    pub fn slots_flagged(&self, flag: u16) -> usize {
+        self.owner
+            .iter()
+            .filter(|&&o| o != NO_OWNER && self.nodes[o as usize].flags & flag != 0)
+            .count()
+    }
+
+    /// Masters serving at least one slot.
+    pub fn size(&self) -> usize {
+        let mut serving = vec![false; self.nodes.len()];
+        for &o in &self.owner {
+            if o != NO_OWNER {
+                serving[o as usize] = true;
+            }
+        }
+        serving.iter().filter(|&&b| b).count()
+    }
+
+    /// Whether the cluster serves: every slot assigned to a node not
+    /// failed (when full coverage is required), and the reachable masters
+    /// serving slots a majority.
+    pub fn is_ok(&self, require_full_coverage: bool) -> bool {
+        if require_full_coverage
+            && self
+                .owner
+                .iter()
+                .any(|&o| o == NO_OWNER || self.nodes[o as usize].flags & flags::FAIL != 0)
+        {
+            return false;
+        }
+        let size = self.size();
+        let mut serving = vec![false; self.nodes.len()];
+        for &o in &self.owner {
+            if o != NO_OWNER {
+                serving[o as usize] = true;
+            }
+        }
+        let reachable = serving
+            .iter()
+            .enumerate()
+            .filter(|(i, &s)| s && self.nodes[*i].flags & (flags::FAIL | flags::PFAIL) == 0)
+            .count();
+        // A majority of the masters serving slots (none serving: fail).
+        reachable > size / 2
+    }
+
+    /// The epoch CLUSTER INFO shows as `cluster_my_epoch`: the node's own,
+    /// or its master's for a replica.
+    pub fn my_epoch(&self) -> u64 {
+        let me = self.myself();
+        match me.master.as_deref().and_then(|m| self.find(m)) {
+            Some(m) if me.flags & flags::SLAVE != 0 => self.nodes[m].config_epoch,
+            _ => me.config_epoch,
+        }
+    }
+
+    /// The largest epoch known: the current epoch or any node's config epoch.
+    pub fn max_epoch(&self) -> u64 {
+        self.nodes
+            .iter()
+            .map(|n| n.config_epoch)
+            .fold(self.current_epoch, u64::max)
+    }
+
+    /// CLUSTER BUMPEPOCH's rule: takes a new epoch unless the node's own
+    /// is already the largest and non-zero. True if it took one.
+    pub fn bump_epoch(&mut self) -> bool {
+        let max = self.max_epoch();
+        let me = self.me;
+        if self.nodes[me].config_epoch == 0 || self.nodes[me].config_epoch != max {
+            self.current_epoch += 1;
+            self.nodes[me].config_epoch = self.current_epoch;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Removes node `i`, renumbering the slot owners.
+    pub fn remove_node(&mut self, i: usize) {
+        debug_assert_ne!(i, self.me);
+        let id = self.nodes.remove(i).id;
+        if self.me > i {
+            self.me -= 1;
+        }
+        for o in self.owner.iter_mut() {
+            if *o == i as u32 {
+                *o = NO_OWNER;
+            } else if *o != NO_OWNER && *o > i as u32 {
+                *o -= 1;
+            }
+        }
+        self.migrating.retain(|_, v| *v != id);
+        self.importing.retain(|_, v| *v != id);
+    }
+}
+
+/// The node's cluster state and where it is saved.
+pub struct Cluster {
+    pub enabled: bool,
+    path: PathBuf,
+    state: RwLock<State>,
+}
+
+impl Cluster {
+    /// Cluster mode off: CLUSTER answers that support is disabled.
+    pub fn disabled() -> Cluster {
+        Cluster::new(false, PathBuf::new())
+    }
+
+    /// A cluster saved at `path`, holding a placeholder node until
+    /// [`Cluster::install`] puts the loaded (or new) state in.
+    pub fn new(enabled: bool, path: PathBuf) -> Cluster {
+        Cluster {
+            enabled,
+            path,
+            state: RwLock::new(State::new_alone(0, 0)),
+        }
+    }
+
+    /// Replaces the whole state (startup).
+    pub fn install(&self, state: State) {
+        *self.state.write() = state;
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    pub fn read(&self) -> RwLockReadGuard<'_, State> {
+        self.state.read()
+    }
+
+    /// Applies `f`, then saves the configuration if `f` says it changed
+    /// something (`Ok(true)`). A save failure is returned as `Err` with
+    /// Redis's reason text; the change stays applied.
+    pub fn change<T>(
+        &self,
+        f: impl FnOnce(&mut State) -> Result<(T, bool), String>,
+    ) -> Result<T, String> {
+        let mut st = self.state.write();
+        let (v, changed) = f(&mut st)?;
+        if changed {
+            self.save_locked(&st)?;
+        }
+        Ok(v)
+    }
+
+    /// Applies `f` without saving: for what Redis does not save at once
+    /// either (the announced ports and hostname of the node itself).
+    pub fn update_unsaved<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
+        f(&mut self.state.write())
+    }
+
+    /// Writes nodes.conf now (CLUSTER SAVECONFIG).
+    pub fn save(&self) -> Result<(), String> {
+        let st = self.state.read();
+        self.save_locked(&st)
+    }
+
+    fn save_locked(&self, st: &State) -> Result<(), String> {
+        conf::save_atomic(&self.path, &conf::file_text(st)).map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,381 @@
+//! Replication, master side (issue 21): replicas attach with SYNC/PSYNC
+//! and get a full sync from the forkless snapshot or a partial resync
+//! from the backlog, then the write journal's stream (`services::journal`
+//! produces it; this service is its second consumer, through
+//! `Journal::set_feed`, beside the AOF). The shared state is
+//! `kernel::replication`; the per-replica threads are [`master`].
+//!
+//! * **The stream** is on from the first replica until the backlog's TTL
+//!   (`repl-backlog-ttl`) passes with no replica attached
+//!   ([`ensure_stream`], the cron). Turning it on creates the backlog with
+//!   a new replication ID (as Redis does when it creates a backlog from
+//!   scratch) and then waits until every worker's script gate has been
+//!   empty once, so no command that saw the journal off is still running
+//!   when a full sync takes its cut.
+//! * **The cron** (one thread, started with the stream) sends `PING` into
+//!   the stream every `repl-ping-replica-period` while replicas are
+//!   attached, keeps the backlog size and the replica output limit in line
+//!   with the settings, and frees the backlog after its TTL.
+//! * **WAIT** blocks the client as a keyless waiter
+//!   (`kernel::blocking::Waiter`) in `Master::waits`; every `REPLCONF ACK`
+//!   and every link that ends re-checks them ([`wake_waiters`]); the
+//!   worker times them out like any blocked client. Blocking sends
+//!   `REPLCONF GETACK *` into the stream so replicas answer at once.
+//!
+//! The replica side (REPLICAOF) is [`replica`].
+//!
+//! `min-replicas-to-write` is checked by dispatch ([`too_few_good_replicas`]).
+//!
+//! Not built yet:
+//! `repl-diskless-sync-max-replicas`, one snapshot shared by several
+//! replicas syncing at once (each takes its own, one after the other),
+//! FAILOVER.
+
+pub mod master;
+pub mod replica;
+pub mod socket;
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Once};
+use std::time::Duration;
+
+use resp::ReplyBuf;
+
+use crate::kernel::config::Settings;
+use crate::kernel::hub::WorkerMsg;
+use crate::kernel::journal::encode_command;
+use crate::kernel::replication::{Backlog, Limit, ReplicaLink};
+use crate::kernel::server::Server;
+
+static THIS: std::sync::OnceLock<std::sync::Weak<Server>> = std::sync::OnceLock::new();
+
+/// Tells replication which server it serves (at startup, once), so
+/// commands can start the threads replication runs on.
+pub fn install(srv: &Arc<Server>) {
+    let _ = THIS.set(Arc::downgrade(srv));
+}
+
+/// Starts following the master `replicaof` names in the configuration
+/// (once the dataset is loaded, at startup).
+pub fn start_configured(srv: &Arc<Server>) {
+    if let Some(target) = srv.settings().repl.replicaof.clone() {
+        replica::replicaof(srv, Some(target));
+    }
+}
+
+/// The server [`install`] named.
+pub fn server() -> Option<Arc<Server>> {
+    THIS.get()?.upgrade()
+}
+
+/// Is this server a replica whose clients may not write
+/// (`-READONLY`)? One relaxed load when it is not a replica.
+pub fn refuses_writes(srv: &Server) -> bool {
+    srv.replication.replica.is_replica.load(Relaxed)
+}
+
+/// `min-replicas-to-write`: fewer replicas than that are online with a
+/// lag (since their last message) of at most `min-replicas-max-lag`
+/// seconds, on a master (Redis refuses writes with `-NOREPLICAS`).
+pub fn too_few_good_replicas(srv: &Server, s: &Settings) -> bool {
+    let (want, max_lag) = (s.repl.min_replicas_to_write, s.repl.min_replicas_max_lag);
+    if want == 0 || max_lag == 0 || refuses_writes(srv) {
+        return false;
+    }
+    let now = crate::base::clock::unix_time_ms();
+    let good = srv
+        .replication
+        .master
+        .inner
+        .lock()
+        .replicas
+        .iter()
+        .filter(|r| {
+            r.state.load(Relaxed) == crate::kernel::replication::state::ONLINE
+                && now.saturating_sub(r.ack_ms.load(Relaxed)) / 1000 <= max_lag
+        })
+        .count() as u64;
+    good < want
+}
+
+fn limit_of(s: &Settings) -> Limit {
+    Limit {
+        hard: s.output_replica.hard,
+        soft: s.output_replica.soft,
+        soft_seconds: s.output_replica.soft_seconds,
+    }
+}
+
+/// Turns the replication stream on if it is off (see the module doc).
+pub fn ensure_stream(srv: &Arc<Server>, settings: &Settings) {
+    let m = &srv.replication.master;
+    m.inner.lock().limit = limit_of(settings);
+    if srv.journal.replicating() {
+        return;
+    }
+    let feed_master = m.clone();
+    srv.journal.set_feed(Arc::new(move |b| feed_master.feed(b)));
+    {
+        let _order = srv.journal.order.write();
+        let mut g = m.inner.lock();
+        if g.backlog.is_none() {
+            g.backlog = Some(Backlog::new(settings.repl.backlog_size, g.offset));
+            srv.replication.change_replid();
+            srv.replication.clear_replid2();
+        }
+        drop(g);
+        srv.journal.out.lock().db = None;
+        srv.journal.set_replicating(true);
+        srv.keyspace.set_journal_expired(true);
+    }
+    srv.scripting.wait_gates_drained(Duration::from_secs(10));
+    start_cron(srv);
+}
+
+/// Removes an ended link from the replica list.
+pub fn detach_link(srv: &Server, link: &Arc<ReplicaLink>) {
+    let mut g = srv.replication.master.inner.lock();
+    g.replicas.retain(|r| !Arc::ptr_eq(r, link));
+    if g.replicas.is_empty() {
+        g.alone_since_ms = crate::base::clock::unix_time_ms();
+    }
+}
+
+/// Appends a command of the server's own (PING, GETACK) to the stream.
+fn feed_command(srv: &Server, argv: &[&[u8]]) {
+    if !srv.journal.replicating() {
+        return;
+    }
+    let mut bytes = Vec::with_capacity(48);
+    encode_command(&mut bytes, argv);
+    // The journal's `out` lock orders it among the journal's records.
+    let _out = srv.journal.out.lock();
+    srv.replication.master.feed(&bytes);
+}
+
+fn start_cron(srv: &Arc<Server>) {
+    static STARTED: Once = Once::new();
+    let srv = Arc::downgrade(srv);
+    STARTED.call_once(move || {
+        let _ = std::thread::Builder::new()
+            .name("petrel-repl-cron".into())
+            .spawn(move || cron(srv));
+    });
+}
+
+fn cron(srv: std::sync::Weak<Server>) {
+    let mut last_ping = std::time::Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let Some(srv) = srv.upgrade() else {
+            return;
+        };
+        let s = srv.settings();
+        let m = &srv.replication.master;
+        let now = crate::base::clock::unix_time_ms();
+        let (attached, free_backlog) = {
+            let mut g = m.inner.lock();
+            g.limit = limit_of(&s);
+            if let Some(b) = g.backlog.as_mut() {
+                if b.size() as u64
+                    != s.repl
+                        .backlog_size
+                        .max(crate::kernel::replication::BACKLOG_MIN_SIZE)
+                {
+                    b.resize(s.repl.backlog_size);
+                }
+            }
+            let attached = !g.replicas.is_empty();
+            let expired = !attached
+                && g.backlog.is_some()
+                && s.repl.backlog_ttl > 0
+                && now.saturating_sub(g.alone_since_ms) > s.repl.backlog_ttl * 1000;
+            (attached, expired)
+        };
+        if attached && last_ping.elapsed() >= Duration::from_secs(s.repl.ping_period) {
+            last_ping = std::time::Instant::now();
+            feed_command(&srv, &[b"PING".as_slice()]);
+        }
+        if free_backlog {
+            let _order = srv.journal.order.write();
+            let mut g = m.inner.lock();
+            if g.replicas.is_empty() {
+                g.backlog = None;
+                srv.journal.set_replicating(false);
+                srv.keyspace.set_journal_expired(srv.journal.enabled());
+                srv.replication.change_replid();
+                srv.replication.clear_replid2();
+                crate::base::log::log(
+                    crate::base::log::LogLevel::Notice,
+                    &format!(
+                        "Replication backlog freed after {} seconds without connected replicas.",
+                        s.repl.backlog_ttl
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// Answers the WAIT clients whose offset enough replicas acknowledged
+/// (and forgets the ones that ended otherwise).
+pub fn wake_waiters(srv: &Server) {
+    let m = &srv.replication.master;
+    let mut waits = m.waits.lock();
+    if waits.is_empty() {
+        return;
+    }
+    waits.retain(|e| {
+        if e.waiter.is_done() {
+            return false;
+        }
+        let n = m.acked(e.offset);
+        if n < e.num {
+            return true;
+        }
+        let Some(claim) = e.waiter.claim() else {
+            return !e.waiter.is_done();
+        };
+        claim.complete();
+        srv.blocking.unregister(&e.waiter);
+        let mut out = ReplyBuf::new(e.waiter.protocol);
+        out.int(n as i64);
+        srv.hub.send(
+            e.waiter.worker,
+            WorkerMsg::Unblock {
+                client_id: e.waiter.client_id,
+                bytes: out.take(),
+            },
+        );
+        false
+    });
+}
+
+/// Asks every replica for its offset now (`REPLCONF GETACK *`).
+pub fn request_acks(srv: &Server) {
+    feed_command(srv, &[b"REPLCONF".as_slice(), b"GETACK", b"*"]);
+}
+
+/// One `slaveN:` value of INFO replication, and ROLE's triples.
+pub struct ReplicaView {
+    pub ip: String,
+    pub port: u16,
+    pub state: &'static str,
+    pub offset: u64,
+    pub lag_secs: u64,
+}
+
+/// The attached replicas, in attach order.
+pub fn replicas(srv: &Server) -> Vec<ReplicaView> {
+    let now = crate::base::clock::unix_time_ms();
+    srv.replication
+        .master
+        .inner
+        .lock()
+        .replicas
+        .iter()
+        .map(|r| ReplicaView {
+            ip: r.ip.clone(),
+            port: r.port,
+            state: crate::kernel::replication::state::name(r.state.load(Relaxed)),
+            offset: r.ack_offset.load(Relaxed),
+            lag_secs: now.saturating_sub(r.ack_ms.load(Relaxed)) / 1000,
+        })
+        .collect()
+}
+
+/// Appends the INFO replication section (master side).
+pub fn info_section(srv: &Server, t: &mut String) {
+    use std::fmt::Write as _;
+    let m = &srv.replication.master;
+    let views = replicas(srv);
+    let ids = srv.replication.ids();
+    let (offset, backlog) = {
+        let g = m.inner.lock();
+        (
+            g.offset,
+            g.backlog
+                .as_ref()
+                .map(|b| (b.size(), b.first_byte_offset(), b.histlen())),
+        )
+    };
+    let s = srv.settings();
+    t.push_str("# Replication\r\n");
+    let side = &srv.replication.replica;
+    let following = side.master.lock().clone();
+    let mut offset = offset;
+    if let Some((host, port)) = following {
+        let now = crate::base::clock::unix_time_ms();
+        let up = side.link_up.load(Relaxed);
+        offset = side.offset.load(Relaxed);
+        let _ = write!(t, "role:slave\r\n");
+        let _ = write!(t, "master_host:{host}\r\n");
+        let _ = write!(t, "master_port:{port}\r\n");
+        let _ = write!(
+            t,
+            "master_link_status:{}\r\n",
+            if up { "up" } else { "down" }
+        );
+        let io = side.last_io_ms.load(Relaxed);
+        let ago = if io == 0 {
+            -1
+        } else {
+            (now.saturating_sub(io) / 1000) as i64
+        };
+        let _ = write!(t, "master_last_io_seconds_ago:{ago}\r\n");
+        let _ = write!(
+            t,
+            "master_sync_in_progress:{}\r\n",
+            side.sync_in_progress.load(Relaxed) as u8
+        );
+        let _ = write!(t, "slave_read_repl_offset:{offset}\r\n");
+        let _ = write!(t, "slave_repl_offset:{offset}\r\n");
+        if !up {
+            let since = now.saturating_sub(side.down_since_ms.load(Relaxed)) / 1000;
+            let _ = write!(t, "master_link_down_since_seconds:{since}\r\n");
+        }
+        let _ = write!(t, "slave_priority:100\r\n");
+        let _ = write!(t, "slave_read_only:1\r\n");
+        let _ = write!(t, "replica_announced:1\r\n");
+    } else {
+        let _ = write!(t, "role:master\r\n");
+    }
+    let _ = write!(t, "connected_slaves:{}\r\n", views.len());
+    for (i, v) in views.iter().enumerate() {
+        let _ = write!(
+            t,
+            "slave{i}:ip={},port={},state={},offset={},lag={}\r\n",
+            v.ip, v.port, v.state, v.offset, v.lag_secs
+        );
+    }
+    let _ = write!(t, "master_failover_state:no-failover\r\n");
+    let _ = write!(t, "master_replid:{}\r\n", ids.replid);
+    let _ = write!(t, "master_replid2:{}\r\n", ids.replid2);
+    let _ = write!(t, "master_repl_offset:{offset}\r\n");
+    let _ = write!(t, "second_repl_offset:{}\r\n", ids.second_offset);
+    match backlog {
+        Some((size, first, hist)) => {
+            let _ = write!(t, "repl_backlog_active:1\r\n");
+            let _ = write!(t, "repl_backlog_size:{size}\r\n");
+            let _ = write!(t, "repl_backlog_first_byte_offset:{first}\r\n");
+            let _ = write!(t, "repl_backlog_histlen:{hist}\r\n");
+        }
+        None => {
+            let _ = write!(t, "repl_backlog_active:0\r\n");
+            let _ = write!(t, "repl_backlog_size:{}\r\n", s.repl.backlog_size);
+            let _ = write!(t, "repl_backlog_first_byte_offset:0\r\n");
+            let _ = write!(t, "repl_backlog_histlen:0\r\n");
+        }
+    }
+}
+
+/// Bytes the backlog holds (INFO memory `mem_replication_backlog`).
+pub fn backlog_memory(srv: &Server) -> u64 {
+    srv.replication
+        .master
+        .inner
+        .lock()
+        .backlog
+        .as_ref()
+        .map_or(0, |b| b.size() as u64)
+}

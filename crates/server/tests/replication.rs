@@ -1,0 +1,619 @@
+//! Replication with petrel as the master: redis-server 7.0 replicas (disk
+//! and diskless full sync, the stream, partial resync after a killed
+//! link) compared by `DEBUG DIGEST`, and a hand-written replica speaking
+//! the protocol on a raw socket (exact handshake replies, WAIT with acks,
+//! timeouts and a replica that goes away). Skipped without redis-server
+//! unless `PETREL_REQUIRE_REDIS=1` (the raw-socket tests always run).
+//!
+//! No timing assertions: everything waits by polling with generous limits.
+
+#[path = "common/aof_workload.rs"]
+mod aof_workload;
+mod common;
+
+use aof_workload::*;
+use common::*;
+use std::time::Instant;
+
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// The value of `field` in `INFO <section>`.
+fn info_field(c: &mut RawConn, section: &str, field: &str) -> Option<String> {
+    let v = c.cmd(&["INFO", section]);
+    let text = String::from_utf8_lossy(v.as_bytes().unwrap_or_default()).into_owned();
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")).map(|s| s.to_string()))
+}
+
+fn info_num(c: &mut RawConn, section: &str, field: &str) -> i64 {
+    info_field(c, section, field)
+        .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
+        .parse()
+        .unwrap()
+}
+
+/// Polls `cond` until it holds; panics with `what` after [`PATIENCE`].
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let end = Instant::now() + PATIENCE;
+    while !cond() {
+        if Instant::now() > end {
+            panic!("timed out waiting for {what}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn petrel_master(diskless: bool) -> Server {
+    Server::start(&[
+        ("enable-debug-command", "yes"),
+        ("repl-diskless-sync", if diskless { "yes" } else { "no" }),
+        ("repl-diskless-sync-delay", "0"),
+        ("repl-ping-replica-period", "1"),
+    ])
+}
+
+fn redis_replica_of(master: &Server) -> Option<Server> {
+    let r = RefRedis::start_with(Opts::new(&[("enable-debug-command", "yes")]))?;
+    let mut c = r.raw();
+    let port = master.port().to_string();
+    assert_eq!(
+        c.cmd(&["REPLICAOF", "127.0.0.1", &port]),
+        Value::simple("OK")
+    );
+    Some(r)
+}
+
+fn link_up(replica: &Server) {
+    let mut c = replica.raw();
+    wait_for("the replica's link to come up", || {
+        info_field(&mut c, "replication", "master_link_status").as_deref() == Some("up")
+            && info_field(&mut c, "replication", "master_sync_in_progress").as_deref() == Some("0")
+    });
+}
+
+/// Lets short TTLs pass and touches every key of the workload on the
+/// master, so each expired key is deleted there and its DEL replicated.
+fn collect_expired(master: &Server) {
+    std::thread::sleep(Duration::from_millis(100));
+    let mut c = master.raw();
+    for db in ["0", "3"] {
+        c.cmd(&["SELECT", db]);
+        for kind in KINDS {
+            for i in 0..KEYS {
+                c.cmd(&["EXISTS", &format!("{kind}:{i}")]);
+            }
+        }
+    }
+}
+
+/// Waits until the replica processed the master's whole stream, then
+/// compares the datasets.
+fn assert_in_sync(master: &Server, replica: &Server, what: &str) {
+    collect_expired(master);
+    let mut m = master.raw();
+    let mut r = replica.raw();
+    wait_for(&format!("the replica to catch up ({what})"), || {
+        let mo = info_num(&mut m, "replication", "master_repl_offset");
+        let ro = info_num(&mut r, "replication", "slave_repl_offset");
+        ro == mo
+    });
+    let dm = m.cmd(&["DEBUG", "DIGEST"]);
+    let dr = r.cmd(&["DEBUG", "DIGEST"]);
+    assert_eq!(dm, dr, "DEBUG DIGEST differs ({what})");
+    for db in 0..16 {
+        let db = db.to_string();
+        m.cmd(&["SELECT", &db]);
+        r.cmd(&["SELECT", &db]);
+        assert_eq!(m.cmd(&["DBSIZE"]), r.cmd(&["DBSIZE"]), "db {db} ({what})");
+    }
+}
+
+/// `clients` generators, `ops` steps each, on the master.
+fn workload(master: &Server, clients: u64, ops: usize, seed: u64) {
+    std::thread::scope(|sc| {
+        for t in 0..clients {
+            let port = master.port();
+            sc.spawn(move || {
+                let mut g = Gen::new(
+                    seed ^ (t + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                    RawConn::tcp(port),
+                );
+                if t == 0 {
+                    g.setup();
+                }
+                for i in 0..ops {
+                    if t == 0 && i > 0 && i % (ops / 6).max(1) == 0 {
+                        g.rare((i / (ops / 6).max(1)) as u64 - 1);
+                    }
+                    g.step();
+                }
+            });
+        }
+    });
+}
+
+fn sync_counts(master: &Server) -> (i64, i64) {
+    let mut c = master.raw();
+    (
+        info_num(&mut c, "stats", "sync_full"),
+        info_num(&mut c, "stats", "sync_partial_ok"),
+    )
+}
+
+fn redis_replica_follows(diskless: bool) {
+    let master = petrel_master(diskless);
+    // Data before the sync, in several databases and with TTLs.
+    workload(&master, 2, 1500, 11);
+    {
+        let mut c = master.raw();
+        c.cmd(&["SELECT", "7"]);
+        c.cmd(&["SET", "ttl", "v", "EX", "1000"]);
+        c.cmd(&["HSET", "h7", "a", "1", "b", "2"]);
+    }
+    let Some(replica) = redis_replica_of(&master) else {
+        return;
+    };
+    link_up(&replica);
+    assert_in_sync(&master, &replica, "after the full sync");
+    assert_eq!(sync_counts(&master).0, 1);
+
+    // The stream: writes of every type from several clients, MULTI/EXEC,
+    // scripts, blocking pops served by pushes, FLUSHDB/SWAPDB.
+    workload(&master, 3, 1500, 12);
+    {
+        let mut c = master.raw();
+        c.cmd(&["MULTI"]);
+        c.cmd(&["SET", "tx1", "a"]);
+        c.cmd(&["SELECT", "5"]);
+        c.cmd(&["INCR", "tx2"]);
+        assert!(matches!(c.cmd(&["EXEC"]), Value::Array(_)));
+    }
+    assert_in_sync(&master, &replica, "after the workload");
+    let mut c = master.raw();
+    assert_eq!(c.cmd(&["WAIT", "1", "10000"]), Value::Int(1));
+
+    // FLUSHALL is replicated too.
+    c.cmd(&["FLUSHALL"]);
+    c.cmd(&["SET", "after", "flushall"]);
+    assert_in_sync(&master, &replica, "after FLUSHALL");
+
+    // ROLE and INFO show the replica.
+    let role = c.cmd(&["ROLE"]);
+    let Value::Array(parts) = &role else {
+        panic!("ROLE: {role:?}")
+    };
+    assert_eq!(parts[0], Value::Bulk(b"master".to_vec()));
+    let text = c.cmd(&["INFO", "replication"]);
+    let text = String::from_utf8_lossy(text.as_bytes().unwrap()).into_owned();
+    assert!(text.contains("connected_slaves:1"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "slave0:ip=127.0.0.1,port={},state=online",
+            replica.port()
+        )),
+        "{text}"
+    );
+    let list = c.cmd(&["CLIENT", "LIST", "TYPE", "replica"]);
+    let list = String::from_utf8_lossy(list.as_bytes().unwrap()).into_owned();
+    assert!(list.contains("flags=S"), "{list}");
+
+    // A killed link comes back with a partial resync.
+    let (full, partial) = sync_counts(&master);
+    assert_eq!(c.cmd(&["CLIENT", "KILL", "TYPE", "replica"]), Value::Int(1));
+    c.cmd(&["SET", "while", "down"]);
+    wait_for("the partial resync", || sync_counts(&master).1 > partial);
+    assert_eq!(sync_counts(&master).0, full, "a full sync happened");
+    link_up(&replica);
+    workload(&master, 2, 500, 13);
+    assert_in_sync(&master, &replica, "after the partial resync");
+    assert_eq!(sync_counts(&master).0, full, "a full sync happened");
+}
+
+#[test]
+fn redis_replica_diskless_sync() {
+    redis_replica_follows(true);
+}
+
+#[test]
+fn redis_replica_disk_sync() {
+    redis_replica_follows(false);
+}
+
+// ---- a replica on a raw socket ----
+
+/// Reads a line ending in CRLF, skipping the newline keepalives.
+fn line(c: &mut RawConn) -> String {
+    loop {
+        let l = c.read_line().expect("connection closed");
+        if !l.is_empty() {
+            return l;
+        }
+    }
+}
+
+/// Runs the replica handshake and reads the full sync payload; returns
+/// (replid, offset).
+fn raw_replica(master: &Server, capa_eof: bool) -> (RawConn, String, u64) {
+    let mut c = master.raw();
+    assert_eq!(c.cmd(&["PING"]), Value::simple("PONG"));
+    assert_eq!(
+        c.cmd(&["REPLCONF", "listening-port", "4242"]),
+        Value::simple("OK")
+    );
+    if capa_eof {
+        assert_eq!(
+            c.cmd(&["REPLCONF", "capa", "eof", "capa", "psync2"]),
+            Value::simple("OK")
+        );
+    }
+    c.send_cmd(&["PSYNC", "?", "-1"]);
+    let l = line(&mut c);
+    let parts: Vec<&str> = l.split(' ').collect();
+    assert_eq!(parts[0], "+FULLRESYNC", "{l}");
+    let replid = parts[1].to_string();
+    let offset: u64 = parts[2].parse().unwrap();
+    let head = line(&mut c);
+    if let Some(mark) = head.strip_prefix("$EOF:") {
+        assert!(capa_eof);
+        // The payload ends with the mark.
+        let mut got = Vec::new();
+        while !got.ends_with(mark.as_bytes()) {
+            got.extend(c.read_bytes(1));
+        }
+        assert!(got.starts_with(b"REDIS0010"));
+    } else {
+        let len: usize = head.strip_prefix('$').expect(&head).parse().unwrap();
+        let payload = c.read_bytes(len);
+        assert!(payload.starts_with(b"REDIS0010"));
+    }
+    (c, replid, offset)
+}
+
+#[test]
+fn raw_replica_full_sync_stream_and_wait() {
+    for diskless in [true, false] {
+        let master = petrel_master(diskless);
+        let mut w = master.raw();
+        w.cmd(&["SET", "k", "v"]);
+        // No replica: WAIT times out with 0, WAIT 0 answers at once.
+        assert_eq!(w.cmd(&["WAIT", "1", "50"]), Value::Int(0));
+        assert_eq!(w.cmd(&["WAIT", "0", "0"]), Value::Int(0));
+        assert_eq!(
+            w.cmd(&["WAIT", "1", "-1"]),
+            Value::Error(b"ERR timeout is negative".to_vec())
+        );
+        let (mut r, replid, offset) = raw_replica(&master, diskless);
+        let mut cl = master.raw();
+        wait_for("the replica to be online", || {
+            info_field(&mut cl, "replication", "slave0")
+                .is_some_and(|s| s.contains("state=online") && s.contains("port=4242"))
+        });
+        // The stream: SELECT first, then the write, as Redis sends it.
+        w.cmd(&["SET", "a", "1"]);
+        let expect = b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n";
+        let mut got = Vec::new();
+        while got.len() < expect.len() {
+            got.extend(r.read_bytes(1));
+            // PINGs from the master may come first.
+            if got.starts_with(b"*1\r\n$4\r\nPING\r\n") {
+                got.drain(..14);
+            }
+        }
+        assert_eq!(got, expect.to_vec());
+        let now = info_num(&mut cl, "replication", "master_repl_offset") as u64;
+        assert!(now >= offset + expect.len() as u64);
+
+        // WAIT blocks until the replica acknowledges; GETACK asks it to.
+        w.send_cmd(&["WAIT", "1", "0"]);
+        std::thread::sleep(Duration::from_millis(100));
+        r.send_cmd(&["REPLCONF", "ACK", &now.to_string()]);
+        assert_eq!(w.read_reply(), Value::Int(1));
+
+        // A WAIT for an offset never acknowledged times out with 0.
+        w.cmd(&["SET", "b", "2"]);
+        assert_eq!(w.cmd(&["WAIT", "1", "200"]), Value::Int(0));
+
+        // The replica goes away while a WAIT blocks: it times out with 0,
+        // and the replica is gone from INFO.
+        w.send_cmd(&["WAIT", "1", "1500"]);
+        std::thread::sleep(Duration::from_millis(100));
+        drop(r);
+        assert_eq!(w.read_reply(), Value::Int(0));
+        wait_for("the replica to be gone", || {
+            info_field(&mut cl, "replication", "connected_slaves").as_deref() == Some("0")
+        });
+
+        // PSYNC with the master's ID and a covered offset continues.
+        let mut p = master.raw();
+        p.cmd(&["REPLCONF", "capa", "psync2"]);
+        p.send_cmd(&["PSYNC", &replid, &(offset + 1).to_string()]);
+        assert_eq!(line(&mut p), format!("+CONTINUE {replid}"));
+        // ...and gets the backlog from that offset: the SELECT and SET a 1.
+        let got = p.read_bytes(expect.len());
+        assert_eq!(got, expect.to_vec());
+        // A wrong ID means a full sync.
+        let mut q = master.raw();
+        q.send_cmd(&["PSYNC", "0123456789012345678901234567890123456789", "5"]);
+        assert!(line(&mut q).starts_with("+FULLRESYNC "));
+        let mut cl = master.raw();
+        assert_eq!(info_num(&mut cl, "stats", "sync_partial_ok"), 1);
+        assert_eq!(info_num(&mut cl, "stats", "sync_partial_err"), 1);
+    }
+}
+
+#[test]
+fn replconf_errors_match_redis() {
+    let Some(redis) = RefRedis::start() else {
+        return;
+    };
+    let petrel = Server::start(&[]);
+    for args in [
+        vec!["REPLCONF", "listening-port"],
+        vec!["REPLCONF", "foo", "bar"],
+        vec!["REPLCONF", "listening-port", "x"],
+        vec!["REPLCONF", "capa", "eof"],
+        vec!["REPLCONF"],
+        vec!["WAIT", "x", "0"],
+        vec!["WAIT", "0", "x"],
+        vec!["WAIT", "0", "-5"],
+        vec!["WAIT", "0", "0"],
+        vec!["PSYNC", "?"],
+        vec!["PSYNC", "?", "x"],
+        vec!["REPLCONF", "rdb-only", "2"],
+        vec!["REPLCONF", "rdb-only", "1"],
+        vec!["REPLCONF", "rdb-filter-only", ""],
+        vec!["REPLCONF", "rdb-filter-only", "foo"],
+        vec!["REPLICAOF", "127.0.0.1", "x"],
+        vec!["REPLICAOF", "127.0.0.1", "70000"],
+        vec!["SLAVEOF", "127.0.0.1", "-1"],
+        vec!["SLAVEOF", "NO", "ONE"],
+        vec!["REPLICAOF", "no", "one"],
+        vec!["ROLE"],
+    ] {
+        let a = petrel.raw().cmd(&args);
+        let b = redis.raw().cmd(&args);
+        assert_eq!(a, b, "{args:?}");
+    }
+    // min-replicas-to-write with no replica: writes are refused, reads
+    // and PING are not.
+    for args in [
+        vec!["CONFIG", "SET", "min-replicas-to-write", "1"],
+        vec!["SET", "x", "1"],
+        vec!["GET", "x"],
+        vec!["PING"],
+        vec!["CONFIG", "GET", "min-slaves-max-lag"],
+        vec!["CONFIG", "GET", "min-replicas-to-write"],
+        vec!["CONFIG", "SET", "min-replicas-to-write", "0"],
+        vec!["SET", "x", "1"],
+    ] {
+        let a = petrel.raw().cmd(&args);
+        let b = redis.raw().cmd(&args);
+        assert_eq!(a, b, "{args:?}");
+    }
+    let mut p = petrel.raw();
+    let mut r = redis.raw();
+    p.cmd(&["MULTI"]);
+    r.cmd(&["MULTI"]);
+    assert_eq!(p.cmd(&["SYNC"]), r.cmd(&["SYNC"]));
+    assert_eq!(p.cmd(&["WAIT", "0", "0"]), r.cmd(&["WAIT", "0", "0"]));
+}
+
+// ---- petrel as the replica ----
+
+fn replicaof(replica: &Server, master: &Server) {
+    let port = master.port().to_string();
+    assert_eq!(
+        replica.raw().cmd(&["REPLICAOF", "127.0.0.1", &port]),
+        Value::simple("OK")
+    );
+}
+
+fn petrel_replica() -> Server {
+    Server::start(&[("enable-debug-command", "yes")])
+}
+
+/// Lets the master's stream reach the replica, then compares digests.
+fn assert_replica_in_sync(master: &Server, replica: &Server, what: &str) {
+    collect_expired(master);
+    let mut m = master.raw();
+    let mut r = replica.raw();
+    wait_for(&format!("the petrel replica to catch up ({what})"), || {
+        let mo = info_num(&mut m, "replication", "master_repl_offset");
+        let ro = info_num(&mut r, "replication", "slave_repl_offset");
+        ro == mo
+    });
+    assert_eq!(
+        m.cmd(&["DEBUG", "DIGEST"]),
+        r.cmd(&["DEBUG", "DIGEST"]),
+        "DEBUG DIGEST differs ({what})"
+    );
+    for db in 0..16 {
+        let db = db.to_string();
+        m.cmd(&["SELECT", &db]);
+        r.cmd(&["SELECT", &db]);
+        assert_eq!(m.cmd(&["DBSIZE"]), r.cmd(&["DBSIZE"]), "db {db} ({what})");
+    }
+}
+
+fn petrel_follows(master: &Server) {
+    workload(master, 2, 1500, 21);
+    let replica = petrel_replica();
+    replicaof(&replica, master);
+    link_up(&replica);
+    assert_replica_in_sync(master, &replica, "after the full sync");
+    workload(master, 3, 1500, 22);
+    assert_replica_in_sync(master, &replica, "after the workload");
+    let mut m = master.raw();
+    assert_eq!(m.cmd(&["WAIT", "1", "10000"]), Value::Int(1));
+
+    // The replica refuses writes from its clients, reads work.
+    let mut r = replica.raw();
+    assert_eq!(
+        r.cmd(&["SET", "x", "1"]),
+        Value::Error(b"READONLY You can't write against a read only replica.".to_vec())
+    );
+    let role = r.cmd(&["ROLE"]);
+    let Value::Array(parts) = &role else {
+        panic!("ROLE: {role:?}")
+    };
+    assert_eq!(parts[0], Value::Bulk(b"slave".to_vec()));
+    assert!(
+        matches!(r.cmd(&["WAIT", "0", "0"]), Value::Error(e) if e.starts_with(b"ERR WAIT cannot be used with replica instances"))
+    );
+    assert_eq!(parts[2], Value::Int(master.port() as i64));
+
+    // A killed link comes back with a partial resync.
+    let full = info_num(&mut m, "stats", "sync_full");
+    let partial = info_num(&mut m, "stats", "sync_partial_ok");
+    assert_eq!(m.cmd(&["CLIENT", "KILL", "TYPE", "replica"]), Value::Int(1));
+    m.cmd(&["SET", "while", "down"]);
+    wait_for("the partial resync", || {
+        info_num(&mut m, "stats", "sync_partial_ok") > partial
+    });
+    link_up(&replica);
+    workload(master, 2, 500, 23);
+    assert_replica_in_sync(master, &replica, "after the partial resync");
+    assert_eq!(info_num(&mut m, "stats", "sync_full"), full);
+
+    // Promotion: the master's ID becomes the previous one, writes work.
+    let before = info_field(&mut m, "replication", "master_replid").unwrap();
+    let offset = info_num(&mut r, "replication", "slave_repl_offset");
+    assert_eq!(r.cmd(&["REPLICAOF", "NO", "ONE"]), Value::simple("OK"));
+    assert_eq!(
+        info_field(&mut r, "replication", "role").as_deref(),
+        Some("master")
+    );
+    assert_eq!(
+        info_field(&mut r, "replication", "master_replid2").as_deref(),
+        Some(before.as_str())
+    );
+    assert_eq!(
+        info_num(&mut r, "replication", "second_repl_offset"),
+        offset + 1
+    );
+    assert_eq!(r.cmd(&["SET", "x", "1"]), Value::simple("OK"));
+}
+
+#[test]
+fn petrel_replica_of_redis_diskless() {
+    let Some(master) = RefRedis::start_with(Opts::new(&[
+        ("enable-debug-command", "yes"),
+        ("repl-diskless-sync", "yes"),
+        ("repl-diskless-sync-delay", "0"),
+    ])) else {
+        return;
+    };
+    petrel_follows(&master);
+}
+
+#[test]
+fn petrel_replica_of_redis_disk() {
+    let Some(master) = RefRedis::start_with(Opts::new(&[
+        ("enable-debug-command", "yes"),
+        ("repl-diskless-sync", "no"),
+    ])) else {
+        return;
+    };
+    petrel_follows(&master);
+}
+
+#[test]
+fn petrel_replica_of_petrel() {
+    for diskless in [true, false] {
+        let master = petrel_master(diskless);
+        petrel_follows(&master);
+    }
+}
+
+#[test]
+fn replicaof_in_the_config_file() {
+    let master = petrel_master(true);
+    master.raw().cmd(&["SET", "k", "v"]);
+    let replica = Server::start_with(
+        Opts::new(&[("enable-debug-command", "yes")])
+            .config(&format!("replicaof 127.0.0.1 {}\n", master.port())),
+    );
+    link_up(&replica);
+    assert_replica_in_sync(&master, &replica, "configured replica");
+    assert_eq!(
+        replica.raw().cmd(&["CONFIG", "GET", "replicaof"]),
+        Value::Array(vec![
+            Value::bulk("replicaof"),
+            Value::bulk(format!("127.0.0.1 {}", master.port()))
+        ])
+    );
+}
+
+#[test]
+fn replica_over_its_output_limit_is_dropped() {
+    let master = Server::start(&[
+        ("repl-diskless-sync-delay", "0"),
+        ("client-output-buffer-limit", "replica 1mb 0 0"),
+    ]);
+    // A replica that never reads after the payload.
+    let (r, _, _) = raw_replica(&master, true);
+    let mut c = master.raw();
+    wait_for("the replica to be online", || {
+        info_field(&mut c, "replication", "connected_slaves").as_deref() == Some("1")
+    });
+    let value = "x".repeat(64 * 1024);
+    let mut i = 0;
+    wait_for("the replica to be dropped", || {
+        for _ in 0..32 {
+            i += 1;
+            c.cmd(&["SET", &format!("k{i}"), &value]);
+        }
+        info_field(&mut c, "replication", "connected_slaves").as_deref() == Some("0")
+    });
+    assert!(info_num(&mut c, "stats", "client_output_buffer_limit_disconnections") >= 1);
+    assert!(master.wait_log(
+        "scheduled to be closed ASAP for overcoming of output buffer limits",
+        PATIENCE
+    ));
+    drop(r);
+}
+
+#[test]
+fn redis_cli_rdb_and_replica_work_against_petrel() {
+    if !redis_available() {
+        return;
+    }
+    let master = petrel_master(true);
+    let mut c = master.raw();
+    c.cmd(&["SET", "a", "1"]);
+    c.cmd(&["RPUSH", "l", "x", "y"]);
+    let out = master.dir().join("cli.rdb");
+    let st = std::process::Command::new("redis-cli")
+        .args(["-p", &master.port().to_string(), "--rdb"])
+        .arg(&out)
+        .output()
+        .expect("redis-cli");
+    assert!(st.status.success(), "{st:?}");
+    let bytes = std::fs::read(&out).unwrap();
+    assert!(bytes.starts_with(b"REDIS0010"));
+    // The rdb-only link closed after the payload.
+    wait_for("the rdb-only link to close", || {
+        info_field(&mut c, "replication", "connected_slaves").as_deref() == Some("0")
+    });
+    // redis-cli --replica prints the stream.
+    let child = std::process::Command::new("timeout")
+        .args([
+            "5",
+            "redis-cli",
+            "-p",
+            &master.port().to_string(),
+            "--replica",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("redis-cli");
+    wait_for("redis-cli --replica to attach", || {
+        info_field(&mut c, "replication", "connected_slaves").as_deref() == Some("1")
+            && info_field(&mut c, "replication", "slave0")
+                .is_some_and(|s| s.contains("state=online"))
+    });
+    c.cmd(&["SET", "seen", "by-the-cli"]);
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\"SET\",\"seen\",\"by-the-cli\""), "{text}");
+}
