@@ -389,6 +389,13 @@ fn accept_loop(mut a: Acceptor) {
     let mut events = Events::with_capacity(64);
     let mut next = 0usize;
     let srv = a.srv.clone();
+    // Listeners whose last accept failed (EMFILE, ENFILE, ENOBUFS...): the
+    // waiting connections stay in the kernel's backlog, and edge-triggered
+    // polling reports no new readiness for them, so they are retried every
+    // poll round until accepting works again. The failure is logged at most
+    // once a second.
+    let mut retry: Vec<usize> = Vec::new();
+    let mut last_accept_warning: Option<std::time::Instant> = None;
     loop {
         if srv.shutdown_requested.load(Relaxed) {
             return;
@@ -396,19 +403,24 @@ fn accept_loop(mut a: Acceptor) {
         if commands::base::fault_hooks::take(&commands::base::fault_hooks::ACCEPTOR) {
             panic!("DEBUG PANIC-THREAD acceptor");
         }
+        let timeout = if retry.is_empty() { 200 } else { 20 };
         if a.poll
-            .poll(&mut events, Some(Duration::from_millis(200)))
+            .poll(&mut events, Some(Duration::from_millis(timeout)))
             .is_err()
         {
             continue;
         }
         let mut rebind = false;
+        let mut ready: Vec<usize> = std::mem::take(&mut retry);
         for ev in events.iter() {
             if ev.token() == REBIND {
                 rebind = true;
-                continue;
+            } else if !ready.contains(&ev.token().0) {
+                ready.push(ev.token().0);
             }
-            let Some(l) = a.listeners.get_mut(ev.token().0) else {
+        }
+        for index in ready {
+            let Some(l) = a.listeners.get_mut(index) else {
                 continue;
             };
             let is_tls = matches!(l, Listener::Tls(_));
@@ -436,8 +448,16 @@ fn accept_loop(mut a: Acceptor) {
                 let (mut stream, peer, local, is_unix, is_local) = match accepted {
                     Ok(x) => x,
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                     Err(e) => {
-                        warning!("Accepting client connection: {e}");
+                        let now = std::time::Instant::now();
+                        if last_accept_warning
+                            .is_none_or(|t| now.duration_since(t) >= Duration::from_secs(1))
+                        {
+                            warning!("Accepting client connection: {e}");
+                            last_accept_warning = Some(now);
+                        }
+                        retry.push(index);
                         break;
                     }
                 };

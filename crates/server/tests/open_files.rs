@@ -110,3 +110,62 @@ fn maxclients_fits_the_open_file_limit_like_redis() {
     );
     assert_eq!(max, maxclients(68));
 }
+
+/// Descriptors of process `pid` in use.
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+/// On EMFILE the acceptor logs and keeps serving: a client that connects
+/// while no descriptor is free waits in the listen backlog and is served as
+/// soon as one is freed (edge-triggered polling would otherwise never report
+/// it again), and the clients already connected are served throughout.
+#[test]
+fn accepting_survives_running_out_of_descriptors() {
+    let s = TestServer::start(&[("threads", "2")]);
+    let pid = s.pid();
+    let mut first = s.raw();
+    assert_eq!(first.cmd(&["PING"]), Value::Simple(b"PONG".to_vec()));
+    // Room for a few more connections, then none.
+    let limit = open_fds(pid) + 4;
+    let status = std::process::Command::new("prlimit")
+        .arg(format!("--pid={pid}"))
+        .arg(format!("--nofile={limit}:{limit}"))
+        .status()
+        .expect("prlimit");
+    assert!(status.success());
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        let mut c = s.raw();
+        assert_eq!(c.cmd(&["PING"]), Value::Simple(b"PONG".to_vec()));
+        held.push(c);
+    }
+    // This one is accepted by the kernel but not by the server yet.
+    let mut waiting = s.raw();
+    waiting.send_cmd(&["SET", "k", "v"]);
+    let logged = wait_until(Duration::from_secs(10), || {
+        s.log()
+            .contains("Accepting client connection: Too many open files")
+    });
+    assert!(logged, "{}", s.log());
+    // The connected clients are still served.
+    assert_eq!(first.cmd(&["PING"]), Value::Simple(b"PONG".to_vec()));
+    // A descriptor comes free: the waiting client is served.
+    std::thread::sleep(Duration::from_millis(500));
+    drop(held.pop());
+    assert_eq!(waiting.read_reply(), Value::Simple(b"OK".to_vec()));
+    assert_eq!(
+        first.cmd(&["GET", "k"]),
+        Value::Bulk(b"v".to_vec()),
+        "the waiting client's command ran"
+    );
+    // The warning is rate limited, not one line per retry.
+    let lines = s
+        .log()
+        .lines()
+        .filter(|l| l.contains("Too many open files"))
+        .count();
+    assert!(lines <= 15, "{lines} warnings");
+}
