@@ -617,3 +617,79 @@ fn redis_cli_rdb_and_replica_work_against_petrel() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("\"SET\",\"seen\",\"by-the-cli\""), "{text}");
 }
+
+/// `masterauth` / `masteruser`: a Petrel replica of a redis-server master
+/// that requires a password authenticates in its handshake; a wrong
+/// password keeps the link down with Redis's log line, and the link comes
+/// up once the setting is fixed (the replica retries every second); an ACL
+/// user with only the replication commands works too.
+#[test]
+fn replica_authenticates_with_masterauth_and_masteruser() {
+    let Some(master) = RefRedis::start_with(Opts::new(&[
+        ("requirepass", "sekret"),
+        ("repl-diskless-sync-delay", "0"),
+    ])) else {
+        return;
+    };
+    let mut m = master.raw();
+    assert_eq!(m.cmd(&["AUTH", "sekret"]), Value::simple("OK"));
+    assert_eq!(m.cmd(&["SET", "k", "v1"]), Value::simple("OK"));
+    let replica = petrel_replica();
+    let mut r = replica.raw();
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "masterauth", "wrong"]),
+        Value::simple("OK")
+    );
+    replicaof(&replica, &master);
+    assert!(
+        replica.wait_log("Unable to AUTH to MASTER: -WRONGPASS", PATIENCE),
+        "{}",
+        replica.log()
+    );
+    assert_eq!(
+        info_field(&mut r, "replication", "master_link_status").as_deref(),
+        Some("down")
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "masterauth", "sekret"]),
+        Value::simple("OK")
+    );
+    link_up(&replica);
+    assert_eq!(r.cmd(&["GET", "k"]), Value::bulk("v1"));
+    // A user allowed only what a replica sends.
+    assert_eq!(
+        m.cmd(&[
+            "ACL",
+            "SETUSER",
+            "repl",
+            "on",
+            ">pw",
+            "-@all",
+            "+psync",
+            "+replconf",
+            "+ping"
+        ]),
+        Value::simple("OK")
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "masteruser", "repl", "masterauth", "pw"]),
+        Value::simple("OK")
+    );
+    assert_eq!(
+        r.cmd(&["CONFIG", "GET", "masteruser"]),
+        Value::Array(vec![Value::bulk("masteruser"), Value::bulk("repl")])
+    );
+    assert_eq!(m.cmd(&["CLIENT", "KILL", "TYPE", "replica"]), Value::Int(1));
+    assert_eq!(m.cmd(&["SET", "k", "v2"]), Value::simple("OK"));
+    wait_for("the replica to follow as user repl", || {
+        r.cmd(&["GET", "k"]) == Value::bulk("v2")
+    });
+    let mut clients = String::new();
+    wait_for("the replica's connection as user repl", || {
+        clients = match m.cmd(&["CLIENT", "LIST", "TYPE", "replica"]) {
+            Value::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
+            other => format!("{other:?}"),
+        };
+        clients.contains("user=repl")
+    });
+}

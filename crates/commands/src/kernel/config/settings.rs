@@ -430,6 +430,11 @@ pub struct ReplSettings {
     pub timeout: u64,
     /// `replicaof host port` from the configuration file.
     pub replicaof: Option<(String, u16)>,
+    /// `masterauth`: the password a replica authenticates with (empty:
+    /// none), as `masteruser` when that is set.
+    pub masterauth: String,
+    /// `masteruser` (empty: the master's default user).
+    pub masteruser: String,
     /// `min-replicas-to-write` (0: off).
     pub min_replicas_to_write: u64,
     /// `min-replicas-max-lag`, seconds (0: off).
@@ -446,6 +451,8 @@ impl Default for ReplSettings {
             ping_period: 10,
             timeout: 60,
             replicaof: None,
+            masterauth: String::new(),
+            masteruser: String::new(),
             min_replicas_to_write: 0,
             min_replicas_max_lag: 10,
         }

@@ -16,7 +16,7 @@
 //! * `ReplicaSide::offset` only advances by the bytes of whole commands
 //!   applied (or by a full sync, to the master's offset at its cut).
 //!
-//! Not built yet: `masterauth`/`masteruser`, `repl-diskless-load` other
+//! Not built yet: `repl-diskless-load` other
 //! than `disabled` (the payload always goes through a temporary file),
 //! `replica-serve-stale-data no`,
 //! keeping expired keys until the master's DEL (a Petrel replica expires
@@ -213,6 +213,21 @@ fn session(srv: &Arc<Server>, gen: u64, host: &str, port: u16) -> Result<(), Str
         return Err(format!("Error reply to PING from master: '{r}'"));
     }
     notice("Master replied to PING, replication can continue...");
+    // AUTH with `masterauth` (as `masteruser` when set) before anything
+    // else, as Redis's handshake does.
+    let pass = &settings.repl.masterauth;
+    if !pass.is_empty() {
+        let user = &settings.repl.masteruser;
+        if user.is_empty() {
+            l.send(&[b"AUTH", pass.as_bytes()])?;
+        } else {
+            l.send(&[b"AUTH", user.as_bytes(), pass.as_bytes()])?;
+        }
+        let r = l.reply(timeout)?;
+        if r.starts_with('-') {
+            return Err(format!("Unable to AUTH to MASTER: {r}"));
+        }
+    }
     let my_port = settings.port.to_string();
     l.send(&[b"REPLCONF", b"listening-port", my_port.as_bytes()])?;
     let r = l.reply(timeout)?;

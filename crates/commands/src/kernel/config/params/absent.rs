@@ -188,8 +188,6 @@ pub static ABSENT: &[Param] = &[
         Same::Word,
         "modules"
     ),
-    absent!("masterauth", [], true, "", Same::Words, "replication"),
-    absent!("masteruser", [], true, "", Same::Words, "replication"),
     absent!(
         "replica-serve-stale-data",
         ["slave-serve-stale-data"],

@@ -29,6 +29,26 @@ pub static REPLICATION: &[Param] = &[
         },
     },
     p!(
+        "masterauth",
+        true,
+        "",
+        |s| s.repl.masterauth.clone(),
+        |s, v| {
+            s.repl.masterauth = v.to_string();
+            Ok(())
+        }
+    ),
+    p!(
+        "masteruser",
+        true,
+        "",
+        |s| s.repl.masteruser.clone(),
+        |s, v| {
+            s.repl.masteruser = v.to_string();
+            Ok(())
+        }
+    ),
+    p!(
         "repl-diskless-sync",
         true,
         "yes",
