@@ -676,3 +676,18 @@ fn clients_get_loading_while_the_aof_loads() {
     assert_eq!(r.cmd(&["SET", "after", "1"]), Value::Simple(b"OK".to_vec()));
     assert!(info_text(&srv).contains("aof_enabled:1"));
 }
+
+/// DEBUG LOADAOF with `appendonly no` has no file to load: an error, and the
+/// dataset stays (redis-server 7.0.15 exits the process there).
+#[test]
+fn debug_loadaof_without_an_aof_is_an_error() {
+    let s = Server::start(&[("enable-debug-command", "yes")]);
+    let mut c = s.raw();
+    assert_eq!(c.cmd(&["SET", "k", "v"]), Value::Simple("OK".into()));
+    let r = c.cmd(&["DEBUG", "LOADAOF"]);
+    assert!(
+        matches!(&r, Value::Error(e) if e.starts_with(b"ERR DEBUG LOADAOF needs appendonly yes")),
+        "{r:?}"
+    );
+    assert_eq!(c.cmd(&["GET", "k"]), Value::Bulk(b"v".to_vec()));
+}

@@ -697,11 +697,18 @@ pub fn write_error(srv: &Server) -> Option<String> {
 }
 
 /// DEBUG LOADAOF: writes what is pending, empties the keyspace and loads
-/// the AOF again (the journal records nothing of the reload).
+/// the AOF again (the journal records nothing of the reload). With the
+/// AOF off (redis-server 7.0 exits there) or before its first base is
+/// written there is no file to load: an error, and nothing changes.
 pub fn debug_loadaof(srv: &Server) -> Result<(), String> {
-    // Nothing to load until the AOF's first base is written.
-    if !srv.journal.enabled() || srv.aof.wait_rewrite.load(Relaxed) {
-        return Ok(());
+    if !srv.journal.enabled() || srv.aof.files.lock().is_none() {
+        return Err("DEBUG LOADAOF needs appendonly yes: there is no AOF to load".into());
+    }
+    if srv.aof.wait_rewrite.load(Relaxed) {
+        return Err(
+            "DEBUG LOADAOF: the AOF's first base is still being written, nothing to load yet"
+                .into(),
+        );
     }
     let s = srv.settings();
     let _scope = crate::services::journal::suppress(srv);
