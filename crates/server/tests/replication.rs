@@ -693,3 +693,46 @@ fn replica_authenticates_with_masterauth_and_masteruser() {
         clients.contains("user=repl")
     });
 }
+
+/// Issue 21, point 3 with REPLICAOF NO ONE: after a master with two
+/// replicas is given up, one replica is promoted and the other pointed at
+/// it; the other continues by partial resync (`sync_partial_ok` on the
+/// new master, no full sync), and every write WAIT had confirmed on the
+/// old master is on both. A replica keeps a backlog of what it applied,
+/// as Redis's do, which is what makes this possible.
+#[test]
+fn promoted_replica_continues_its_sibling_by_partial_resync() {
+    let master = petrel_master(true);
+    let a = petrel_replica();
+    let b = petrel_replica();
+    replicaof(&a, &master);
+    replicaof(&b, &master);
+    link_up(&a);
+    link_up(&b);
+    workload(&master, 2, 2000, 0x5eed_f00d);
+    let mut m = master.raw();
+    assert_eq!(m.cmd(&["SET", "confirmed", "yes"]), Value::simple("OK"));
+    assert_eq!(m.cmd(&["WAIT", "2", "60000"]), Value::Int(2));
+    assert_replica_in_sync(&master, &a, "a before the failover");
+    assert_replica_in_sync(&master, &b, "b before the failover");
+    let digest = m.cmd(&["DEBUG", "DIGEST"]);
+    drop(m);
+    drop(master);
+    let mut ra = a.raw();
+    assert_eq!(ra.cmd(&["REPLICAOF", "NO", "ONE"]), Value::simple("OK"));
+    replicaof(&b, &a);
+    link_up(&b);
+    assert_eq!(info_num(&mut ra, "stats", "sync_partial_ok"), 1);
+    assert_eq!(info_num(&mut ra, "stats", "sync_full"), 0);
+    assert!(
+        b.wait_log("Successful partial resynchronization with master", PATIENCE),
+        "{}",
+        b.log()
+    );
+    // Nothing confirmed was lost, and the new master's writes flow.
+    assert_eq!(ra.cmd(&["DEBUG", "DIGEST"]), digest);
+    assert_eq!(b.raw().cmd(&["GET", "confirmed"]), Value::bulk("yes"));
+    assert_eq!(ra.cmd(&["SET", "after", "1"]), Value::simple("OK"));
+    assert_eq!(ra.cmd(&["WAIT", "1", "60000"]), Value::Int(1));
+    assert_replica_in_sync(&a, &b, "b after the failover");
+}

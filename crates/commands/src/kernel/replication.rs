@@ -263,6 +263,30 @@ impl Master {
         }
     }
 
+    /// A replica's own history, as Redis keeps it: after a full sync the
+    /// backlog restarts empty at the master's offset `offset` (created with
+    /// `size` bytes if there was none), so that once promoted this server
+    /// can continue its former siblings by partial resync.
+    pub fn follow_from(&self, offset: u64, size: u64) {
+        let mut g = self.inner.lock();
+        g.offset = offset;
+        self.offset.store(offset, Relaxed);
+        let size = g.backlog.as_ref().map_or(size, |b| b.size() as u64);
+        g.backlog = Some(Backlog::new(size, offset));
+    }
+
+    /// A replica applied `bytes` of its master's stream: they extend this
+    /// server's offset and backlog exactly (they are not sent on: a Petrel
+    /// replica has no replicas of its own).
+    pub fn record_applied(&self, bytes: &[u8]) {
+        let mut g = self.inner.lock();
+        g.offset += bytes.len() as u64;
+        self.offset.store(g.offset, Relaxed);
+        if let Some(b) = g.backlog.as_mut() {
+            b.append(bytes);
+        }
+    }
+
     /// Replicas attached and streaming that acknowledged `offset`.
     pub fn acked(&self, offset: u64) -> usize {
         self.inner

@@ -186,7 +186,10 @@ fn cron(srv: std::sync::Weak<Server>) {
                 }
             }
             let attached = !g.replicas.is_empty();
+            // A replica keeps its backlog whatever the TTL (Redis's rule:
+            // it may be promoted and continue its siblings).
             let expired = !attached
+                && !srv.replication.replica.is_replica.load(Relaxed)
                 && g.backlog.is_some()
                 && s.repl.backlog_ttl > 0
                 && now.saturating_sub(g.alone_since_ms) > s.repl.backlog_ttl * 1000;

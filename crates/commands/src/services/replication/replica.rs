@@ -87,9 +87,18 @@ pub fn replicaof(srv: &Server, target: Option<(String, u16)>) -> Outcome {
                 side.offset.store(srv.replication.master.offset(), Relaxed);
             }
             *cur = Some((host.clone(), port));
-            // Our own replicas must sync again, as with Redis.
+            // Our own replicas must sync again, as with Redis; the stream
+            // this server served stops (as a replica its backlog grows
+            // with what it applies, `Master::record_applied`).
             for r in srv.replication.master.inner.lock().replicas.iter() {
                 r.close();
+            }
+            // No order lock here: REPLICAOF may run inside EXEC, which
+            // holds it. A write finishing meanwhile only extends the old
+            // stream, which the sync that follows replaces.
+            if srv.journal.replicating() {
+                srv.journal.set_replicating(false);
+                srv.keyspace.set_journal_expired(srv.journal.enabled());
             }
             let gen = side.generation.fetch_add(1, Relaxed) + 1;
             side.is_replica.store(true, Relaxed);
@@ -266,6 +275,9 @@ fn session(srv: &Arc<Server>, gen: u64, host: &str, port: u16) -> Result<(), Str
         srv.replication.set_replid(id);
         srv.replication.clear_replid2();
         side.offset.store(off, Relaxed);
+        srv.replication
+            .master
+            .follow_from(off, srv.settings().repl.backlog_size);
         side.sync_in_progress.store(false, Relaxed);
         notice("MASTER <-> REPLICA sync: Finished with success");
     } else if let Some(rest) = r.strip_prefix("+CONTINUE") {
@@ -459,7 +471,11 @@ fn stream(srv: &Server, gen: u64, l: &mut Link, timeout: Duration) -> Result<(),
     let r = apply_loop(srv, gen, l, timeout, &mut ap);
     crate::services::connection::close(srv, &mut ap.client);
     srv.clients.remove(id);
-    side.link_up.store(false, Relaxed);
+    // A link replaced by a newer REPLICAOF leaves the state to the new one
+    // (which may already be up).
+    if current(srv, gen) {
+        side.link_up.store(false, Relaxed);
+    }
     r
 }
 
@@ -480,6 +496,9 @@ fn apply_loop(
         while let Some((argv, used)) =
             super::master::parse_command(&l.buf).map_err(|_| "protocol error from the master")?
         {
+            // Every byte that advances the processed offset also goes to
+            // this server's own backlog (see `Master::record_applied`).
+            srv.replication.master.record_applied(&l.buf[..used]);
             l.buf.drain(..used);
             if argv.is_empty() {
                 side.offset.fetch_add(used as u64, Relaxed);
