@@ -67,6 +67,8 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     commands::services::acl::load_at_startup(&srv).inspect_err(|e| {
         log::log(commands::base::log::LogLevel::Warning, e);
     })?;
+    // Keys expiring before the first cron tick get their `expired` events.
+    commands::services::expiry::sync_expired_log(&srv);
     commands::services::cluster::load_at_startup(&srv).inspect_err(|e| {
         log::log(commands::base::log::LogLevel::Warning, e);
     })?;

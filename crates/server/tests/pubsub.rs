@@ -245,3 +245,39 @@ fn no_message_after_the_unsubscribe_reply() {
         p.join().unwrap();
     }
 }
+
+/// A key that expires right after startup, or right after CONFIG SET turns
+/// `expired` events on, gets its event: the expired-key log is switched on
+/// then, not at the next cron tick (up to a second later at `hz 1`).
+#[test]
+fn expired_events_flow_from_startup_and_from_config_set() {
+    use resp::Value;
+    fn expired_event(s: &Server, key: &str) -> Reply {
+        let mut sub = s.raw();
+        sub.cmd(&["SUBSCRIBE", "__keyevent@0__:expired"]);
+        let mut c = s.raw();
+        c.cmd(&["SET", key, "v", "PX", "1"]);
+        std::thread::sleep(Duration::from_millis(5));
+        c.cmd(&["GET", key]);
+        sub.read_reply_within(Duration::from_secs(5))
+    }
+    let want = |key: &str| {
+        Value::Array(vec![
+            Value::Bulk(b"message".to_vec()),
+            Value::Bulk(b"__keyevent@0__:expired".to_vec()),
+            Value::Bulk(key.as_bytes().to_vec()),
+        ])
+    };
+    let s = Server::start(&[("hz", "1"), ("notify-keyspace-events", "Ex")]);
+    match expired_event(&s, "at-start") {
+        Reply::Value(v) => assert_eq!(v, want("at-start")),
+        other => panic!("no expired event after startup: {other}"),
+    }
+    let s = Server::start(&[("hz", "1")]);
+    s.raw()
+        .cmd(&["CONFIG", "SET", "notify-keyspace-events", "Ex"]);
+    match expired_event(&s, "after-set") {
+        Reply::Value(v) => assert_eq!(v, want("after-set")),
+        other => panic!("no expired event after CONFIG SET: {other}"),
+    }
+}

@@ -33,12 +33,21 @@ pub fn drain(srv: &Server) -> Vec<(usize, Vec<u8>)> {
     keys
 }
 
+/// Turns the expired-key log on or off as `notify-keyspace-events` and
+/// client tracking need it. Called at startup and after CONFIG SET (so no
+/// expiry between the change and the next cron tick goes unlogged), and
+/// by the cron (tracking turns on and off there).
+pub fn sync_expired_log(srv: &Server) -> bool {
+    let want = events_flags(srv).is_some() || srv.tracking.any();
+    srv.keyspace.set_track_expired(want);
+    want
+}
+
 /// Cron step: turns the expired-key log on or off as needed and publishes
 /// what it holds. Run after `services::tracking::expired`, which takes the
 /// log first while clients track.
 pub fn publish_expired(srv: &Server) {
-    let want = events_flags(srv).is_some() || srv.tracking.any();
-    srv.keyspace.set_track_expired(want);
+    let want = sync_expired_log(srv);
     if want && srv.keyspace.expired_pending() {
         drain(srv);
     }

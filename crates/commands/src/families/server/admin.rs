@@ -147,6 +147,7 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
             ctx.srv.slowlog.trim(s.slowlog_max_len as usize);
             ctx.srv.eviction.apply(&s, &ctx.srv.keyspace);
             (crate::kernel::memprobe::probe().background_thread)(s.jemalloc_bg_thread);
+            crate::services::expiry::sync_expired_log(ctx.srv);
             // `appendonly yes` writes a base, then appends (services::aof).
             match crate::services::aof::apply_settings(ctx.srv, &s, ctx.client.in_exec) {
                 Ok(()) => ctx.ok(),
