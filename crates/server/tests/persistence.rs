@@ -619,7 +619,7 @@ fn stock_redis_conf_starts_petrel() {
     }
     // A setting for a missing feature with a non-default value is refused
     // at startup, naming the setting and the feature.
-    let (code, log) = petrel_startup_failure(Some("cluster-enabled yes\n"), &[]);
+    let (code, log) = petrel_startup_failure(Some("enable-module-command yes\n"), &[]);
     assert_eq!(code, Some(1));
-    assert!(log.contains("cluster mode"), "{log}");
+    assert!(log.contains("modules"), "{log}");
 }
