@@ -201,18 +201,22 @@ fn served_blocked_xreadgroup_journals_as_redis() {
             &["blpop", "l", "0"],
             &["blpop", "l", "0"],
         ];
+        // One waiter at a time, each blocked before the next is sent: the
+        // serving order is the blocking order, which with several worker
+        // threads is only defined this way.
         let mut conns = Vec::new();
-        for w in waits {
+        let mut admin = srv.raw();
+        for (i, w) in waits.iter().enumerate() {
             let mut c = srv.raw();
             c.send_cmd(w);
             conns.push(c);
+            let want = format!("blocked_clients:{}", i + 1);
+            assert!(wait_until(Duration::from_secs(5), || {
+                let v = admin.cmd(&["INFO", "clients"]);
+                v.as_bytes()
+                    .is_some_and(|t| String::from_utf8_lossy(t).contains(&want))
+            }));
         }
-        let mut admin = srv.raw();
-        assert!(wait_until(Duration::from_secs(5), || {
-            let v = admin.cmd(&["INFO", "clients"]);
-            v.as_bytes()
-                .is_some_and(|t| String::from_utf8_lossy(t).contains("blocked_clients:4"))
-        }));
         run(srv, "xadd s 2-1 b 2\nrpush l 1 2 3");
         for mut c in conns {
             c.read_reply();
