@@ -135,7 +135,11 @@ fn after_write(
 /// The immediate (non-blocking) try of a blocking command by its own client,
 /// over `keys` in order. Returns the key index served, None if all empty,
 /// or the error to answer (a key of another type, or a refusal such as
-/// BLMOVE's destination of another type); nothing changed then.
+/// BLMOVE's destination of another type); nothing changed then. Keys the
+/// serve wrote that may feed other waiters (BLMOVE's destination) go to
+/// `feed`: the caller serves them with [`serve_ready`] once it has released
+/// the partitions it holds, since serving locks other waiters' keys and
+/// must take partitions in order like every other path.
 #[allow(clippy::too_many_arguments)]
 pub fn try_now(
     srv: &Server,
@@ -147,6 +151,7 @@ pub fn try_now(
     op: &dyn BlockedOp,
     now_ms: u64,
     out: &mut ReplyBuf,
+    feed: &mut Vec<Vec<u8>>,
 ) -> Result<Option<usize>, &'static str> {
     for (i, key) in keys.iter().enumerate() {
         let mut effects = Served::default();
@@ -174,7 +179,7 @@ pub fn try_now(
                 after_write(srv, notify_flags, db, client_id, out, &effects);
                 // BLMOVE's destination may now feed other waiters.
                 if srv.blocking.any() && effects.touched.len() > 1 {
-                    serve_ready(srv, limits, notify_flags, effects.touched[1..].to_vec());
+                    feed.extend_from_slice(&effects.touched[1..]);
                 }
                 return Ok(Some(i));
             }
@@ -203,6 +208,7 @@ pub fn block_or_serve(ctx: &mut Ctx, keys: &[&[u8]], timeout: &[u8], op: Box<dyn
     let mut lock_keys: Vec<Key> = keys.iter().map(|k| Key::new(k)).collect();
     lock_keys.extend(op.extra_keys().iter().map(|k| Key::new(k)));
     let hold = srv.keyspace.hold_keys(&lock_keys);
+    let mut feed = Vec::new();
     match try_now(
         srv,
         &limits,
@@ -213,9 +219,18 @@ pub fn block_or_serve(ctx: &mut Ctx, keys: &[&[u8]], timeout: &[u8], op: Box<dyn
         op.as_ref(),
         ctx.now_ms,
         ctx.out,
+        &mut feed,
     ) {
         Err(e) => return ctx.error(e),
-        Ok(Some(_)) => return,
+        Ok(Some(_)) => {
+            // Other waiters are served with this command's partitions
+            // released (lock order: see `try_now`).
+            drop(hold);
+            if !feed.is_empty() {
+                serve_ready(srv, &limits, flags, feed);
+            }
+            return;
+        }
         Ok(None) => {}
     }
     park(ctx, keys, deadline, op);
