@@ -88,6 +88,28 @@ fn log_expired_into(
     }
 }
 
+/// What active expiry does to an expired entry it is about to drop from a
+/// table (the sweep in `expire_step`, and an insert's eviction pass before
+/// a segment grows): its sizes leave the statistics, the key goes to the
+/// logs that asked for it, and a large value is handed to the lazy-free
+/// thread (an int left in its place).
+fn retire_expired(
+    e: &mut Entry,
+    sizes: &mut super::sizes::Sizes,
+    track: (bool, &mut Vec<(usize, Vec<u8>)>),
+    journal: (bool, &mut Vec<(usize, Vec<u8>)>),
+    shared: &EvictShared,
+    db: usize,
+) {
+    sizes.sub(e);
+    if track.0 || journal.0 {
+        log_expired_into(track, journal, shared, db, &e.key());
+    }
+    if e.value().collection_len() > crate::keyspace::evict::LAZYFREE_THRESHOLD {
+        shared.dispose_expired(e.set_value(CompactValue::from_int(0)));
+    }
+}
+
 impl Partition {
     /// Logs a key removed by expiry (only while `track_expired` or
     /// `journal_expired`), in the log of each consumer that asked.
@@ -445,20 +467,15 @@ impl Partition {
         let mut evict = |x: &mut Entry| -> bool {
             match x.expire_at() {
                 Some(t) if t <= now_ms => {
-                    sizes.sub(x);
                     expired += 1;
-                    if track || journal {
-                        log_expired_into(
-                            (track, &mut *log),
-                            (journal, &mut *jlog),
-                            shared,
-                            db,
-                            &x.key(),
-                        );
-                    }
-                    if x.value().collection_len() > crate::keyspace::evict::LAZYFREE_THRESHOLD {
-                        shared.dispose_expired(x.set_value(CompactValue::from_int(0)));
-                    }
+                    retire_expired(
+                        x,
+                        sizes,
+                        (track, &mut *log),
+                        (journal, &mut *jlog),
+                        shared,
+                        db,
+                    );
                     true
                 }
                 _ => false,
@@ -703,20 +720,15 @@ impl Partition {
                 visited += 1;
                 if let Some(t) = e.expire_at() {
                     if t <= now_ms {
-                        sizes.sub(e);
                         expired += 1;
-                        if track || journal {
-                            log_expired_into(
-                                (track, &mut *log),
-                                (journal, &mut *jlog),
-                                shared,
-                                db,
-                                &e.key(),
-                            );
-                        }
-                        if e.value().collection_len() > crate::keyspace::evict::LAZYFREE_THRESHOLD {
-                            shared.dispose_expired(e.set_value(CompactValue::from_int(0)));
-                        }
+                        retire_expired(
+                            e,
+                            sizes,
+                            (track, &mut *log),
+                            (journal, &mut *jlog),
+                            shared,
+                            db,
+                        );
                         return false;
                     }
                     ttl_sum = ttl_sum.saturating_add(t - now_ms);
