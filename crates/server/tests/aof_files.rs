@@ -629,19 +629,7 @@ fn clients_get_loading_while_the_aof_loads() {
     }
     // The base (only read; the incremental file is opened for appending).
     let fifo = aof.join("appendonly.aof.1.base.aof");
-    let path = std::ffi::CString::new(fifo.display().to_string()).unwrap();
-    // SAFETY: mkfifo with a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
-    let half = data.len() / 2;
-    let (tx, rx) = std::sync::mpsc::channel::<()>();
-    let feeder = std::thread::spawn(move || {
-        use std::io::Write;
-        let mut f = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
-        f.write_all(&data[..half]).unwrap();
-        f.flush().unwrap();
-        rx.recv().unwrap();
-        f.write_all(&data[half..]).unwrap();
-    });
+    let feeder = HalfFedFifo::new(fifo, data);
     let d = dir.path().display().to_string();
     let srv = Server::start_with(Opts::new(&[
         ("appendonly", "yes"),
@@ -667,8 +655,7 @@ fn clients_get_loading_while_the_aof_loads() {
     }
     // SELECT is flagged `loading` in Redis 7.0.
     assert_eq!(r.cmd(&["SELECT", "0"]), Value::Simple(b"OK".to_vec()));
-    tx.send(()).unwrap();
-    feeder.join().unwrap();
+    feeder.finish();
     wait_loaded(&srv);
     assert_eq!(r.cmd(&["DBSIZE"]), Value::Int(2000));
     assert_eq!(r.cmd(&["GET", "key:1999"]), Value::Bulk(b"v1999".to_vec()));

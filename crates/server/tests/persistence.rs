@@ -390,19 +390,7 @@ fn clients_get_loading_while_the_file_loads() {
     drop(s);
     let data = std::fs::read(src.join("dump.rdb")).unwrap();
     let fifo = dir.join("dump.rdb");
-    let path = std::ffi::CString::new(fifo.display().to_string()).unwrap();
-    // SAFETY: mkfifo with a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
-    let half = data.len() / 2;
-    let (tx, rx) = std::sync::mpsc::channel::<()>();
-    let feeder = std::thread::spawn(move || {
-        use std::io::Write;
-        let mut f = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
-        f.write_all(&data[..half]).unwrap();
-        f.flush().unwrap();
-        rx.recv().unwrap();
-        f.write_all(&data[half..]).unwrap();
-    });
+    let feeder = HalfFedFifo::new(fifo, data);
     let s = start_in(dir.path(), &[]);
     let mut r = s.raw();
     assert!(wait_until(Duration::from_secs(10), || {
@@ -433,8 +421,7 @@ fn clients_get_loading_while_the_file_loads() {
     ] {
         assert!(info.contains(f), "{f}\n{info}");
     }
-    tx.send(()).unwrap();
-    feeder.join().unwrap();
+    feeder.finish();
     let mut c = s.client();
     assert!(wait_until(Duration::from_secs(10), || info_field(
         &mut c,

@@ -729,3 +729,36 @@ pub fn diff_events(cmds: &[&[&str]]) {
     };
     assert_eq!(show(&got), show(&want), "petrel vs redis keyspace events");
 }
+
+/// A named pipe at `path` that a reader (a server loading a file) gets in
+/// two halves: the first at once, the second only on [`HalfFedFifo::finish`],
+/// so a test can look at the server mid-load without depending on timing.
+pub struct HalfFedFifo {
+    rest: std::sync::mpsc::Sender<()>,
+    feeder: std::thread::JoinHandle<()>,
+}
+
+impl HalfFedFifo {
+    pub fn new(path: std::path::PathBuf, data: Vec<u8>) -> HalfFedFifo {
+        let c = std::ffi::CString::new(path.display().to_string()).unwrap();
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let (rest, rx) = std::sync::mpsc::channel::<()>();
+        let feeder = std::thread::spawn(move || {
+            use std::io::Write;
+            let half = data.len() / 2;
+            let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+            f.write_all(&data[..half]).unwrap();
+            f.flush().unwrap();
+            rx.recv().unwrap();
+            f.write_all(&data[half..]).unwrap();
+        });
+        HalfFedFifo { rest, feeder }
+    }
+
+    /// Sends the second half and waits until it is written.
+    pub fn finish(self) {
+        self.rest.send(()).unwrap();
+        self.feeder.join().unwrap();
+    }
+}
