@@ -136,22 +136,9 @@ fn check_round(seed: u64, preamble: &str, ops: usize) -> (BTreeSet<String>, BTre
     let dir = snap.path().join("a");
     let mut loaded: Vec<Server> = Vec::new();
     for kind in [Kind::Petrel, Kind::Redis] {
-        if kind == Kind::Redis && !redis_available() {
+        let Some((_copy, srv)) = start_on_aof_copy(kind, &dir, "aofrand") else {
             continue;
-        }
-        let copy = TempDir::new("aofrand");
-        copy_dir(&dir, &copy.join("appendonlydir"));
-        let d = copy.path().display().to_string();
-        let srv = Server::start_opts(
-            kind,
-            Opts::new(&[
-                ("appendonly", "yes"),
-                ("enable-debug-command", "yes"),
-                ("dir", &d),
-            ]),
-        );
-        // DEBUG and INFO answer while redis-server still loads the file.
-        wait_loaded(&srv);
+        };
         // Keys whose TTL passed by now stay in DEBUG DIGEST until expired
         // (the active cycle's timing differs): drop them as done on the
         // original.

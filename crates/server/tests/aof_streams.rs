@@ -324,21 +324,10 @@ exec
     let original = groups_state(&petrel, &keys, false);
     let mut loaded = Vec::new();
     for kind in [Kind::Petrel, Kind::Redis] {
-        if kind == Kind::Redis && !redis_available() {
+        let Some((_copy, srv)) = start_on_aof_copy(kind, &aof_dir(petrel.dir()), "aofgroups")
+        else {
             continue;
-        }
-        let copy = TempDir::new("aofgroups");
-        copy_dir(&aof_dir(petrel.dir()), &copy.join("appendonlydir"));
-        let d = copy.path().display().to_string();
-        let srv = Server::start_opts(
-            kind,
-            Opts::new(&[
-                ("appendonly", "yes"),
-                ("enable-debug-command", "yes"),
-                ("dir", &d),
-            ]),
-        );
-        wait_loaded(&srv);
+        };
         assert_eq!(srv.raw().cmd(&["DEBUG", "DIGEST"]), want_digest, "{kind:?}");
         assert_eq!(groups_state(&srv, &keys, false), original, "{kind:?}");
         loaded.push(groups_state(&srv, &keys, true));

@@ -153,3 +153,31 @@ pub fn wait_loaded(srv: &crate::common::Server) {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }
+
+/// Starts a `kind` server with `appendonly yes` on a copy of the AOF
+/// directory `aof` and waits until it has loaded it; None for redis-server
+/// when it is not installed (the caller skips that side). The copy lives as
+/// long as the returned directory.
+pub fn start_on_aof_copy(
+    kind: crate::common::Kind,
+    aof: &Path,
+    tag: &str,
+) -> Option<(crate::common::TempDir, crate::common::Server)> {
+    use crate::common::{redis_available, Kind, Opts, Server, TempDir};
+    if kind == Kind::Redis && !redis_available() {
+        return None;
+    }
+    let copy = TempDir::new(tag);
+    copy_dir(aof, &copy.join("appendonlydir"));
+    let d = copy.path().display().to_string();
+    let srv = Server::start_opts(
+        kind,
+        Opts::new(&[
+            ("appendonly", "yes"),
+            ("enable-debug-command", "yes"),
+            ("dir", &d),
+        ]),
+    );
+    wait_loaded(&srv);
+    Some((copy, srv))
+}
