@@ -223,19 +223,7 @@ impl Scripting {
         self.wrote.store(false, SeqCst);
         self.started_ms.store(now_ms, SeqCst);
         *self.info.lock() = RunInfo::default();
-        let mine = self.my_gate();
-        for (i, g) in self.gates.iter().enumerate() {
-            let allowed = u32::from(i == mine);
-            let mut spins = 0u32;
-            while g.0.load(SeqCst) > allowed {
-                spins += 1;
-                if spins < 64 {
-                    std::hint::spin_loop();
-                } else {
-                    std::thread::yield_now();
-                }
-            }
-        }
+        self.wait_gates_empty(Some(self.my_gate()));
         true
     }
 
@@ -258,18 +246,7 @@ impl Scripting {
         self.wrote.store(false, SeqCst);
         self.started_ms.store(now_ms, SeqCst);
         let mine = crate::kernel::hub::current_worker().map(|w| w % self.gates.len());
-        for (i, g) in self.gates.iter().enumerate() {
-            let allowed = u32::from(Some(i) == mine);
-            let mut spins = 0u32;
-            while g.0.load(SeqCst) > allowed {
-                spins += 1;
-                if spins < 64 {
-                    std::hint::spin_loop();
-                } else {
-                    std::thread::yield_now();
-                }
-            }
-        }
+        self.wait_gates_empty(mine);
         true
     }
 
@@ -289,6 +266,23 @@ impl Scripting {
             }
         }
         true
+    }
+
+    /// Spins until every gate is empty but `mine` (the claimer's own
+    /// worker gate, which holds its calling command), which may hold one.
+    fn wait_gates_empty(&self, mine: Option<usize>) {
+        for (i, g) in self.gates.iter().enumerate() {
+            let allowed = u32::from(Some(i) == mine);
+            let mut spins = 0u32;
+            while g.0.load(SeqCst) > allowed {
+                spins += 1;
+                if spins < 64 {
+                    std::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        }
     }
 
     /// Says what runs (each script run of the claiming command sets it).
