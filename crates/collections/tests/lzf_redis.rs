@@ -11,98 +11,19 @@
 
 use collections::quicklist::{lzf, Container};
 use collections::{Listpack, Quicklist};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
-struct Redis(Child);
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use common::{Redis, V};
 
-enum Reply {
-    Status(String),
-    Bulk(Option<Vec<u8>>),
-    Int(i64),
-    Array(Vec<Reply>),
-}
-
-fn read_reply(r: &mut BufReader<TcpStream>) -> Reply {
-    let mut line = String::new();
-    r.read_line(&mut line).unwrap();
-    let (t, rest) = line.trim_end().split_at(1);
-    match t {
-        "+" => Reply::Status(rest.to_string()),
-        "-" => panic!("redis error: {rest}"),
-        ":" => Reply::Int(rest.parse().unwrap()),
-        "$" => {
-            let n: i64 = rest.parse().unwrap();
-            if n < 0 {
-                return Reply::Bulk(None);
-            }
-            let mut b = vec![0; n as usize + 2];
-            r.read_exact(&mut b).unwrap();
-            b.truncate(n as usize);
-            Reply::Bulk(Some(b))
-        }
-        "*" => {
-            let n: usize = rest.parse().unwrap();
-            Reply::Array((0..n).map(|_| read_reply(r)).collect())
-        }
-        _ => panic!("bad reply {line:?}"),
-    }
-}
-
-fn cmd(c: &mut BufReader<TcpStream>, args: &[&[u8]]) -> Reply {
-    let mut b = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        b.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        b.extend_from_slice(a);
-        b.extend_from_slice(b"\r\n");
-    }
-    c.get_mut().write_all(&b).unwrap();
-    read_reply(c)
-}
-
-fn start_redis() -> Option<(Redis, BufReader<TcpStream>)> {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new("redis-server")
-        .args([
-            "--port",
-            &port.to_string(),
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-        ])
-        .args(["--enable-debug-command", "yes", "--rdbcompression", "no"])
-        .args([
-            "--list-compress-depth",
-            "1",
-            "--list-max-listpack-size",
-            "64",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let redis = Redis(child);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Ok(s) = TcpStream::connect(("127.0.0.1", port)) {
-            return Some((redis, BufReader::new(s)));
-        }
-        assert!(Instant::now() < deadline, "redis-server did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+fn start_redis() -> Option<Redis> {
+    Redis::start_with(&[
+        "--enable-debug-command",
+        "yes",
+        "--list-compress-depth",
+        "1",
+        "--list-max-listpack-size",
+        "64",
+    ])
 }
 
 fn rdb_len(b: &[u8], i: &mut usize) -> (usize, bool) {
@@ -168,27 +89,24 @@ fn elements() -> Vec<Vec<u8>> {
 
 #[test]
 fn lzf_nodes_round_trip_through_redis() {
-    let Some((_redis, mut c)) = start_redis() else {
+    let Some(mut c) = start_redis() else {
         eprintln!("redis-server not found: skipped");
         return;
     };
     collections::quicklist::set_packed_threshold(THRESHOLD as u64);
-    cmd(
-        &mut c,
-        &[
-            b"DEBUG",
-            b"QUICKLIST-PACKED-THRESHOLD",
-            THRESHOLD.to_string().as_bytes(),
-        ],
-    );
+    c.cmd::<&[u8]>(&[
+        b"DEBUG",
+        b"QUICKLIST-PACKED-THRESHOLD",
+        THRESHOLD.to_string().as_bytes(),
+    ]);
     let elems = elements();
     let large = elems.iter().filter(|e| e.len() >= THRESHOLD).count();
     let mut args: Vec<&[u8]> = vec![b"RPUSH", b"l"];
     args.extend(elems.iter().map(|e| e.as_slice()));
-    cmd(&mut c, &args);
+    c.cmd(&args);
 
     // Redis -> us.
-    let Reply::Bulk(Some(dump)) = cmd(&mut c, &[b"DUMP", b"l"]) else {
+    let V::Bulk(dump) = c.cmd::<&[u8]>(&[b"DUMP", b"l"]) else {
         panic!("DUMP")
     };
     assert_eq!(dump[0], 18, "quicklist v2 object");
@@ -265,23 +183,23 @@ fn lzf_nodes_round_trip_through_redis() {
     assert!(our_plain_lzf > 5, "{our_plain_lzf} compressed plain nodes");
     p.extend_from_slice(&footer);
     p.extend_from_slice(&[0; 8]);
-    cmd(&mut c, &[b"DEBUG", b"SET-SKIP-CHECKSUM-VALIDATION", b"1"]);
-    let Reply::Status(ok) = cmd(&mut c, &[b"RESTORE", b"l2", b"0", &p]) else {
+    c.cmd::<&[u8]>(&[b"DEBUG", b"SET-SKIP-CHECKSUM-VALIDATION", b"1"]);
+    let V::Status(ok) = c.cmd::<&[u8]>(&[b"RESTORE", b"l2", b"0", &p]) else {
         panic!("RESTORE")
     };
     assert_eq!(ok, "OK");
-    let Reply::Array(back) = cmd(&mut c, &[b"LRANGE", b"l2", b"0", b"-1"]) else {
+    let V::Arr(back) = c.cmd::<&[u8]>(&[b"LRANGE", b"l2", b"0", b"-1"]) else {
         panic!("LRANGE")
     };
     let back: Vec<Vec<u8>> = back
         .into_iter()
         .map(|r| match r {
-            Reply::Bulk(Some(b)) => b,
+            V::Bulk(b) => b,
             _ => panic!("element"),
         })
         .collect();
     assert_eq!(back, elems);
-    let Reply::Int(n) = cmd(&mut c, &[b"LLEN", b"l2"]) else {
+    let V::Int(n) = c.cmd::<&[u8]>(&[b"LLEN", b"l2"]) else {
         panic!("LLEN")
     };
     assert_eq!(n as usize, elems.len());

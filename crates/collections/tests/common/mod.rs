@@ -59,6 +59,16 @@ fn redis_bin() -> String {
 impl Redis {
     /// Start a private redis-server, or `None` when it is not installed.
     pub fn start() -> Option<Redis> {
+        Redis::start_with(&[])
+    }
+
+    /// Start a private redis-server with extra `--name value` arguments.
+    ///
+    /// The port is one the OS handed out a moment ago, so another test may
+    /// take it first; then our child exits and the connection reaches the
+    /// other test's server. The child's pid is checked against the server's
+    /// `process_id`, and the start is retried on a fresh port otherwise.
+    pub fn start_with(extra: &[&str]) -> Option<Redis> {
         let ok = Command::new(redis_bin())
             .arg("--version")
             .stdout(Stdio::null())
@@ -73,12 +83,21 @@ impl Redis {
                 .write_all(b"\n!!! REDIS-SERVER NOT FOUND: differential tests skipped !!!\n\n");
             return None;
         }
+        for _attempt in 0..8 {
+            if let Some(r) = Redis::try_start(extra) {
+                return Some(r);
+            }
+        }
+        panic!("redis-server did not start after 8 attempts");
+    }
+
+    fn try_start(extra: &[&str]) -> Option<Redis> {
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
-        let child = Command::new(redis_bin())
+        let mut child = Command::new(redis_bin())
             .args([
                 "--port",
                 &port.to_string(),
@@ -93,25 +112,54 @@ impl Redis {
                 "--rdbcompression",
                 "no",
             ])
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn redis-server");
         let end = Instant::now() + Duration::from_secs(10);
         let tcp = loop {
+            if let Ok(Some(_)) = child.try_wait() {
+                return None; // port taken: retry elsewhere
+            }
             if let Ok(s) = TcpStream::connect(("127.0.0.1", port)) {
                 break s;
             }
             assert!(Instant::now() < end, "redis-server did not start");
             std::thread::sleep(Duration::from_millis(20));
         };
+        let _ = tcp.set_read_timeout(Some(Duration::from_secs(10)));
         let mut r = Redis {
             child,
             conn: BufReader::new(tcp),
             port,
         };
-        assert_eq!(r.cmd(&["PING"]), V::Status("PONG".into()));
+        if r.process_id() != Some(r.child.id()) {
+            return None; // someone else's server (Drop kills our child)
+        }
+        let _ = r.conn.get_ref().set_read_timeout(None);
         Some(r)
+    }
+
+    /// The `process_id` of the server at the other end, `None` when the
+    /// connection fails.
+    fn process_id(&mut self) -> Option<u32> {
+        let mut out = Vec::new();
+        out.extend_from_slice(b"*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n");
+        self.conn.get_mut().write_all(&out).ok()?;
+        let mut head = Vec::new();
+        self.conn.read_until(b'\n', &mut head).ok()?;
+        let n: usize = std::str::from_utf8(head.strip_prefix(b"$")?)
+            .ok()?
+            .trim_end()
+            .parse()
+            .ok()?;
+        let mut body = vec![0u8; n + 2];
+        std::io::Read::read_exact(&mut self.conn, &mut body).ok()?;
+        let text = String::from_utf8_lossy(&body);
+        text.lines()
+            .find_map(|l| l.strip_prefix("process_id:"))
+            .and_then(|v| v.trim().parse().ok())
     }
 
     /// Send one command, read its reply.

@@ -96,6 +96,18 @@ pub struct Redis {
     pub dir: PathBuf,
 }
 
+/// Whether the server behind `con` is the process `pid`.
+fn serves_pid(con: &mut redis::Connection, pid: u32) -> bool {
+    let info: String = redis::cmd("INFO")
+        .arg("server")
+        .query(con)
+        .unwrap_or_default();
+    info.lines()
+        .find_map(|l| l.strip_prefix("process_id:"))
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        == Some(pid)
+}
+
 impl Redis {
     /// Starts redis-server in `dir` (its `dump.rdb` is loaded if present)
     /// with extra `--name value` settings; `None` when redis-server is not
@@ -150,6 +162,12 @@ impl Redis {
                         // Wait until the data set is loaded (-LOADING).
                         loop {
                             match redis::cmd("PING").query::<String>(&mut con) {
+                                // Another test's server on a port that was
+                                // free a moment ago: retry elsewhere.
+                                Ok(_) if !serves_pid(&mut con, child.id()) => {
+                                    let _ = child.kill();
+                                    break;
+                                }
                                 Ok(_) => {
                                     return Some(Redis {
                                         child,
@@ -158,6 +176,7 @@ impl Redis {
                                         dir: dir.to_path_buf(),
                                     })
                                 }
+                                Err(_) if matches!(child.try_wait(), Ok(Some(_))) => break,
                                 Err(_) if Instant::now() < end => {
                                     std::thread::sleep(Duration::from_millis(20))
                                 }

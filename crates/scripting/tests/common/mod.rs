@@ -40,6 +40,18 @@ pub fn start_server() -> Option<Server> {
         );
         return None;
     }
+    // The port was free a moment ago; another test may take it first, and
+    // then our child exits while the connection reaches the other server.
+    // The server's process_id must be our child's, else retry elsewhere.
+    for _attempt in 0..8 {
+        if let Some(s) = try_start_server() {
+            return Some(s);
+        }
+    }
+    panic!("redis-server did not start after 8 attempts");
+}
+
+fn try_start_server() -> Option<Server> {
     let port = TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -61,13 +73,46 @@ pub fn start_server() -> Option<Server> {
         .stderr(Stdio::null())
         .spawn()
         .expect("spawn redis-server");
-    let s = Server { child, port };
+    let mut s = Server { child, port };
     let deadline = Instant::now() + Duration::from_secs(10);
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Ok(Some(_)) = s.child.try_wait() {
+            return None;
+        }
         assert!(Instant::now() < deadline, "redis-server did not start");
         std::thread::sleep(Duration::from_millis(20));
     }
+    let pid = server_pid(port);
+    if pid != Some(s.child.id()) {
+        return None;
+    }
     Some(s)
+}
+
+/// The `process_id` in `INFO server` of whatever answers on `port`;
+/// `None` when the connection fails (it never panics).
+fn server_pid(port: u16) -> Option<u32> {
+    let mut c = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    c.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    c.write_all(&encode_command(&["INFO", "server"])).ok()?;
+    let mut buf = Vec::new();
+    let info = loop {
+        if let Some((v, _)) = parse_value(&buf).ok()? {
+            break v;
+        }
+        let mut tmp = [0u8; 8192];
+        match c.read(&mut tmp).ok()? {
+            0 => return None,
+            n => buf.extend_from_slice(&tmp[..n]),
+        }
+    };
+    let Value::Bulk(info) = info else {
+        return None;
+    };
+    String::from_utf8_lossy(&info)
+        .lines()
+        .find_map(|l| l.strip_prefix("process_id:"))
+        .and_then(|v| v.trim().parse().ok())
 }
 
 /// A blocking RESP client.
