@@ -207,6 +207,13 @@ fn certs() -> &'static Certs {
 /// certificates; `extra` adds or overrides settings. Returns the server
 /// and its TLS port.
 fn start_tls(extra: &[(&str, &str)]) -> (Server, u16) {
+    let (opts, tls_port) = tls_opts(extra);
+    (Server::start_with(opts), tls_port)
+}
+
+/// The settings of [`start_tls`] (for petrel or redis-server) and the TLS
+/// port they name.
+fn tls_opts(extra: &[(&str, &str)]) -> (Opts, u16) {
     let c = certs();
     let tls_port = free_port();
     let mut opts = Opts::new(&[
@@ -218,7 +225,7 @@ fn start_tls(extra: &[(&str, &str)]) -> (Server, u16) {
     for (n, v) in extra {
         opts = opts.arg(n, v);
     }
-    (Server::start_with(opts), tls_port)
+    (opts, tls_port)
 }
 
 /// `redis-cli --tls` with the CA (`cacert`) and, if given, a client
@@ -451,6 +458,32 @@ fn plaintext_client_on_the_tls_port_is_refused_cleanly() {
     }));
     assert!(ping_ok(tls, Some("client")));
     s.assert_alive();
+}
+
+/// With `maxclients` reached, a TLS client is closed without a reply, as
+/// redis-server 7.0 does (its `-ERR max number of clients reached` is
+/// written before the handshake, so a TLS client never reads it); the
+/// server serves on, and the client is served once a slot frees.
+#[test]
+fn a_full_server_closes_tls_clients_as_redis_does() {
+    let settings = [("maxclients", "1"), ("tls-auth-clients", "no")];
+    let (opts, tls) = tls_opts(&settings);
+    check_full_server_over_tls("petrel", Server::start_with(opts), tls);
+    let (opts, tls) = tls_opts(&settings);
+    if let Some(r) = RefRedis::start_with(opts) {
+        check_full_server_over_tls("redis-server", r, tls);
+    }
+}
+
+fn check_full_server_over_tls(name: &str, s: Server, tls: u16) {
+    let held = s.client(); // the one client slot
+    let out = cli(tls, "ca", None, &["PING"]);
+    assert!(!out.contains("PONG"), "{name}: {out:?}");
+    drop(held);
+    assert!(
+        wait_until(std::time::Duration::from_secs(5), || ping_ok(tls, None)),
+        "{name} serves again once a slot frees"
+    );
 }
 
 #[test]
