@@ -155,6 +155,7 @@ impl Worker {
             // client; docs/BENCHMARKS.md). A worker whose last poll found
             // nothing never spins, so an idle server stays idle.
             events.clear();
+            commands::kernel::loop_busy::pass_ends(self.index);
             let spin = self.settings.busy_poll_us;
             if spin > 0 && self.served_last_poll {
                 let until = Instant::now() + Duration::from_micros(spin);
@@ -173,6 +174,7 @@ impl Worker {
                 Ok(())
             };
             self.served_last_poll = !events.is_empty();
+            commands::kernel::loop_busy::pass_begins(self.index);
             if let Err(e) = polled {
                 if e.kind() != std::io::ErrorKind::Interrupted {
                     crate::warning!("poll failed on worker {}: {e}", self.index);

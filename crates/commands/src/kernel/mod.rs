@@ -28,6 +28,7 @@ pub mod hub;
 pub mod journal;
 pub mod keyspecs;
 pub mod lazyfree;
+pub mod loop_busy;
 pub mod memprobe;
 pub mod message;
 pub mod metrics;

@@ -15,6 +15,10 @@
 //!   at a time, never longer than a slice, see
 //!   `store::keyspace::defrag`), each followed by a sleep that keeps the
 //!   thread at its CPU share (at 25%: 0.5 ms of work, 1.5 ms of sleep).
+//!   The slice shrinks to [`SLICE_WHEN_BUSY`] while the workers' event
+//!   loops have a slow moment (a loop pass of 1 ms or more running, or
+//!   ended in the last 100 ms: `kernel::loop_busy`), so defrag never
+//!   makes a slow moment slower; the CPU share stays the same.
 //!   The walk resumes where the last slice stopped. At the end of a pass
 //!   the thread publishes its time and waits for the cron's next decision:
 //!   a new pass starts only while fragmentation is still above the
@@ -23,8 +27,7 @@
 //!   installed by the binary); without it (a build on another allocator)
 //!   nothing runs and INFO shows zeros.
 //!
-//! Not done: the slice does not shrink when the workers have been busy,
-//! large collections are moved whole (not `active-defrag-max-scan-fields`
+//! Not done: large collections are moved whole (not `active-defrag-max-scan-fields`
 //! at a time), and only the top block of table-encoded sets, hashes,
 //! sorted sets and streams moves (their arrays and nodes stay).
 
@@ -41,6 +44,20 @@ use crate::kernel::server::Server;
 
 /// Work per slice.
 pub const SLICE: Duration = Duration::from_micros(500);
+
+/// Work per slice while the event loops are having a slow moment
+/// (`kernel::loop_busy`): a worker that waits for the partition the slice
+/// holds waits at most this long.
+pub const SLICE_WHEN_BUSY: Duration = Duration::from_micros(100);
+
+/// The slice for the loops' current state.
+fn slice_now() -> Duration {
+    if crate::kernel::loop_busy::busy() {
+        SLICE_WHEN_BUSY
+    } else {
+        SLICE
+    }
+}
 
 /// The CPU percentage a cycle should use for this fragmentation, 0 when no
 /// cycle is wanted (see the module docs). `frag_pct` is
@@ -122,7 +139,7 @@ fn run(ks: &Keyspace, st: &DefragState) {
         st.running_pct.store(pct, Relaxed);
         let t0 = Instant::now();
         let mut keys = KeyCounts::default();
-        let done = ks.defrag_slice(&mut cur, SLICE, &mut d, &mut keys);
+        let done = ks.defrag_slice(&mut cur, slice_now(), &mut d, &mut keys);
         let spent = t0.elapsed();
         st.hits.fetch_add(d.hits - seen_hits, Relaxed);
         st.misses.fetch_add(d.misses - seen_misses, Relaxed);
