@@ -20,13 +20,16 @@
 //! taskset -c 1 target/release/examples/ping_load --port 6379 --clients 50 --pipeline 16 --seconds 10
 //! ```
 //! `scripts/bench-vs-redis --ping-load` runs it against petrel and
-//! redis-server side by side.
+//! redis-server side by side. Its sibling `latency_load` runs GET/SET
+//! mixes and records every request's latency (closed or open loop).
 
 use std::io::{ErrorKind, Read, Write};
 use std::time::{Duration, Instant};
 
+mod load_common;
+
 use mio::net::TcpStream;
-use mio::{Events, Interest, Poll, Token};
+use mio::{Events, Poll};
 
 const REQUEST: &[u8] = b"*1\r\n$4\r\nPING\r\n";
 const REPLY: &[u8] = b"+PONG\r\n";
@@ -68,8 +71,7 @@ fn parse_args() -> Args {
 }
 
 fn die(msg: &str) -> ! {
-    eprintln!("ping_load: {msg}");
-    std::process::exit(2)
+    load_common::die("ping_load", msg)
 }
 
 /// One connection: how many reply bytes of its current batch have arrived.
@@ -84,22 +86,14 @@ fn main() {
     let expected: Vec<u8> = REPLY.repeat(a.pipeline);
     let mut poll = Poll::new().unwrap();
     let addr: std::net::SocketAddr = format!("127.0.0.1:{}", a.port).parse().unwrap();
-    let mut clients: Vec<Client> = (0..a.clients)
-        .map(|i| {
-            let s = std::net::TcpStream::connect(addr)
-                .unwrap_or_else(|e| die(&format!("connect to {addr}: {e}")));
-            s.set_nodelay(true).unwrap();
-            s.set_nonblocking(true).unwrap();
-            let mut stream = TcpStream::from_std(s);
-            poll.registry()
-                .register(&mut stream, Token(i), Interest::READABLE)
-                .unwrap();
-            Client {
+    let mut clients: Vec<Client> =
+        load_common::connect_all("ping_load", &poll, addr, a.clients, false)
+            .into_iter()
+            .map(|stream| Client {
                 stream,
                 received: 0,
-            }
-        })
-        .collect();
+            })
+            .collect();
     for c in clients.iter_mut() {
         send(&mut c.stream, &batch);
     }
