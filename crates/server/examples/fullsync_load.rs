@@ -14,7 +14,9 @@
 //!    every 20 ms;
 //! 3. the writers stop and one line is printed:
 //!    `rss_before_mb rss_peak_mb rss_ratio pss_before_mb pss_peak_mb
-//!    pss_ratio sync_s sets_per_s p50_ms p99_ms p999_ms max_ms`.
+//!    pss_ratio sync_s sets_per_s repl_buf_peak_mb p50_ms p99_ms p999_ms
+//!    max_ms` (`repl_buf_peak_mb`: the largest `mem_clients_slaves` seen,
+//!    sampled every 100 ms).
 //!
 //! RSS is the master process's; PSS is summed over the master and its
 //! child processes (redis-server forks for a full sync; the child's
@@ -135,7 +137,10 @@ fn children(pid: u32) -> Vec<u32> {
     if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
         for t in tasks.flatten() {
             let text = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
-            out.extend(text.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+            out.extend(
+                text.split_whitespace()
+                    .filter_map(|c| c.parse::<u32>().ok()),
+            );
         }
     }
     out
@@ -185,7 +190,9 @@ fn writer(
         // Every reply is one line (+OK or an error).
         let mut lines = 0;
         while lines < a.pipeline {
-            let n = s.read(&mut buf).unwrap_or_else(|e| die(&format!("read: {e}")));
+            let n = s
+                .read(&mut buf)
+                .unwrap_or_else(|e| die(&format!("read: {e}")));
             if n == 0 {
                 die("the master closed the connection");
             }
@@ -235,17 +242,26 @@ fn main() {
     window.store(true, Relaxed);
     let t0 = Instant::now();
     let port = a.master_port.to_string();
-    let reply = call(a.replica_port, &[b"REPLICAOF", b"127.0.0.1", port.as_bytes()]);
+    let reply = call(
+        a.replica_port,
+        &[b"REPLICAOF", b"127.0.0.1", port.as_bytes()],
+    );
     if !reply.starts_with("+OK") {
         die(&format!("REPLICAOF: {reply}"));
     }
     let mut last_check = Instant::now();
+    // The replica's output buffer on the master (INFO mem_clients_slaves):
+    // the writes made during the sync wait there until the payload is sent.
+    let mut repl_buf_peak = 0u64;
     loop {
         let (rss, pss) = memory(a.master_pid);
         rss_peak = rss_peak.max(rss);
         pss_peak = pss_peak.max(pss);
         if last_check.elapsed() >= Duration::from_millis(100) {
             last_check = Instant::now();
+            let m = call(a.master_port, &[b"INFO", b"memory"]);
+            let slaves = info_field(&m, "mem_clients_slaves").and_then(|v| v.parse::<u64>().ok());
+            repl_buf_peak = repl_buf_peak.max(slaves.unwrap_or(0));
             let info = call(a.replica_port, &[b"INFO", b"replication"]);
             let up = info_field(&info, "master_link_status").as_deref() == Some("up");
             let syncing = info_field(&info, "master_sync_in_progress").as_deref() == Some("1");
@@ -268,7 +284,7 @@ fn main() {
     l.sort_unstable();
     let mb = |b: u64| b as f64 / (1 << 20) as f64;
     println!(
-        "rss_before_mb={:.1} rss_peak_mb={:.1} rss_ratio={:.3} pss_before_mb={:.1} pss_peak_mb={:.1} pss_ratio={:.3} sync_s={:.2} sets_per_s={:.0} p50_ms={:.3} p99_ms={:.3} p999_ms={:.3} max_ms={:.3}",
+        "rss_before_mb={:.1} rss_peak_mb={:.1} rss_ratio={:.3} pss_before_mb={:.1} pss_peak_mb={:.1} pss_ratio={:.3} sync_s={:.2} sets_per_s={:.0} repl_buf_peak_mb={:.1} p50_ms={:.3} p99_ms={:.3} p999_ms={:.3} max_ms={:.3}",
         mb(rss0),
         mb(rss_peak),
         rss_peak as f64 / rss0.max(1) as f64,
@@ -277,6 +293,7 @@ fn main() {
         pss_peak as f64 / pss0.max(1) as f64,
         sync_s,
         done.load(Relaxed) as f64 / sync_s,
+        mb(repl_buf_peak),
         pct(&l, 0.50),
         pct(&l, 0.99),
         pct(&l, 0.999),

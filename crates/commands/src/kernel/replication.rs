@@ -146,6 +146,9 @@ pub struct ReplicaLink {
     pub ack_offset: AtomicU64,
     /// Unix ms of the last message from the replica.
     pub ack_ms: AtomicU64,
+    /// `REPLCONF ACK`s received (a diskless full sync waits for the first
+    /// one after the payload before it sends the stream).
+    pub acks: AtomicU64,
     pub out: Mutex<LinkOut>,
     /// Signalled when `out` gets bytes or closes.
     pub ready: Condvar,
@@ -162,6 +165,7 @@ impl ReplicaLink {
             state: AtomicU8::new(state::WAIT_BGSAVE),
             ack_offset: AtomicU64::new(0),
             ack_ms: AtomicU64::new(crate::base::clock::unix_time_ms()),
+            acks: AtomicU64::new(0),
             out: Mutex::new(LinkOut::default()),
             ready: Condvar::new(),
             over_limit: AtomicBool::new(false),

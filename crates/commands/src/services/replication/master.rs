@@ -321,8 +321,10 @@ fn full_sync(
         replid: ids.replid.clone(),
         offset,
     };
+    let acks_before = link.acks.load(Relaxed);
     let ok = if diskless {
         send_diskless(srv, link, socket, &sink, &rdb_meta)
+            && first_ack_after_payload(link, acks_before, &settings, name)
     } else {
         send_disk(srv, link, socket, &sink, &rdb_meta, &settings)
     };
@@ -336,6 +338,39 @@ fn full_sync(
         warning(&format!("Full synchronization with replica {name} failed"));
     }
     ok
+}
+
+/// After a diskless payload, waits for the replica's first `REPLCONF
+/// ACK` before the stream may follow (Redis 7.0 does the same): a replica
+/// finds the end of a `$EOF:` payload by the mark being the last bytes it
+/// has read, so bytes sent right after the mark would hide it and the
+/// replica would take the stream for more payload. Nothing is sent while
+/// waiting; the loading replica's newline keepalives keep the link alive
+/// (`repl-timeout` after its last message fails the sync).
+fn first_ack_after_payload(
+    link: &ReplicaLink,
+    acks_before: u64,
+    settings: &crate::kernel::config::Settings,
+    name: &str,
+) -> bool {
+    notice(&format!(
+        "Streamed RDB transfer with replica {name} succeeded (socket). Waiting for REPLCONF ACK from replica to enable streaming"
+    ));
+    let timeout_ms = settings.repl.timeout.max(1) * 1000;
+    while link.acks.load(Relaxed) == acks_before {
+        if link.is_closed() {
+            return false;
+        }
+        let now = crate::base::clock::unix_time_ms();
+        if now.saturating_sub(link.ack_ms.load(Relaxed)) > timeout_ms {
+            warning(&format!(
+                "Disconnecting timedout replica (streaming sync): {name}"
+            ));
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    true
 }
 
 /// What goes into the payload besides the entries.
@@ -581,6 +616,7 @@ fn handle_replica_command(srv: &Server, link: &ReplicaLink, argv: &[Vec<u8>]) {
         && argv[1].eq_ignore_ascii_case(b"ack")
     {
         if let Some(off) = crate::base::parse::parse_i64(&argv[2]) {
+            link.acks.fetch_add(1, Relaxed);
             if off >= 0 {
                 link.ack_offset.fetch_max(off as u64, Relaxed);
                 super::wake_waiters(srv);
