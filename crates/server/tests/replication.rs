@@ -231,9 +231,32 @@ fn line(c: &mut RawConn) -> String {
     }
 }
 
-/// Runs the replica handshake and reads the full sync payload; returns
-/// (replid, offset).
+/// Runs the replica handshake and reads the full sync payload, then (for
+/// a diskless payload) checks the master waits for the first ACK and sends
+/// it; returns (replid, offset).
 fn raw_replica(master: &Server, capa_eof: bool) -> (RawConn, String, u64) {
+    let (mut c, replid, offset, diskless) = raw_replica_payload(master, capa_eof);
+    if diskless {
+        // Until the replica's first ACK the master sends nothing after the
+        // mark (a replica finds the end of the payload by the mark being
+        // the last bytes read) and the replica is not online; then the
+        // stream starts.
+        assert_eq!(
+            c.read_reply_within(Duration::from_millis(1500)),
+            Reply::Timeout,
+            "bytes right after the payload's mark: {:?}",
+            String::from_utf8_lossy(c.pending())
+        );
+        let mut cl = master.raw();
+        let slave0 = info_field(&mut cl, "replication", "slave0").unwrap_or_default();
+        assert!(!slave0.contains("state=online"), "{slave0}");
+        c.send_cmd(&["REPLCONF", "ACK", &offset.to_string()]);
+    }
+    (c, replid, offset)
+}
+
+/// The handshake and the payload only: (conn, replid, offset, diskless).
+fn raw_replica_payload(master: &Server, capa_eof: bool) -> (RawConn, String, u64, bool) {
     let mut c = master.raw();
     assert_eq!(c.cmd(&["PING"]), Value::simple("PONG"));
     assert_eq!(
@@ -261,26 +284,44 @@ fn raw_replica(master: &Server, capa_eof: bool) -> (RawConn, String, u64) {
             got.extend(c.read_bytes(1));
         }
         assert!(got.starts_with(b"REDIS0010"));
-        // Until the replica's first ACK the master sends nothing after the
-        // mark (a replica finds the end of the payload by the mark being
-        // the last bytes read) and the replica is not online; then the
-        // stream starts.
-        assert_eq!(
-            c.read_reply_within(Duration::from_millis(1500)),
-            Reply::Timeout,
-            "bytes right after the payload's mark: {:?}",
-            String::from_utf8_lossy(c.pending())
-        );
-        let mut cl = master.raw();
-        let slave0 = info_field(&mut cl, "replication", "slave0").unwrap_or_default();
-        assert!(!slave0.contains("state=online"), "{slave0}");
-        c.send_cmd(&["REPLCONF", "ACK", &offset.to_string()]);
+        return (c, replid, offset, true);
     } else {
         let len: usize = head.strip_prefix('$').expect(&head).parse().unwrap();
         let payload = c.read_bytes(len);
         assert!(payload.starts_with(b"REDIS0010"));
     }
-    (c, replid, offset)
+    (c, replid, offset, false)
+}
+
+/// The stream held for a replica (here: one that has its diskless payload
+/// but has not acknowledged it yet) shows in INFO `mem_clients_slaves`,
+/// `mem_total_replication_buffers` and MEMORY STATS `clients.slaves`.
+#[test]
+fn memory_held_for_replicas_is_reported() {
+    let master = petrel_master(true);
+    let mut c = master.raw();
+    let (_r, _, _, diskless) = raw_replica_payload(&master, true);
+    assert!(diskless);
+    assert_eq!(info_num(&mut c, "memory", "mem_clients_slaves"), 0);
+    let value = "x".repeat(1000);
+    for i in 0..1000 {
+        c.cmd(&["SET", &format!("k{i}"), &value]);
+    }
+    let held = info_num(&mut c, "memory", "mem_clients_slaves");
+    assert!(held >= 1_000_000, "{held}");
+    let backlog = info_num(&mut c, "memory", "mem_replication_backlog");
+    assert_eq!(
+        info_num(&mut c, "memory", "mem_total_replication_buffers"),
+        backlog + held
+    );
+    let Value::Array(flat) = c.cmd(&["MEMORY", "STATS"]) else {
+        panic!("MEMORY STATS is a flat array in RESP2");
+    };
+    let slaves = flat
+        .chunks(2)
+        .find(|kv| kv[0].as_bytes() == Some(&b"clients.slaves"[..]))
+        .map(|kv| kv[1].clone());
+    assert_eq!(slaves, Some(Value::Int(held)));
 }
 
 /// The next `n` bytes of the stream, after the master's PINGs (sent every

@@ -4,8 +4,8 @@
 //! Definitions (Redis 7.0's, applied to Petrel):
 //! * `total.allocated` = `used_memory`: the exact count of the counting
 //!   allocator (every live block at its jemalloc size class).
-//! * `overhead.total` = startup + client buffers + per database the
-//!   keyspace tables. Redis counts its hash table buckets plus a dictEntry and
+//! * `overhead.total` = startup + client buffers + the replication backlog
+//!   and the replicas' output buffers + per database the keyspace tables. Redis counts its hash table buckets plus a dictEntry and
 //!   a robj header per key there; Petrel's equivalent is the Dashtable (its
 //!   directory and segments, whose 32-byte slots hold each key's cell and
 //!   value cell), so that is `overhead.hashtable.main`. Petrel has no expires
@@ -62,6 +62,10 @@ pub struct MemOverhead {
     pub clients: ClientMem,
     /// `mem_clients_normal` (= `clients.total()`).
     pub clients_normal: u64,
+    /// `mem_replication_backlog`.
+    pub repl_backlog: u64,
+    /// `mem_clients_slaves`: the replicas' output buffers.
+    pub replica_buffers: u64,
     /// Databases with keys: (index, tables).
     pub dbs: Vec<(usize, TableStats)>,
     pub maxmemory: u64,
@@ -109,6 +113,8 @@ impl MemOverhead {
             alloc,
             clients_normal: clients.total(),
             clients,
+            repl_backlog: crate::services::replication::backlog_memory(srv),
+            replica_buffers: crate::services::replication::replica_buffers_memory(srv),
             dbs,
             maxmemory: conf("maxmemory", "0").parse().unwrap_or(0),
             maxmemory_policy: conf("maxmemory-policy", "noeviction"),
@@ -125,7 +131,11 @@ impl MemOverhead {
     }
 
     pub fn overhead_total(&self) -> u64 {
-        self.startup + self.clients_normal + self.tables()
+        self.startup
+            + self.clients_normal
+            + self.repl_backlog
+            + self.replica_buffers
+            + self.tables()
     }
 
     pub fn dataset(&self) -> u64 {

@@ -371,14 +371,14 @@ fn memory_section(srv: &Server, t: &mut String) {
     field!(t, "mem_fragmentation_ratio", "{:.2}", m.fragmentation());
     field!(t, "mem_fragmentation_bytes", "{}", m.fragmentation_bytes());
     field!(t, "mem_not_counted_for_evict", "0");
+    field!(t, "mem_replication_backlog", "{}", m.repl_backlog);
     field!(
         t,
-        "mem_replication_backlog",
+        "mem_total_replication_buffers",
         "{}",
-        crate::services::replication::backlog_memory(srv)
+        m.repl_backlog + m.replica_buffers
     );
-    field!(t, "mem_total_replication_buffers", "0");
-    field!(t, "mem_clients_slaves", "0");
+    field!(t, "mem_clients_slaves", "{}", m.replica_buffers);
     field!(t, "mem_clients_normal", "{}", m.clients_normal);
     field!(t, "mem_cluster_links", "0");
     field!(t, "mem_aof_buffer", "0");

@@ -382,3 +382,14 @@ pub fn backlog_memory(srv: &Server) -> u64 {
         .as_ref()
         .map_or(0, |b| b.size() as u64)
 }
+
+/// Bytes held for replicas beside the backlog: each attached replica's
+/// output buffer (the stream waiting to be sent, which grows while a full
+/// sync sends its payload). INFO `mem_clients_slaves`.
+pub fn replica_buffers_memory(srv: &Server) -> u64 {
+    let links: Vec<Arc<ReplicaLink>> = srv.replication.master.inner.lock().replicas.clone();
+    links
+        .iter()
+        .map(|l| l.out.lock().buf.capacity() as u64)
+        .sum()
+}
