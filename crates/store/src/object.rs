@@ -30,10 +30,14 @@
 //!                      exact-size block, no enum box; HashValue::Pack)
 //!                      69 stream: pointer at v[8..16] to a Box<Stream>
 //!                      (collections::stream; may be empty, as in Redis)
+//!                      70..=117 split string of 17 + (code - 70) chars:
+//!                      its first 8 bytes at v[2..10], a 48-bit pointer
+//!                      at v[10..16] to a header-less block of the rest
 //!            v[1]      eviction byte (LRU clock / LFU counter)
 //!            inline:   v[2..2+plen] payload, the rest free ("value tail")
 //!            heap str: v[3..8] free ("value tail")
 //!            int/coll: v[2..8] free ("value tail")
+//!            split:    no free byte
 //! ```
 //!
 //! Heap strings: a string of up to 255 bytes that does not fit inline gets
@@ -50,6 +54,19 @@
 //! class, instead of 48). In-place edits (APPEND, SETRANGE, SETBIT...) turn
 //! a packed value into the plain form first (as Redis turns embstr into
 //! raw), so the edited bytes are always a plain block.
+//!
+//! Split strings: a string of 17..=24, 33..=40 or 49..=56 bytes created
+//! whole keeps its first 8 bytes in the cell and the rest in a block one
+//! size class smaller than the plain block (40 bytes: a 32-byte block, not
+//! 48; [`split_gain`]). On a tie with a packed form split wins (it reads
+//! back with two copies, no decoding). A split cell has no tail bytes, so
+//! when a TTL is set and the key's own tail has fewer than 5 free bytes,
+//! the value takes its unsplit form first (packed or plain, with 5 tail
+//! bytes): a TTL still never moves a key to the heap because of a heap
+//! string, and costs at most the class the split saved. Clearing the TTL
+//! splits it again. The pointer takes 48 bits (user-space addresses on
+//! x86_64 and aarch64 Linux); a block whose address does not fit makes
+//! the cell a plain heap string instead.
 //!
 //! TTL: a key without TTL pays nothing. With a TTL and an inline key, the
 //! expiry is stored as 5 bytes (ms since [`EXPIRE_EPOCH_MS`], 2024-01-01, good
@@ -98,6 +115,17 @@ const V_HASH: u8 = 67;
 const V_HASH_PACK: u8 = 68;
 const V_STREAM: u8 = 69;
 const V_RAWFLAG: u8 = 0x80;
+/// Split heap strings: code `V_SPLIT + (n - SPLIT_MIN)` for a string of
+/// `n` chars (SPLIT_MIN..=PACK_MAX). The first [`SPLIT_HEAD`] bytes are in
+/// the cell (v[2..10]), the rest in a header-less block whose address
+/// takes 48 bits (v[10..16]). Only lengths where this saves a size class
+/// ([`split_gain`]) are stored so. The codes are below 128, so the raw flag
+/// stays free (an edited string is never split).
+const V_SPLIT: u8 = 70;
+const SPLIT_MIN: usize = 17;
+const SPLIT_HEAD: usize = 8;
+const V_SPLIT_LAST: u8 = V_SPLIT + (PACK_MAX - SPLIT_MIN) as u8;
+const _: () = assert!(V_SPLIT > V_STREAM && (V_SPLIT_LAST as usize) < V_RAWFLAG as usize);
 
 /// Longest heap string (in chars) that is stored packed. Reading a packed
 /// string decodes it into a stack buffer of this size.
@@ -122,6 +150,21 @@ fn len_byte(n: usize) -> u8 {
     } else {
         0
     }
+}
+
+/// Is `c` (without the raw flag) the code of a string value?
+#[inline]
+fn is_str_code(c: u8) -> bool {
+    c <= V_STR_LAST || (V_SPLIT..=V_SPLIT_LAST).contains(&c)
+}
+
+/// Does storing a string of `n` chars split (first [`SPLIT_HEAD`] bytes in
+/// the cell, the rest in a block) put its block in a smaller size class
+/// than the plain block? True for 17..=24, 33..=40 and 49..=56 chars
+/// (32 -> 16, 48 -> 32 and 64 -> 48 bytes).
+#[inline]
+const fn split_gain(n: usize) -> bool {
+    n >= SPLIT_MIN && n <= PACK_MAX && size_class(n - SPLIT_HEAD) < heap::str_block_size(n)
 }
 
 /// Heap bytes of a boxed collection: the box's block plus what the value
@@ -227,6 +270,27 @@ fn write_ptr(b: &mut [u8; 16], p: *mut u8) {
     b[8..16].copy_from_slice(&p.expose_provenance().to_le_bytes());
 }
 
+/// The 48-bit block address of a split string cell (v[10..16]).
+#[inline]
+fn read_ptr48(b: &[u8; 16]) -> *mut u8 {
+    let mut a = [0u8; 8];
+    a[..6].copy_from_slice(&b[10..16]);
+    std::ptr::with_exposed_provenance_mut(u64::from_le_bytes(a) as usize)
+}
+
+/// Does `p` fit the 48 bits of a split cell? (User-space addresses do on
+/// x86_64 and aarch64 Linux unless asked for above 2^47/2^48.)
+#[inline]
+fn fits48(p: *mut u8) -> bool {
+    (p.addr() as u64) >> 48 == 0
+}
+
+#[inline]
+fn write_ptr48(b: &mut [u8; 16], p: *mut u8) {
+    debug_assert!(fits48(p));
+    b[10..16].copy_from_slice(&(p.expose_provenance() as u64).to_le_bytes()[..6]);
+}
+
 /// Formats an i64 into a small buffer.
 pub fn fmt_i64(v: i64, buf: &mut [u8]) -> usize {
     let mut tmp = [0u8; 20];
@@ -321,10 +385,54 @@ impl CompactValue {
             };
             return CompactValue { b };
         }
-        if let Some(v) = Self::packed_heap(s) {
+        if let Some(v) = Self::compact_heap(s) {
             return v;
         }
         Self::plain_heap(HeapStr::from_slice(s), 0)
+    }
+
+    /// `s` (too long for the cell, not edited in place) in the form with
+    /// the smallest block, if that is not the plain block: split
+    /// ([`split_gain`]) or packed; on a tie split wins, as it reads back
+    /// without decoding.
+    fn compact_heap(s: &[u8]) -> Option<CompactValue> {
+        let n = s.len();
+        if n > PACK_MAX {
+            return None;
+        }
+        let plain = heap::str_block_size(n);
+        if !split_gain(n) {
+            return Self::packed_heap(s, plain);
+        }
+        if let Some(v) = Self::packed_heap(s, size_class(n - SPLIT_HEAD)) {
+            return Some(v);
+        }
+        Self::split_heap(s).or_else(|| Self::packed_heap(s, plain))
+    }
+
+    /// `s` (a [`split_gain`] length) split: None if its block's address
+    /// does not fit the cell's 48 bits.
+    fn split_heap(s: &[u8]) -> Option<CompactValue> {
+        let n = s.len();
+        debug_assert!(split_gain(n));
+        let (p, _) = HeapStr::from_slice(&s[SPLIT_HEAD..]).into_raw();
+        if !fits48(p) {
+            // SAFETY: `p` came from into_raw just above with this length.
+            drop(unsafe { HeapStr::from_raw(p, n - SPLIT_HEAD) });
+            return None;
+        }
+        let mut b = [0u8; 16];
+        b[0] = V_SPLIT + (n - SPLIT_MIN) as u8;
+        b[2..2 + SPLIT_HEAD].copy_from_slice(&s[..SPLIT_HEAD]);
+        write_ptr48(&mut b, p);
+        Some(CompactValue { b })
+    }
+
+    /// `s` (too long for the cell) in its smallest unsplit form: packed
+    /// or plain (a TTL needs the tail bytes a split cell uses).
+    fn unsplit_heap(s: &[u8]) -> CompactValue {
+        Self::packed_heap(s, heap::str_block_size(s.len()))
+            .unwrap_or_else(|| Self::plain_heap(HeapStr::from_slice(s), 0))
     }
 
     /// A heap string cell over a plain block.
@@ -339,13 +447,14 @@ impl CompactValue {
 
     /// `s` (too long for the cell) as a packed heap string, if it has at
     /// most [`PACK_MAX`] chars, its alphabet allows a packing, and the packed
-    /// block is in a smaller size class than the plain one.
-    fn packed_heap(s: &[u8]) -> Option<CompactValue> {
+    /// block is in a smaller size class than `limit` (the plain block's, or
+    /// the split block's).
+    fn packed_heap(s: &[u8], limit: usize) -> Option<CompactValue> {
         let n = s.len();
         if n > PACK_MAX {
             return None;
         }
-        let plain = heap::str_block_size(n);
+        let plain = limit;
         let mut buf = [0u8; PACK_MAX];
         let (code, plen) = if size_class(packed_len(n, 6)) < plain && pack6(s, &mut buf) {
             (V_HEAP6, packed_len(n, 6))
@@ -383,7 +492,7 @@ impl CompactValue {
             }
         }
         if !raw {
-            if let Some(v) = Self::packed_heap(h.as_slice()) {
+            if let Some(v) = Self::compact_heap(h.as_slice()) {
                 return v;
             }
         }
@@ -546,7 +655,7 @@ impl CompactValue {
 
     pub fn kind(&self) -> Kind {
         match self.code() {
-            0..=V_STR_LAST => Kind::String,
+            0..=V_STR_LAST | V_SPLIT..=V_SPLIT_LAST => Kind::String,
             V_LIST => Kind::List,
             V_SET => Kind::Set,
             V_ZSET => Kind::ZSet,
@@ -557,7 +666,7 @@ impl CompactValue {
     }
 
     pub fn is_string(&self) -> bool {
-        self.code() <= V_STR_LAST
+        is_str_code(self.code())
     }
 
     /// Inline payload length in bytes (0 for non-inline).
@@ -583,6 +692,7 @@ impl CompactValue {
             Some((Enc::P6, n)) => (2 + packed_len(n, 6), 16),
             Some((Enc::P7, n)) => (2 + packed_len(n, 7), 16),
             None if self.is_heap_str() => (3, 8),
+            None if self.is_split() => (16, 16),
             None => (2, 8),
         }
     }
@@ -590,6 +700,54 @@ impl CompactValue {
     #[inline]
     fn is_heap_str(&self) -> bool {
         (V_HEAP..=V_HEAP7).contains(&self.code())
+    }
+
+    /// A split string (see [`V_SPLIT`]): no value tail.
+    #[inline]
+    fn is_split(&self) -> bool {
+        (V_SPLIT..=V_SPLIT_LAST).contains(&self.code())
+    }
+
+    /// Length in chars of a split string.
+    #[inline]
+    fn split_len(&self) -> usize {
+        (self.code() - V_SPLIT) as usize + SPLIT_MIN
+    }
+
+    /// The block of a split string: its bytes after the first
+    /// [`SPLIT_HEAD`].
+    #[inline]
+    fn split_block(&self) -> &[u8] {
+        debug_assert!(self.is_split());
+        // SAFETY: split cells own a live header-less block of
+        // split_len() - SPLIT_HEAD bytes at their 48-bit address; the
+        // slice borrows &self.
+        unsafe { HeapStr::slice_from_raw(read_ptr48(&self.b), self.split_len() - SPLIT_HEAD) }
+    }
+
+    /// Stores `p` as the block of this split cell (code and head bytes
+    /// set, no block owned yet). An address that does not fit 48 bits
+    /// turns the cell into a plain heap string of the same bytes instead.
+    ///
+    /// # Safety
+    /// `p` is a live block of `split_len() - SPLIT_HEAD` bytes (from
+    /// `HeapStr::into_raw` or a move of one) that nothing else owns.
+    unsafe fn set_split_block(&mut self, p: *mut u8) {
+        if fits48(p) {
+            write_ptr48(&mut self.b, p);
+            return;
+        }
+        let n = self.split_len();
+        // SAFETY: guaranteed by the caller.
+        let rest = unsafe { HeapStr::from_raw(p, n - SPLIT_HEAD) };
+        let mut s = [0u8; PACK_MAX];
+        s[..SPLIT_HEAD].copy_from_slice(&self.b[2..2 + SPLIT_HEAD]);
+        s[SPLIT_HEAD..n].copy_from_slice(rest.as_slice());
+        drop(rest);
+        let mut v = Self::plain_heap(HeapStr::from_slice(&s[..n]), 0);
+        v.b[1] = self.b[1];
+        // The old cell owns no block any more: replace it without Drop.
+        std::mem::forget(std::mem::replace(self, v));
     }
 
     /// Length in chars of a heap string (from the cell).
@@ -650,6 +808,13 @@ impl CompactValue {
                 Some(Bytes::Inline(buf, n as u8))
             }
             V_HEAP => Some(Bytes::Borrowed(self.heap_slice().unwrap())),
+            V_SPLIT..=V_SPLIT_LAST => {
+                let n = self.split_len();
+                let mut buf = [0u8; BUF];
+                buf[..SPLIT_HEAD].copy_from_slice(&self.b[2..2 + SPLIT_HEAD]);
+                buf[SPLIT_HEAD..n].copy_from_slice(self.split_block());
+                Some(Bytes::Inline(buf, n as u8))
+            }
             c @ (V_HEAP6 | V_HEAP7) => {
                 let n = self.heap_len();
                 let mut buf = [0u8; BUF];
@@ -670,7 +835,7 @@ impl CompactValue {
     pub fn as_int(&self) -> Option<i64> {
         match self.code() {
             V_INT => Some(self.int_unchecked()),
-            c if c <= V_STR_LAST => parse_i64_strict(&self.string()?),
+            c if is_str_code(c) => parse_i64_strict(&self.string()?),
             _ => None,
         }
     }
@@ -691,6 +856,7 @@ impl CompactValue {
                 fmt_i64(self.int_unchecked(), &mut buf[..])
             }
             V_HEAP..=V_HEAP7 => self.heap_len(),
+            V_SPLIT..=V_SPLIT_LAST => self.split_len(),
             _ => 0,
         }
     }
@@ -699,7 +865,7 @@ impl CompactValue {
     pub fn encoding_name(&self) -> &'static str {
         match self.code() {
             V_INT => "int",
-            c if c <= V_STR_LAST => {
+            c if is_str_code(c) => {
                 if self.b[0] & V_RAWFLAG != 0 || self.str_len() > 44 {
                     "raw"
                 } else {
@@ -723,6 +889,7 @@ impl CompactValue {
             V_HEAP => "heap",
             V_HEAP6 => "heap-6bit",
             V_HEAP7 => "heap-7bit",
+            V_SPLIT..=V_SPLIT_LAST => "heap-split",
             c if c < V_P6 => "inline-raw",
             c if c < V_P7 => "inline-6bit",
             c if c < V_INT => "inline-7bit",
@@ -734,6 +901,7 @@ impl CompactValue {
     pub fn heap_size(&self) -> usize {
         match self.code() {
             V_HEAP..=V_HEAP7 => heap::str_block_size(self.block_len()),
+            V_SPLIT..=V_SPLIT_LAST => heap::str_block_size(self.split_len() - SPLIT_HEAD),
             V_LIST => boxed_size::<ListValue>(self.as_list().unwrap().heap_bytes()),
             V_SET => boxed_size::<SetValue>(self.as_set().unwrap().heap_bytes()),
             V_ZSET => boxed_size::<ZsetValue>(self.as_zset().unwrap().heap_bytes()),
@@ -786,11 +954,16 @@ impl Drop for CompactValue {
     fn drop(&mut self) {
         let p = read_ptr(&self.b);
         // SAFETY: heap string cells own the block behind the stored pointer
-        // (of block_len() bytes, as HeapStr::into_raw gave it), and
+        // (of block_len() bytes, as HeapStr::into_raw gave it), split cells
+        // the block of their length's rest at their 48-bit address, and
         // collection cells own a Box of the type their code names.
         unsafe {
             match self.code() {
                 V_HEAP..=V_HEAP7 => drop(HeapStr::from_raw(p, self.block_len())),
+                V_SPLIT..=V_SPLIT_LAST => drop(HeapStr::from_raw(
+                    read_ptr48(&self.b),
+                    self.split_len() - SPLIT_HEAD,
+                )),
                 V_LIST => drop(Box::from_raw(p.cast::<ListValue>())),
                 V_SET => drop(Box::from_raw(p.cast::<SetValue>())),
                 V_ZSET => drop(Box::from_raw(p.cast::<ZsetValue>())),
@@ -811,6 +984,14 @@ impl Clone for CompactValue {
                 let (p, _) = HeapStr::from_slice(self.heap_block().unwrap()).into_raw();
                 write_ptr(&mut b, p);
                 CompactValue { b }
+            }
+            V_SPLIT..=V_SPLIT_LAST => {
+                let (p, _) = HeapStr::from_slice(self.split_block()).into_raw();
+                let mut v = CompactValue { b: self.b };
+                // SAFETY: `p` is a fresh block of the split length's rest,
+                // owned by nobody; `v` owns no block yet.
+                unsafe { v.set_split_block(p) };
+                v
             }
             c if c <= V_STR_LAST => CompactValue { b: self.b },
             V_LIST => Self::from_list(self.as_list().unwrap().clone()),
@@ -1182,10 +1363,58 @@ impl Entry {
         self.k = cell;
     }
 
+    /// Free bytes of the key cell with the key inline: now, or once a
+    /// heap key that fits the cell moves back. None for a key that can
+    /// only live on the heap.
+    fn inline_key_tail(&self) -> Option<usize> {
+        if let Some((enc, len)) = key_inline_enc(self.kcode()) {
+            return Some(KEY_CAP - enc_plen(enc, len));
+        }
+        let kb = self.key();
+        if kb.len() > max_chars(KEY_CAP, 6) {
+            return None;
+        }
+        let mut cell = [0u8; 16];
+        let (code, plen) = key_code(&kb, &mut cell);
+        (code != K_HEAP).then_some(KEY_CAP - plen)
+    }
+
+    /// A split value has no tail bytes: with a TTL whose key tail is too
+    /// short, the value takes its unsplit form (the cost the TTL had before
+    /// split strings: the key stays inline). Without a TTL, a heap string
+    /// that split would shrink (left unsplit by an earlier TTL) splits
+    /// again. The eviction byte is kept.
+    fn fit_value_to_ttl(&mut self, t: Option<u64>, short_ok: bool) {
+        let v = &self.v;
+        let new = match t {
+            Some(_)
+                if v.is_split()
+                    && short_ok
+                    && self.inline_key_tail().is_some_and(|n| n < SHORT_TTL) =>
+            {
+                CompactValue::unsplit_heap(&v.string().unwrap())
+            }
+            None if (V_HEAP..=V_HEAP7).contains(&v.b[0])
+                && split_gain(v.b[2] as usize)
+                && size_class(v.b[2] as usize - SPLIT_HEAD) < v.heap_size() =>
+            {
+                match CompactValue::split_heap(&v.string().unwrap()) {
+                    Some(n) => n,
+                    None => return,
+                }
+            }
+            _ => return,
+        };
+        let evict = self.v.b[1];
+        self.v = new;
+        self.v.b[1] = evict;
+    }
+
     /// Sets or clears the expiry (unix ms). Relocates bytes as needed.
     pub(crate) fn set_expire(&mut self, t: Option<u64>) {
         self.k[0] &= !K_TTL;
         let short_ok = |t: u64| (EXPIRE_EPOCH_MS..EXPIRE_EPOCH_MS + SHORT_RANGE).contains(&t);
+        self.fit_value_to_ttl(t, t.is_some_and(short_ok));
         if self.kcode() == K_HEAP {
             // Move a heap key back inline if it fits there now.
             let kb = self.key();
@@ -1480,9 +1709,12 @@ mod tests {
     }
 
     #[test]
-    fn forty_digits_take_a_32_byte_block() {
+    fn forty_bytes_take_a_32_byte_block() {
+        // Split: 8 bytes in the cell, 32 in the block. On a tie with the
+        // 6-bit packing (30 bytes, also the 32-byte class), split wins: it
+        // reads back without decoding.
         let v = CompactValue::from_bytes(b"1234567890123456789012345678901234567890");
-        assert_eq!(v.internal_encoding(), "heap-6bit");
+        assert_eq!(v.internal_encoding(), "heap-split");
         assert_eq!(v.heap_size(), 32);
         assert_eq!(v.encoding_name(), "embstr");
         assert_eq!(v.str_len(), 40);
@@ -1490,32 +1722,71 @@ mod tests {
             &*v.string().unwrap(),
             b"1234567890123456789012345678901234567890"
         );
-        // 7-bit: 36 ASCII chars with a space pack into 32 bytes.
+        // 36 ASCII chars: split (28 bytes) ties with 7-bit (32 bytes).
         let s = b"hello world, this is 36 chars long!!";
         assert_eq!(s.len(), 36);
         let v = CompactValue::from_bytes(s);
+        assert_eq!(v.internal_encoding(), "heap-split");
+        assert_eq!(v.heap_size(), 32);
+        // Their unsplit forms (what a TTL on a key with a short tail uses):
+        // 6-bit and 7-bit packed, 32 bytes.
+        let v = CompactValue::unsplit_heap(b"1234567890123456789012345678901234567890");
+        assert_eq!(v.internal_encoding(), "heap-6bit");
+        assert_eq!(v.heap_size(), 32);
+        let v = CompactValue::unsplit_heap(s);
         assert_eq!(v.internal_encoding(), "heap-7bit");
         assert_eq!(v.heap_size(), 32);
-        // Binary: plain, and no header (40 bytes -> 48-byte class).
+        assert_eq!(&*v.string().unwrap(), s);
+        // 41 digits: 6-bit (31 bytes) is the only form under 48.
+        let v = CompactValue::from_bytes(&[b'7'; 41]);
+        assert_eq!(v.internal_encoding(), "heap-6bit");
+        assert_eq!(v.heap_size(), 32);
+        // Binary: split (40 bytes -> 32-byte class, plain would be 48).
         let v = CompactValue::from_bytes(&[0xffu8; 40]);
-        assert_eq!(v.internal_encoding(), "heap");
-        assert_eq!(v.heap_size(), 48);
+        assert_eq!(v.internal_encoding(), "heap-split");
+        assert_eq!(v.heap_size(), 32);
+        assert_eq!(&*v.string().unwrap(), &[0xffu8; 40]);
+        // 16 binary bytes is still plain (a 16-byte block), 17 split (9 in
+        // a 16-byte block instead of 32), 25 plain (17 would not gain).
+        for (n, enc, block) in [(16, "heap", 16), (17, "heap-split", 16), (25, "heap", 32)] {
+            let v = CompactValue::from_bytes(&vec![0xfe; n]);
+            assert_eq!((v.internal_encoding(), v.heap_size()), (enc, block), "{n}");
+        }
         // 44 chars: packing would not leave the 48-byte class; stays plain.
         let v = CompactValue::from_bytes(&[b'a'; 44]);
         assert_eq!(v.internal_encoding(), "heap");
         assert_eq!(v.heap_size(), 48);
-        // 16-char key + heap value keeps a TTL inline (3 + 5 tail bytes).
+        // 16-char key + heap value keeps a TTL inline (3 + 5 tail bytes):
+        // the split value (no tail) takes its unsplit form, 6-bit packed.
         let mut e = entry(b"key:000000012345", &[b'7'; 40]);
+        assert_eq!(e.heap_size(), 32);
         e.set_expire(Some(1_800_000_000_000));
         assert!(e.key_inline());
+        assert_eq!(e.value().internal_encoding(), "heap-6bit");
         assert_eq!(e.heap_size(), 32);
         assert_eq!(e.expire_at(), Some(1_800_000_000_000));
-        // A 15-byte raw key (no key tail) too: the value tail has 5 bytes.
+        // A 15-byte raw key (no key tail) too: the value tail has 5 bytes;
+        // 40 binary bytes then take the plain 48-byte block.
         let mut e = entry(&[0xff; 15], &[0xfe; 40]);
+        e.set_evict_byte(0x33);
+        assert_eq!(e.heap_size(), 32);
         e.set_expire(Some(1_800_000_000_000));
         assert!(e.key_inline());
         assert_eq!(e.heap_size(), 48);
         assert_eq!(e.expire_at(), Some(1_800_000_000_000));
+        assert_eq!(&*e.value().string().unwrap(), &[0xfe; 40]);
+        // PERSIST splits it again; the eviction byte stays.
+        e.set_expire(None);
+        assert_eq!(e.value().internal_encoding(), "heap-split");
+        assert_eq!(e.heap_size(), 32);
+        assert_eq!(e.value().evict_byte(), 0x33);
+        // A key with 5 tail bytes keeps the split value with a TTL.
+        let mut e = entry(b"key:1234", &[0xfe; 40]);
+        e.set_expire(Some(1_800_000_000_000));
+        assert_eq!(e.value().internal_encoding(), "heap-split");
+        assert_eq!(e.heap_size(), 32);
+        assert_eq!(e.expire_at(), Some(1_800_000_000_000));
+        assert_eq!(&*e.value().string().unwrap(), &[0xfe; 40]);
     }
 
     /// Every value form the cell has, with the string it holds (if any).
@@ -1531,13 +1802,16 @@ mod tests {
             ),
             ("inline-7bit", CompactValue::from_bytes(b"Value 1234567890")),
             ("int", CompactValue::from_bytes(b"-1234567890123")),
-            ("heap-short", CompactValue::from_bytes(&[0xfe; 40])),
+            ("heap-short", CompactValue::from_bytes(&[0xfe; 44])),
+            ("heap-split", CompactValue::from_bytes(&[0xfe; 40])),
+            ("heap-split-17", CompactValue::from_bytes(&[0xfe; 17])),
+            ("heap-split-56", CompactValue::from_bytes(&[0xfe; 56])),
             ("heap-255", CompactValue::from_bytes(&[0xfe; 255])),
             ("heap-long", CompactValue::from_bytes(&[0xfe; 300])),
-            ("heap-6bit", CompactValue::from_bytes(&[b'7'; 40])),
+            ("heap-6bit", CompactValue::from_bytes(&[b'7'; 41])),
             (
                 "heap-7bit",
-                CompactValue::from_bytes(b"hello world, this is 36 chars long!!"),
+                CompactValue::unsplit_heap(b"hello world, this is 36 chars long!!"),
             ),
             ("raw-edited", {
                 let mut e = entry(b"x", &[0xfe; 20]);
@@ -1642,19 +1916,34 @@ mod tests {
                 if heap_str {
                     assert_eq!(b - a, 5, "{name}");
                 }
+                let split = e.value().is_split();
+                if split {
+                    assert_eq!(b - a, 0, "{name}");
+                }
                 e.set_expire(Some(t));
-                if key_tail + (b - a) >= SHORT_TTL {
+                // A split value with a short key tail takes its unsplit
+                // form (5 tail bytes), so the key stays inline.
+                let unsplit = split && key_tail < SHORT_TTL;
+                if key_tail + (b - a) >= SHORT_TTL || unsplit {
                     assert!(e.key_inline(), "{k:?} {name}");
-                    assert_eq!(e.heap_size(), before, "{k:?} {name}");
                 } else {
                     assert!(!heap_str);
                     assert!(e.heap_size() <= before + 32, "{k:?} {name}");
+                }
+                if key_tail + (b - a) >= SHORT_TTL {
+                    assert_eq!(e.heap_size(), before, "{k:?} {name}");
                 }
                 assert_eq!(e.expire_at(), Some(t), "{k:?} {name}");
                 assert_eq!(&*e.key(), &k[..]);
                 if let Some(s) = v.string() {
                     assert_eq!(&*e.value().string().unwrap(), &*s, "{name}");
-                    assert_eq!(e.value().heap_size(), v.heap_size(), "{name}");
+                    let want = if unsplit {
+                        CompactValue::unsplit_heap(&s).heap_size()
+                    } else {
+                        v.heap_size()
+                    };
+                    assert_eq!(e.value().heap_size(), want, "{name}");
+                    assert_eq!(e.value().is_split(), split && !unsplit, "{name}");
                 }
                 assert_eq!(e.value().encoding_name(), v.encoding_name());
                 // a new value of every form keeps the TTL
@@ -1663,7 +1952,7 @@ mod tests {
                     e2.set_expire(Some(t));
                     e2.set_value(v2.clone());
                     assert_eq!(e2.expire_at(), Some(t), "{k:?} {name} -> {n2}");
-                    if e2.value().is_heap_str() {
+                    if e2.value().is_heap_str() || v2.is_split() {
                         assert!(e2.key_inline(), "{k:?} {name} -> {n2}");
                     }
                     if let Some(s) = v2.string() {
@@ -1774,6 +2063,9 @@ mod tests {
                         assert_eq!(heap, 0);
                     } else {
                         let mut best = heap::str_block_size(len);
+                        if split_gain(len) {
+                            best = best.min(size_class(len - SPLIT_HEAD));
+                        }
                         if len <= PACK_MAX {
                             if alphabet == 0 {
                                 best = best.min(size_class(packed_len(len, 6)));

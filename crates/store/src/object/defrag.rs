@@ -35,6 +35,16 @@ impl CompactValue {
                 let n = unsafe { HeapStr::defrag_raw(p, self.block_len(), d) };
                 write_ptr(&mut self.b, n);
             }
+            V_SPLIT..=V_SPLIT_LAST => {
+                let q = read_ptr48(&self.b);
+                // SAFETY: split cells own a block of their length's rest at
+                // their 48-bit address (see `Drop`); the cell keeps only
+                // the result, set through set_split_block.
+                unsafe {
+                    let n = HeapStr::defrag_raw(q, self.split_len() - SPLIT_HEAD, d);
+                    self.set_split_block(n);
+                }
+            }
             V_LIST => self.defrag_box::<ListValue>(d, |l, d| {
                 l.defrag(0, usize::MAX, d);
             }),
