@@ -9,6 +9,7 @@ pub mod handoff;
 pub mod limits;
 pub mod log;
 pub mod net;
+pub mod spin;
 pub mod tls;
 pub mod worker;
 

@@ -95,6 +95,9 @@ pub struct Worker {
     cron_cursor: usize,
     /// The last poll returned events (see `busy-poll` in `run`).
     served_last_poll: bool,
+    /// Whether busy-polling may go on (created on the worker's thread,
+    /// in `run`).
+    spin_gate: crate::spin::SpinGate,
     /// Connections whose readable event the script pump saw while they
     /// were running a script (out of the slab): read after it.
     missed: Vec<usize>,
@@ -154,6 +157,7 @@ impl Worker {
             last_resize: Instant::now(),
             cron_cursor: 0,
             served_last_poll: false,
+            spin_gate: crate::spin::SpinGate::new(),
             missed: Vec::new(),
             last_sweep: Instant::now(),
         }
@@ -165,6 +169,8 @@ impl Worker {
 
     pub fn run(mut self) {
         commands::kernel::hub::set_current_worker(self.index);
+        // The gate reads the figures of the thread that creates it.
+        self.spin_gate = crate::spin::SpinGate::new();
         let mut events = Events::with_capacity(1024);
         loop {
             let any_paused = !self.paused.is_empty();
@@ -184,19 +190,24 @@ impl Worker {
             // and so does the sender, whose `send` otherwise has to wake
             // the sleeping worker (on loopback that cost lands on the
             // client; docs/BENCHMARKS.md). A worker whose last poll found
-            // nothing never spins, so an idle server stays idle.
+            // nothing never spins, so an idle server stays idle; nor does
+            // one whose core another thread keeps wanting (`spin`: there,
+            // spinning trades many short waits for few long ones, which
+            // land on the requests arriving meanwhile).
             events.clear();
             commands::kernel::loop_busy::pass_ends(self.index);
             let spin = self.settings.busy_poll_us;
             if spin > 0 && self.served_last_poll {
-                let until = Instant::now() + Duration::from_micros(spin);
-                loop {
-                    let _ = self.poll.poll(&mut events, Some(Duration::ZERO));
-                    if !events.is_empty() || Instant::now() >= until {
-                        break;
+                let now = Instant::now();
+                if self.spin_gate.may_spin(now) {
+                    let until = now + Duration::from_micros(spin);
+                    loop {
+                        let _ = self.poll.poll(&mut events, Some(Duration::ZERO));
+                        if !events.is_empty() || Instant::now() >= until {
+                            break;
+                        }
+                        std::hint::spin_loop();
                     }
-                    // Let a runnable thread sharing this core go first.
-                    std::thread::yield_now();
                 }
             }
             let polled = if events.is_empty() {
