@@ -80,6 +80,9 @@ pub struct Conn {
     args_peak: usize,
     /// Largest reply-buffer content since the last resize.
     reply_peak: usize,
+    /// Unix time (ms) of the last [`Conn::resize_buffers`] (set by the
+    /// worker, whose cron resizes each connection about once a second).
+    pub resized_ms: u64,
 }
 
 /// What [`Conn::resize_buffers`] did, for INFO's counters.
@@ -117,6 +120,7 @@ impl Conn {
             args_peak: 0,
             reply_peak: 0,
             out_peak: 0,
+            resized_ms: 0,
         }
     }
 

@@ -15,11 +15,18 @@
 //!   refused by a stopped partition is not a fault: the tick is abandoned
 //!   (expiry and eviction skip stopped partitions themselves).
 //!
+//! The main thread learns that a worker or the acceptor ended from
+//! [`Watch`]: each such thread holds an [`EndNotice`] that reports its end
+//! when dropped (returning or unwinding), and the main thread sleeps on the
+//! channel until one does, instead of polling the threads.
+//!
 //! Invariant: the panic hook logs every panic except the
 //! `PartitionStopped` refusals, which are an expected reply path.
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Mutex;
+
+use crossbeam_channel::{Receiver, Sender};
 
 use commands::kernel::server::Server;
 use store::partlock::PartitionStopped;
@@ -101,4 +108,68 @@ pub fn thread_died(srv: &Server, worker: Option<usize>) -> ! {
         ),
     }
     std::process::exit(1);
+}
+
+/// A thread the main thread watches ([`Watch`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Watched {
+    Worker(usize),
+    Acceptor,
+}
+
+impl Watched {
+    /// The worker index, as [`thread_died`] takes it (`None`: the acceptor).
+    pub fn worker(self) -> Option<usize> {
+        match self {
+            Watched::Worker(i) => Some(i),
+            Watched::Acceptor => None,
+        }
+    }
+}
+
+/// The ends of watched threads, as they happen.
+pub struct Watch {
+    tx: Sender<Watched>,
+    rx: Receiver<Watched>,
+}
+
+impl Default for Watch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Watch {
+    pub fn new() -> Watch {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        Watch { tx, rx }
+    }
+
+    /// A notice for thread `who` to hold for its whole life (create it
+    /// first thing in the thread, so a panic anywhere after drops it).
+    pub fn notice(&self, who: Watched) -> EndNotice {
+        EndNotice {
+            tx: self.tx.clone(),
+            who,
+        }
+    }
+
+    /// The receiving end alone: once every notice is dropped, receiving
+    /// reports the channel disconnected instead of blocking for ever.
+    pub fn into_receiver(self) -> Receiver<Watched> {
+        self.rx
+    }
+}
+
+/// Reports the end of its thread to the [`Watch`] when dropped, be it by a
+/// return or by a panic unwinding the thread.
+pub struct EndNotice {
+    tx: Sender<Watched>,
+    who: Watched,
+}
+
+impl Drop for EndNotice {
+    fn drop(&mut self) {
+        let _ = self.tx.send(self.who);
+    }
 }

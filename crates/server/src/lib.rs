@@ -9,6 +9,7 @@ pub mod handoff;
 pub mod limits;
 pub mod log;
 pub mod net;
+pub mod spin;
 pub mod tls;
 pub mod worker;
 
@@ -125,6 +126,8 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         return Err("Configured to not listen anywhere, exiting.".into());
     }
 
+    // Workers, and the acceptor below, report their end to the main thread.
+    let watch = faults::Watch::new();
     // Workers.
     let mut conn_txs: Vec<(Sender<NewConn>, Arc<Waker>)> = Vec::new();
     let mut joins = Vec::new();
@@ -140,10 +143,14 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         });
         conn_txs.push((ctx, waker));
         let worker = Worker::new(i, srv.clone(), poll, rx, crx);
+        let notice = watch.notice(faults::Watched::Worker(i));
         joins.push(
             std::thread::Builder::new()
                 .name(format!("petrel-worker-{i}"))
-                .spawn(move || worker.run())
+                .spawn(move || {
+                    let _notice = notice;
+                    worker.run()
+                })
                 .map_err(|e| e.to_string())?,
         );
     }
@@ -191,10 +198,15 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         workers: conn_txs,
         rebind: rebind_rx,
     };
-    let acceptor_join = std::thread::Builder::new()
+    let notice = watch.notice(faults::Watched::Acceptor);
+    std::thread::Builder::new()
         .name("petrel-acceptor".into())
-        .spawn(move || acceptor.run())
+        .spawn(move || {
+            let _notice = notice;
+            acceptor.run()
+        })
         .map_err(|e| e.to_string())?;
+    let ends = watch.into_receiver();
 
     // Load the dataset while clients get -LOADING (a partial dataset is
     // never served: an error ends the process).
@@ -227,7 +239,7 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     // `replicaof` in the configuration: follow that master from now on.
     commands::services::replication::start_configured(&srv);
 
-    wait_for_workers(&srv, joins, &acceptor_join);
+    wait_for_workers(&srv, joins, &ends);
     notice!("User requested shutdown...");
     commands::services::aof::flush_on_shutdown(&srv);
     if !settings.unixsocket.is_empty() {
@@ -240,37 +252,40 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     Ok(())
 }
 
-/// Waits for the worker threads to end. After a shutdown that saved, the
-/// keyspace stays held (`services::snapshot::prepare_shutdown`), so a
-/// worker that was waiting for a partition never ends: once shutdown is
-/// requested, the rest get a few seconds, then the process exits without
-/// them. A worker or the acceptor that ends before shutdown ends the
-/// process (`faults`).
+/// Waits for the worker threads to end, asleep until a watched thread (a
+/// worker or the acceptor, `ends`) reports its end. After a shutdown that
+/// saved, the keyspace stays held (`services::snapshot::prepare_shutdown`),
+/// so a worker that was waiting for a partition never ends: once shutdown
+/// is requested and a first watched thread ended (the acceptor ends within
+/// its poll period), the rest get a few seconds, then the process exits
+/// without them. A worker or the acceptor that ends before shutdown ends
+/// the process (`faults`).
 fn wait_for_workers(
     srv: &Server,
     joins: Vec<std::thread::JoinHandle<()>>,
-    acceptor: &std::thread::JoinHandle<()>,
+    ends: &crossbeam_channel::Receiver<faults::Watched>,
 ) {
-    let mut since: Option<std::time::Instant> = None;
-    loop {
-        if joins.iter().all(|j| j.is_finished()) {
-            break;
-        }
+    use crossbeam_channel::RecvTimeoutError;
+    let mut running = joins.len();
+    let mut deadline: Option<std::time::Instant> = None;
+    while running > 0 {
+        let ended = match deadline {
+            None => ends.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            Some(d) => ends.recv_deadline(d),
+        };
+        let who = match ended {
+            Ok(who) => who,
+            Err(RecvTimeoutError::Timeout) => return,
+            // Every watched thread ended (and said so).
+            Err(RecvTimeoutError::Disconnected) => break,
+        };
         if !srv.shutdown_requested.load(Relaxed) {
-            if let Some(i) = joins.iter().position(|j| j.is_finished()) {
-                faults::thread_died(srv, Some(i));
-            }
-            if acceptor.is_finished() {
-                faults::thread_died(srv, None);
-            }
+            faults::thread_died(srv, who.worker());
         }
-        if srv.shutdown_requested.load(Relaxed) {
-            let t = *since.get_or_insert_with(std::time::Instant::now);
-            if t.elapsed() > Duration::from_secs(3) {
-                return;
-            }
+        if let faults::Watched::Worker(_) = who {
+            running -= 1;
         }
-        std::thread::sleep(Duration::from_millis(10));
+        deadline.get_or_insert_with(|| std::time::Instant::now() + Duration::from_secs(3));
     }
     for j in joins {
         let _ = j.join();

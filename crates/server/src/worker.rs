@@ -9,11 +9,12 @@
 //! * A connection with pending output after a pass over events is either
 //!   written completely or registered for WRITABLE.
 //!
-//! About once a second the periodic work ([`Worker::resize`]) gives back
-//! memory that one burst grew: each connection's buffers
-//! ([`Conn::resize_buffers`]), and the worker's own lists and connection
-//! slab, so nothing stays sized by the largest command or the most
-//! connections ever seen.
+//! About once a second the periodic work gives back memory that one burst
+//! grew: each connection's buffers ([`Conn::resize_buffers`], from
+//! [`Worker::cron`], which visits a tenth of the connections per call so no
+//! call walks them all) and the worker's own lists and connection slab
+//! ([`Worker::resize`]), so nothing stays sized by the largest command or
+//! the most connections ever seen.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -33,6 +34,33 @@ use crate::conn::{Conn, ReadResult};
 use crate::net::Stream;
 
 pub const WAKER: Token = Token(0);
+
+/// How often the worker's cron runs ([`Worker::cron`]).
+pub const CRON_PERIOD: Duration = Duration::from_millis(100);
+
+/// A connection's buffers are resized when the cron visits it and this
+/// long passed since the last time: once a second (a visit comes every
+/// second with many connections, every call with few), less half a cron
+/// period so a visit that comes a millisecond early still resizes.
+const RESIZE_EVERY_MS: u64 = 950;
+
+/// Cron calls per second.
+const CRON_CALLS_PER_SEC: usize = 10;
+
+/// Fewest slots one cron call visits (so a handful of connections is
+/// checked at every call, as Redis's clientsCron visits at least 5).
+const CRON_MIN_VISITS: usize = 5;
+
+/// How many slab slots one cron call visits when the slab has `slots`:
+/// a tenth, rounded up (at least [`CRON_MIN_VISITS`], at most all), so ten
+/// calls, one second, visit every slot, and one call's work is bounded by
+/// a tenth of the connections instead of all of them.
+pub fn cron_batch(slots: usize) -> usize {
+    slots
+        .div_ceil(CRON_CALLS_PER_SEC)
+        .max(CRON_MIN_VISITS)
+        .min(slots)
+}
 
 /// A connection handed over by the acceptor.
 pub struct NewConn {
@@ -61,10 +89,15 @@ pub struct Worker {
     /// Connections waiting in a blocking command.
     blocked: Vec<usize>,
     last_cron: Instant,
-    /// When the buffers were last resized (see [`Worker::resize`]).
+    /// When the worker's own lists were last resized ([`Worker::resize`]).
     last_resize: Instant,
+    /// The slot the next cron call starts at ([`Worker::cron`]).
+    cron_cursor: usize,
     /// The last poll returned events (see `busy-poll` in `run`).
     served_last_poll: bool,
+    /// Whether busy-polling may go on (created on the worker's thread,
+    /// in `run`).
+    spin_gate: crate::spin::SpinGate,
     /// Connections whose readable event the script pump saw while they
     /// were running a script (out of the slab): read after it.
     missed: Vec<usize>,
@@ -122,7 +155,9 @@ impl Worker {
             blocked: Vec::new(),
             last_cron: Instant::now(),
             last_resize: Instant::now(),
+            cron_cursor: 0,
             served_last_poll: false,
+            spin_gate: crate::spin::SpinGate::new(),
             missed: Vec::new(),
             last_sweep: Instant::now(),
         }
@@ -134,6 +169,8 @@ impl Worker {
 
     pub fn run(mut self) {
         commands::kernel::hub::set_current_worker(self.index);
+        // The gate reads the figures of the thread that creates it.
+        self.spin_gate = crate::spin::SpinGate::new();
         let mut events = Events::with_capacity(1024);
         loop {
             let any_paused = !self.paused.is_empty();
@@ -153,19 +190,24 @@ impl Worker {
             // and so does the sender, whose `send` otherwise has to wake
             // the sleeping worker (on loopback that cost lands on the
             // client; docs/BENCHMARKS.md). A worker whose last poll found
-            // nothing never spins, so an idle server stays idle.
+            // nothing never spins, so an idle server stays idle; nor does
+            // one whose core another thread keeps wanting (`spin`: there,
+            // spinning trades many short waits for few long ones, which
+            // land on the requests arriving meanwhile).
             events.clear();
             commands::kernel::loop_busy::pass_ends(self.index);
             let spin = self.settings.busy_poll_us;
             if spin > 0 && self.served_last_poll {
-                let until = Instant::now() + Duration::from_micros(spin);
-                loop {
-                    let _ = self.poll.poll(&mut events, Some(Duration::ZERO));
-                    if !events.is_empty() || Instant::now() >= until {
-                        break;
+                let now = Instant::now();
+                if self.spin_gate.may_spin(now) {
+                    let until = now + Duration::from_micros(spin);
+                    loop {
+                        let _ = self.poll.poll(&mut events, Some(Duration::ZERO));
+                        if !events.is_empty() || Instant::now() >= until {
+                            break;
+                        }
+                        std::hint::spin_loop();
                     }
-                    // Let a runnable thread sharing this core go first.
-                    std::thread::yield_now();
                 }
             }
             let polled = if events.is_empty() {
@@ -242,7 +284,7 @@ impl Worker {
                 self.close_all();
                 return;
             }
-            if self.last_cron.elapsed() >= Duration::from_millis(100) {
+            if self.last_cron.elapsed() >= CRON_PERIOD {
                 self.cron();
             }
         }
@@ -341,7 +383,9 @@ impl Worker {
             let mut client = Client::new(shared, nc.is_unix, nc.is_local);
             client.authenticated = !self.srv.acl.auth_required();
             self.by_id.insert(id, slot);
-            self.conns[slot] = Some(Conn::new(stream, token, client));
+            let mut conn = Conn::new(stream, token, client);
+            conn.resized_ms = now;
+            self.conns[slot] = Some(conn);
             self.srv
                 .stats
                 .total_connections_received
@@ -627,12 +671,25 @@ impl Worker {
         }
     }
 
-    /// Periodic work: idle timeouts, killed clients, output soft limits.
+    /// Periodic work, every [`CRON_PERIOD`]: a bounded share of the
+    /// connections (see [`cron_batch`]) gets its idle timeout, `killed`
+    /// flag and pending output (output soft limits) checked and its buffers
+    /// resized ([`Conn::resize_buffers`]); the next call goes on where this
+    /// one stopped, so every connection is visited about once a second and
+    /// no pass walks them all (as Redis's clientsCron does). About once a
+    /// second the worker's own lists and slab shrink too ([`Worker::resize`]).
     fn cron(&mut self) {
         self.last_cron = Instant::now();
         let now_ms = commands::base::clock::unix_time_ms();
         let timeout_ms = self.settings.timeout * 1000;
-        for slot in 0..self.conns.len() {
+        let slots = self.conns.len();
+        let mut shrinks = 0;
+        for _ in 0..cron_batch(slots) {
+            if self.cron_cursor >= self.conns.len() {
+                self.cron_cursor = 0;
+            }
+            let slot = self.cron_cursor;
+            self.cron_cursor += 1;
             let Some(conn) = self.conns[slot].as_mut() else {
                 continue;
             };
@@ -653,24 +710,13 @@ impl Worker {
                 self.touched.push(slot);
                 continue;
             }
+            if now_ms.saturating_sub(conn.resized_ms) >= RESIZE_EVERY_MS {
+                conn.resized_ms = now_ms;
+                shrinks += conn.resize_buffers(now_ms).reply_shrunk as u64;
+            }
             if conn.has_pending_output() {
                 self.touched.push(slot);
             }
-        }
-        self.flush_touched();
-        if self.last_resize.elapsed() >= Duration::from_secs(1) {
-            self.resize(now_ms);
-        }
-    }
-
-    /// Gives back memory sized by a past burst: every connection's buffers,
-    /// then the worker's scratch lists, the slots of closed connections at
-    /// the end of the slab, and the id map.
-    fn resize(&mut self, now_ms: u64) {
-        self.last_resize = Instant::now();
-        let mut shrinks = 0;
-        for conn in self.conns.iter_mut().flatten() {
-            shrinks += conn.resize_buffers(now_ms).reply_shrunk as u64;
         }
         if shrinks > 0 {
             self.srv
@@ -678,6 +724,17 @@ impl Worker {
                 .reply_buffer_shrinks
                 .fetch_add(shrinks, Relaxed);
         }
+        self.flush_touched();
+        if self.last_resize.elapsed() >= Duration::from_secs(1) {
+            self.resize();
+        }
+    }
+
+    /// Gives back memory sized by a past burst in the worker itself: its
+    /// scratch lists, the slots of closed connections at the end of the
+    /// slab, and the id map (each connection's buffers are the cron's).
+    fn resize(&mut self) {
+        self.last_resize = Instant::now();
         for v in [&mut self.touched, &mut self.paused, &mut self.blocked] {
             if v.capacity() > 2 * v.len() + 64 {
                 v.shrink_to_fit();
@@ -688,6 +745,9 @@ impl Worker {
         }
         let n = self.conns.len();
         self.free.retain(|&s| s < n);
+        if self.cron_cursor > n {
+            self.cron_cursor = 0;
+        }
         if self.conns.capacity() > 2 * n + 16 {
             self.conns.shrink_to_fit();
         }
@@ -711,5 +771,38 @@ pub fn peer_string(addr: &SocketAddr) -> String {
     match addr {
         SocketAddr::V4(a) => format!("{}:{}", a.ip(), a.port()),
         SocketAddr::V6(a) => format!("{}:{}", a.ip(), a.port()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cron_batch;
+
+    /// Ten calls visit every slot, one call at most a tenth of them (but a
+    /// handful at least), whatever the slab's size.
+    #[test]
+    fn cron_batches_cover_the_slab_in_ten_calls() {
+        for slots in [0, 1, 3, 5, 7, 49, 50, 51, 99, 1000, 5001, 65_537] {
+            let b = cron_batch(slots);
+            assert!(b <= slots, "{slots}");
+            assert!(b * 10 >= slots, "{slots}: {b}");
+            assert!(b >= slots.min(5), "{slots}: {b}");
+            if slots >= 50 {
+                assert!(b <= slots / 10 + 1, "{slots}: {b}");
+            }
+            // A cursor going round visits every slot within ten calls.
+            let mut seen = vec![false; slots];
+            let mut cursor = 0;
+            for _ in 0..10 {
+                for _ in 0..b {
+                    if cursor >= slots {
+                        cursor = 0;
+                    }
+                    seen[cursor] = true;
+                    cursor += 1;
+                }
+            }
+            assert!(seen.iter().all(|&v| v), "{slots}");
+        }
     }
 }

@@ -201,6 +201,38 @@ fn a_dead_background_thread_ends_the_process() {
     );
 }
 
+/// The main thread sleeps until a watched thread ends (issue 27): with
+/// several workers, the death of one is still noticed and ends the process,
+/// and a SHUTDOWN still ends it cleanly.
+#[test]
+fn a_dead_worker_among_several_is_noticed_and_shutdown_still_ends() {
+    let mut srv = TestServer::start(&[("enable-debug-command", "yes"), ("threads", "3")]).quiet();
+    let mut conns: Vec<RawConn> = (0..6).map(|_| srv.raw()).collect();
+    for c in &mut conns {
+        assert_eq!(c.cmd(&["PING"]), Value::Simple(b"PONG".to_vec()));
+    }
+    ok(conns[0].cmd(&["DEBUG", "PANIC-THREAD", "worker"]));
+    let status = srv
+        .wait_exit(Duration::from_secs(10))
+        .expect("the server did not exit after a worker died");
+    assert_eq!(status.code(), Some(1));
+    assert!(srv
+        .log()
+        .contains("ended unexpectedly (see the panic above): its clients"));
+
+    let mut srv = TestServer::start(&[("threads", "3")]).quiet();
+    let mut conns: Vec<RawConn> = (0..6).map(|_| srv.raw()).collect();
+    for c in &mut conns {
+        assert_eq!(c.cmd(&["PING"]), Value::Simple(b"PONG".to_vec()));
+    }
+    conns[0].send_cmd(&["SHUTDOWN", "NOSAVE"]);
+    let status = srv
+        .wait_exit(Duration::from_secs(10))
+        .expect("the server did not exit after SHUTDOWN");
+    assert_eq!(status.code(), Some(0));
+    assert!(!srv.log().contains("ended unexpectedly"), "{}", srv.log());
+}
+
 /// A BGSAVE whose writer thread panics fails like a save with an I/O
 /// error: logged, `rdb_last_bgsave_status:err`, no temporary file left,
 /// and the next BGSAVE works.

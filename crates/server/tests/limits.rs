@@ -215,6 +215,46 @@ fn idle_timeout() {
     s.assert_alive();
 }
 
+/// With many connections the cron visits a share of them per call (issue
+/// 27): every idle one is still closed after about the timeout, and one
+/// that keeps talking is not.
+#[test]
+fn idle_timeout_with_many_clients() {
+    let mut s = TestServer::start(&[("timeout", "1"), ("threads", "2")]);
+    let n = 300;
+    let mut idle: Vec<RawConn> = (0..n)
+        .map(|_| {
+            let mut c = s.raw();
+            assert_eq!(c.cmd(&["PING"]), Value::simple("PONG"));
+            c
+        })
+        .collect();
+    let start = Instant::now();
+    std::thread::scope(|sc| {
+        let port = s.port();
+        let busy = sc.spawn(move || {
+            let mut busy = RawConn::tcp(port);
+            while start.elapsed() < Duration::from_millis(4000) {
+                std::thread::sleep(Duration::from_millis(300));
+                assert_eq!(busy.cmd(&["PING"]), Value::simple("PONG"));
+            }
+            busy
+        });
+        for (i, c) in idle.iter_mut().enumerate() {
+            let left = Duration::from_secs(8).saturating_sub(start.elapsed());
+            assert!(c.closed_within(left), "idle client {i} of {n} not closed");
+        }
+        let took = start.elapsed();
+        assert!(
+            took >= Duration::from_millis(900),
+            "closed too early: {took:?}"
+        );
+        let mut busy = busy.join().unwrap();
+        assert_eq!(busy.cmd(&["PING"]), Value::simple("PONG"));
+    });
+    s.assert_alive();
+}
+
 #[test]
 fn requirepass_auth_noauth() {
     let mut s = TestServer::start(&[("requirepass", "s3cret")]);
