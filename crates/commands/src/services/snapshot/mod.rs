@@ -169,14 +169,14 @@ pub fn bgsave(srv: &Server, settings: &Settings) -> Result<(), BgsaveError> {
             }
             walk_sink.close();
         });
-    if walk.is_err() {
+    let Ok(walk) = walk else {
         // No thread: undo the cut from here (nothing was written).
         sink.abort();
         let _ = srv.keyspace.walk_snapshot(&snap_for_undo);
         p.finish(false, false, now);
         warning("Can't save in background: could not start a thread");
         return Ok(());
-    }
+    };
     let writer_sink = sink.clone();
     let writer = std::thread::Builder::new()
         .name("petrel-rdb-writer".into())
@@ -198,6 +198,10 @@ pub fn bgsave(srv: &Server, settings: &Settings) -> Result<(), BgsaveError> {
                     "The background save's writer thread panicked (logged above)".to_string(),
                 ))
             });
+            // The save ends when the walk has let go of the partitions
+            // too (after an abort it is still releasing them): until then
+            // a new BGSAVE would be refused, so INFO must not say it ended.
+            let _ = walk.join();
             let end = crate::base::clock::unix_time_ms();
             match outcome {
                 Ok(size) => {
