@@ -30,6 +30,9 @@ pub struct LoadReport {
     pub keys_expired: u64,
     pub bytes: u64,
     pub seconds: f64,
+    /// The `repl-stream-db` aux field (a replica's master client starts
+    /// in that database).
+    pub repl_stream_db: Option<u32>,
 }
 
 /// Why a load failed.
@@ -120,7 +123,15 @@ fn read_all(
             .read_item()
             .map_err(|e| format!("Error loading the RDB file: {e}"))?;
         match item {
-            Item::Aux { key, value } => aux_field(srv, &key, &value, now),
+            Item::Aux { key, value } => {
+                if key == b"repl-stream-db" {
+                    rep.repl_stream_db = std::str::from_utf8(&value)
+                        .ok()
+                        .and_then(|v| v.parse::<u32>().ok())
+                        .filter(|&db| (db as usize) < ks.databases());
+                }
+                aux_field(srv, &key, &value, now)
+            }
             Item::SelectDb(db) => {
                 if db as usize >= ks.databases() {
                     return Err(format!(
