@@ -10,6 +10,7 @@ pub mod limits;
 pub mod log;
 pub mod net;
 pub mod tls;
+pub mod tls_link;
 pub mod worker;
 
 use std::io::Write;
@@ -98,6 +99,7 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         }
     }
     srv.config.set_tls_hook(Box::new(tls::config_hook));
+    commands::services::replication::socket::set_tls_dialer(Box::new(tls_link::dial));
 
     let mut listeners: Vec<Listener> = Vec::new();
     if settings.port != 0 {

@@ -37,6 +37,12 @@
 //!   reconnect and continue by partial resync from replid2, or sync
 //!   again.
 //!
+//! * **TLS.** A replica on the master's TLS port keeps its TLS session
+//!   after the hand-over ([`socket::Socket::Shared`]); with
+//!   `tls-replication yes` a replica dials its master over TLS through
+//!   the dialer the server installs ([`socket::set_tls_dialer`]) and
+//!   announces its TLS port.
+//!
 //! `min-replicas-to-write` is checked by dispatch ([`too_few_good_replicas`]).
 //!
 //! Not built yet:

@@ -40,6 +40,8 @@ use crate::base::log::{log, LogLevel};
 use crate::kernel::client::{cflag, Client, ClientKind, ClientShared};
 use crate::kernel::server::Server;
 
+use super::socket::Socket;
+
 fn notice(msg: &str) {
     log(LogLevel::Notice, msg);
 }
@@ -154,8 +156,10 @@ fn link(srv: Arc<Server>, gen: u64, host: String, port: u16) {
 
 /// A socket with a read buffer.
 struct Link {
-    sock: TcpStream,
+    sock: Socket,
     buf: Vec<u8>,
+    peer: String,
+    local: String,
 }
 
 impl Link {
@@ -219,15 +223,28 @@ fn session(srv: &Arc<Server>, gen: u64, host: &str, port: u16) -> Result<(), Str
         .map_err(|e| e.to_string())?
         .next()
         .ok_or("no address")?;
-    let sock = TcpStream::connect_timeout(&addr, timeout).map_err(|e| e.to_string())?;
-    let _ = sock.set_nodelay(true);
-    sock.set_read_timeout(Some(Duration::from_millis(100)))
-        .map_err(|e| e.to_string())?;
-    sock.set_write_timeout(Some(timeout))
+    let tcp = TcpStream::connect_timeout(&addr, timeout).map_err(|e| e.to_string())?;
+    let _ = tcp.set_nodelay(true);
+    let peer = tcp.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+    let local = tcp.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    let sock = if settings.tls.replication {
+        // `tls-replication yes`: the link speaks TLS (the handshake is
+        // done here, bounded by `repl-timeout`).
+        tcp.set_read_timeout(Some(timeout))
+            .and_then(|_| tcp.set_write_timeout(Some(timeout)))
+            .map_err(|e| e.to_string())?;
+        let dial = super::socket::tls_dialer().ok_or("TLS is not available")?;
+        Socket::Shared(dial(tcp, host, &settings)?)
+    } else {
+        Socket::Tcp(tcp)
+    };
+    sock.prepare(Some(Duration::from_millis(100)), Some(timeout))
         .map_err(|e| e.to_string())?;
     let mut l = Link {
         sock,
         buf: Vec::new(),
+        peer,
+        local,
     };
     notice("MASTER <-> REPLICA sync started");
     l.send(&[b"PING"])?;
@@ -251,7 +268,14 @@ fn session(srv: &Arc<Server>, gen: u64, host: &str, port: u16) -> Result<(), Str
             return Err(format!("Unable to AUTH to MASTER: {r}"));
         }
     }
-    let my_port = settings.port.to_string();
+    // The port this replica serves clients on, as the master lists it:
+    // the TLS port when replication is over TLS (as Redis announces).
+    let my_port = if settings.tls.replication && settings.tls.port != 0 {
+        settings.tls.port
+    } else {
+        settings.port
+    }
+    .to_string();
     l.send(&[b"REPLCONF", b"listening-port", my_port.as_bytes()])?;
     let r = l.reply(timeout)?;
     if r.starts_with('-') {
@@ -474,16 +498,7 @@ impl Applier<'_> {
 fn stream(srv: &Server, gen: u64, l: &mut Link, timeout: Duration) -> Result<(), String> {
     let side = &srv.replication.replica;
     let id = srv.clients.next_id();
-    let addr = l
-        .sock
-        .peer_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
-    let laddr = l
-        .sock
-        .local_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
+    let (addr, laddr) = (l.peer.clone(), l.local.clone());
     let shared = Arc::new(ClientShared::new(
         id,
         addr,
