@@ -50,6 +50,7 @@
 //! replicas syncing at once (each takes its own, one after the other),
 //! FAILOVER.
 
+pub mod diskless_load;
 pub mod master;
 pub mod replica;
 pub mod socket;

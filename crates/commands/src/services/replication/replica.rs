@@ -22,9 +22,10 @@
 //!   (`ReplicaSide::stream_db`: `repl-stream-db` of the full sync, or
 //!   where the previous link left it before a `+CONTINUE`).
 //!
-//! Not built yet: `repl-diskless-load` other
-//! than `disabled` (the payload always goes through a temporary file),
-//! `replica-serve-stale-data no`,
+//! The payload goes through a temporary file, or straight from the socket
+//! as `repl-diskless-load` says ([`super::diskless_load`]).
+//!
+//! Not built yet: `replica-serve-stale-data no`,
 //! keeping expired keys until the master's DEL (a Petrel replica expires
 //! keys itself).
 
@@ -132,7 +133,7 @@ pub fn replicaof(srv: &Server, target: Option<(String, u16)>) -> Outcome {
     }
 }
 
-fn current(srv: &Server, gen: u64) -> bool {
+pub(super) fn current(srv: &Server, gen: u64) -> bool {
     srv.replication.replica.generation.load(Relaxed) == gen
 }
 
@@ -155,15 +156,15 @@ fn link(srv: Arc<Server>, gen: u64, host: String, port: u16) {
 }
 
 /// A socket with a read buffer.
-struct Link {
-    sock: Socket,
-    buf: Vec<u8>,
+pub(super) struct Link {
+    pub(super) sock: Socket,
+    pub(super) buf: Vec<u8>,
     peer: String,
     local: String,
 }
 
 impl Link {
-    fn fill(&mut self) -> Result<bool, String> {
+    pub(super) fn fill(&mut self) -> Result<bool, String> {
         let mut chunk = [0u8; 16 * 1024];
         match self.sock.read(&mut chunk) {
             Ok(0) => Err("connection closed by the master".into()),
@@ -362,6 +363,9 @@ fn close_sub_replicas(srv: &Server) {
 fn full_sync(srv: &Server, gen: u64, l: &mut Link, timeout: Duration) -> Result<u32, String> {
     let settings = srv.settings();
     let head = l.reply(timeout)?;
+    if super::diskless_load::wanted(srv, &settings) {
+        return super::diskless_load::load(srv, gen, l, timeout, &head, &settings);
+    }
     let path = std::path::Path::new(&settings.dir)
         .join(format!("temp-repl-load-{}.rdb", std::process::id()));
     struct Remove<'a>(&'a std::path::Path);

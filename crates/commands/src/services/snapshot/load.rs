@@ -94,10 +94,36 @@ pub fn load_file(
     Ok(rep)
 }
 
-fn read_all(
+/// Loads an RDB read from `r` (a replica's diskless load: the socket),
+/// as [`load_file`] with the functions replaced; `r` ends where the
+/// payload ends.
+pub fn load_reader<R: std::io::Read>(
     srv: &Server,
     settings: &Settings,
-    f: File,
+    r: R,
+) -> Result<LoadReport, LoadError> {
+    let p = &srv.persistence;
+    let started = Instant::now();
+    p.loading
+        .start
+        .store(crate::base::clock::unix_time_ms() / 1000, Relaxed);
+    p.loading.total_bytes.store(0, Relaxed);
+    p.loading.loaded_bytes.store(0, Relaxed);
+    p.loading.rdb_used_mem.store(0, Relaxed);
+    p.loading.active.store(true, Relaxed);
+    let res = read_all(srv, settings, r, None, false, true);
+    p.loading.active.store(false, Relaxed);
+    let mut rep = res.map_err(LoadError::Failed)?;
+    rep.seconds = started.elapsed().as_secs_f64();
+    p.load_keys_loaded.store(rep.keys_loaded, Relaxed);
+    p.load_keys_expired.store(rep.keys_expired, Relaxed);
+    Ok(rep)
+}
+
+fn read_all<R: std::io::Read>(
+    srv: &Server,
+    settings: &Settings,
+    f: R,
     total: Option<u64>,
     merge: bool,
     flush_functions: bool,
