@@ -2,7 +2,8 @@
 //! takes the connection out of its event loop and gives the socket, in
 //! blocking mode, with its unread input and unwritten output, to
 //! `commands::services::replication::master`, whose threads serve the
-//! replica from then on.
+//! replica from then on (a TLS connection keeps its session,
+//! `crate::tls_link`).
 
 use std::os::fd::{FromRawFd, IntoRawFd};
 use std::sync::Arc;
@@ -29,18 +30,20 @@ pub fn replica(srv: Arc<Server>, mut conn: Conn) {
             // SAFETY: as above.
             Socket::Unix(unsafe { std::os::unix::net::UnixStream::from_raw_fd(fd) })
         }
-        Stream::Tls(_) => {
-            // The replication threads speak plain sockets only.
-            crate::warning!(
-                "Replica id={} addr={} connected over TLS: replication over TLS is not supported yet, closing",
-                conn.client.id,
-                conn.client.shared.addr
-            );
-            let mut client = conn.client;
-            commands::services::connection::close(&srv, &mut client);
-            srv.clients.remove(client.id);
-            return;
-        }
+        Stream::Tls(s) => match crate::tls_link::from_handoff(s) {
+            Ok(link) => Socket::Shared(link),
+            Err(e) => {
+                crate::warning!(
+                    "Replica id={} addr={} over TLS: {e}, closing",
+                    conn.client.id,
+                    conn.client.shared.addr
+                );
+                let mut client = conn.client;
+                commands::services::connection::close(&srv, &mut client);
+                srv.clients.remove(client.id);
+                return;
+            }
+        },
     };
     attach(
         srv,

@@ -11,6 +11,7 @@ pub mod log;
 pub mod net;
 pub mod spin;
 pub mod tls;
+pub mod tls_link;
 pub mod worker;
 
 use std::io::Write;
@@ -99,6 +100,7 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         }
     }
     srv.config.set_tls_hook(Box::new(tls::config_hook));
+    commands::services::replication::socket::set_tls_dialer(Box::new(tls_link::dial));
 
     let mut listeners: Vec<Listener> = Vec::new();
     if settings.port != 0 {

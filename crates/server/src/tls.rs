@@ -61,7 +61,7 @@ pub fn config_hook(
     Ok(Some(Box::new(move || install(ctx))))
 }
 
-fn load_certs(path: &str) -> Result<Vec<CertificateDer<'static>>, String> {
+pub(crate) fn load_certs(path: &str) -> Result<Vec<CertificateDer<'static>>, String> {
     let certs = CertificateDer::pem_file_iter(path)
         .map_err(|e| format!("Failed to load certificate: {path}: {e}"))?
         .collect::<Result<Vec<_>, _>>()
@@ -79,7 +79,7 @@ fn load_certs(path: &str) -> Result<Vec<CertificateDer<'static>>, String> {
 /// scrypt and AES-CBC, what OpenSSL 3 writes) decrypted with `pass`
 /// (`tls-key-file-pass`). The legacy OpenSSL encryption (`Proc-Type:
 /// 4,ENCRYPTED` headers) is refused with the command that converts it.
-fn load_key(path: &str, pass: &str) -> Result<PrivateKeyDer<'static>, String> {
+pub(crate) fn load_key(path: &str, pass: &str) -> Result<PrivateKeyDer<'static>, String> {
     let fail = |why: String| format!("Failed to load private key: {path}: {why}");
     let pem = std::fs::read(path).map_err(|e| fail(e.to_string()))?;
     let text = String::from_utf8_lossy(&pem);
@@ -116,7 +116,7 @@ fn load_key(path: &str, pass: &str) -> Result<PrivateKeyDer<'static>, String> {
 /// The CA certificates of `tls-ca-cert-file` and every PEM file of
 /// `tls-ca-cert-dir` (files that are not PEM certificates are skipped, as
 /// OpenSSL skips what it cannot use in a CA directory).
-fn load_roots(t: &TlsSettings) -> Result<RootCertStore, String> {
+pub(crate) fn load_roots(t: &TlsSettings) -> Result<RootCertStore, String> {
     let mut roots = RootCertStore::empty();
     if !t.ca_cert_file.is_empty() {
         for c in load_certs(&t.ca_cert_file)? {
@@ -330,6 +330,11 @@ impl TlsStream {
     pub fn new(tcp: TcpStream, config: Arc<ServerConfig>) -> io::Result<TlsStream> {
         let tls = ServerConnection::new(config).map_err(io::Error::other)?;
         Ok(TlsStream { tcp, tls })
+    }
+
+    /// The socket and the session (a replica's link takes them over).
+    pub fn into_parts(self) -> (TcpStream, ServerConnection) {
+        (self.tcp, self.tls)
     }
 
     /// Encrypted bytes are waiting for the socket.

@@ -26,10 +26,10 @@ fn sync(ctx: &mut Ctx, args: &[&[u8]]) {
     if ctx.client.kind == ClientKind::Replica {
         return;
     }
-    if crate::services::replication::refuses_writes(ctx.srv) {
-        // Chained replication would need the master's stream proxied
-        // verbatim (offsets and ID shared down the chain): not built yet.
-        return ctx.error("ERR this server does not serve replicas while it is a replica (chained replication is not supported yet)");
+    // A replica serves its own replicas (chained replication) only while
+    // its link with its master is up, as Redis.
+    if !crate::services::replication::can_serve_replicas(ctx.srv) {
+        return ctx.error("NOMASTERLINK Can't SYNC while not connected with my master");
     }
     let req = if eq_ic(args[0], "psync") {
         let Some(offset) = parse_i64(args[2]) else {

@@ -9,13 +9,15 @@
 //!   it exists) and to the output of every replica whose stream is
 //!   active, so a replica's output is exactly the stream from the offset
 //!   at which it was activated.
+//! * On a replica the stream's bytes are the master's, as applied
+//!   (`Master::record_applied`); the journal feeds nothing.
 //! * The backlog holds the last `histlen` bytes of the stream:
 //!   `first_byte_offset = offset - histlen + 1`, as Redis reports it.
 //! * Lock order: the journal's `out` lock, then `Master::inner`, then a
 //!   replica's `out`. The feed is called under the journal's `out` lock,
 //!   so the stream's order is the journal's.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
@@ -106,6 +108,14 @@ pub struct ReplicaSide {
     pub last_io_ms: AtomicU64,
     /// Unix ms the link went down.
     pub down_since_ms: AtomicU64,
+    /// Held by the link thread while it applies one unit of the stream
+    /// (a command, or MULTI..EXEC whole) and records its bytes; a full
+    /// sync to a sub-replica takes it for its cut, so the snapshot and
+    /// the offset it is sent with agree.
+    pub apply_lock: Mutex<()>,
+    /// The database the master's stream last selected (the master
+    /// client's), as `repl-stream-db` for a sub-replica's full sync.
+    pub stream_db: AtomicU32,
 }
 
 /// A replica's state, as INFO names it.
@@ -280,15 +290,16 @@ impl Master {
     }
 
     /// A replica applied `bytes` of its master's stream: they extend this
-    /// server's offset and backlog exactly (they are not sent on: a Petrel
-    /// replica has no replicas of its own).
+    /// server's offset and backlog exactly, and go on verbatim to this
+    /// server's own replicas (chained replication: the stream a
+    /// sub-replica gets is byte for byte its master's master's, so
+    /// offsets and the replication ID agree down the chain).
     pub fn record_applied(&self, bytes: &[u8]) {
-        let mut g = self.inner.lock();
-        g.offset += bytes.len() as u64;
-        self.offset.store(g.offset, Relaxed);
-        if let Some(b) = g.backlog.as_mut() {
-            b.append(bytes);
+        if bytes.is_empty() {
+            return;
         }
+        let mut g = self.inner.lock();
+        self.append_locked(&mut g, bytes);
     }
 
     /// Replicas attached and streaming that acknowledged `offset`.
@@ -318,8 +329,15 @@ impl Master {
         if bytes.is_empty() {
             return;
         }
-        let now = crate::base::clock::unix_time_ms();
         let mut g = self.inner.lock();
+        self.append_locked(&mut g, bytes);
+    }
+
+    /// Adds `bytes` to the stream under the `inner` lock: the offset, the
+    /// backlog and the output of every active replica, closing the links
+    /// over the replica output limit.
+    fn append_locked(&self, g: &mut MasterInner, bytes: &[u8]) {
+        let now = crate::base::clock::unix_time_ms();
         g.offset += bytes.len() as u64;
         self.offset.store(g.offset, Relaxed);
         if let Some(b) = g.backlog.as_mut() {

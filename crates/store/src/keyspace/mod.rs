@@ -437,6 +437,51 @@ impl Keyspace {
             .collect()
     }
 
+    /// Takes every database out, leaving the dataset empty (a replica's
+    /// `repl-diskless-load swapdb` keeps them aside while it loads); None,
+    /// taking nothing, while a snapshot runs.
+    pub fn take_all(&self) -> Option<Vec<Vec<Option<Box<Db>>>>> {
+        let mut all = self.lock_all();
+        if all.partitions().any(|p| p.snap.is_some()) {
+            return None;
+        }
+        Some(
+            all.partitions()
+                .map(|p| {
+                    p.settle();
+                    p.dbs.iter_mut().map(Option::take).collect()
+                })
+                .collect(),
+        )
+    }
+
+    /// Puts back what [`Keyspace::take_all`] took, atomically; returns the
+    /// tables it replaces, for the caller to free. `Err(saved)`, nothing
+    /// changed, while a snapshot runs or when `saved` has another shape.
+    #[allow(clippy::type_complexity)]
+    pub fn restore_all(
+        &self,
+        saved: Vec<Vec<Option<Box<Db>>>>,
+    ) -> Result<Vec<Box<Db>>, Vec<Vec<Option<Box<Db>>>>> {
+        let mut all = self.lock_all();
+        let fits = saved.len() == self.parts.len()
+            && all
+                .partitions()
+                .zip(saved.iter())
+                .all(|(p, s)| p.snap.is_none() && p.dbs.len() == s.len());
+        if !fits {
+            return Err(saved);
+        }
+        let mut replaced = Vec::new();
+        for (p, s) in all.partitions().zip(saved) {
+            p.settle();
+            for (slot, d) in p.dbs.iter_mut().zip(s) {
+                replaced.extend(std::mem::replace(slot, d));
+            }
+        }
+        Ok(replaced)
+    }
+
     /// SWAPDB.
     pub fn swap_db(&self, a: usize, b: usize) {
         let mut all = self.lock_all();

@@ -413,6 +413,18 @@ impl Default for DefragSettings {
     }
 }
 
+/// `repl-diskless-load`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DisklessLoad {
+    /// The payload goes to a file, loaded once whole.
+    Disabled = 0,
+    /// Loaded from the socket when the dataset is empty, else as disabled.
+    OnEmptyDb = 1,
+    /// Loaded from the socket, the old dataset kept aside until it loaded
+    /// (and put back if the transfer fails).
+    Swapdb = 2,
+}
+
 /// Replication settings (`params::replication`), Redis 7.0's defaults.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReplSettings {
@@ -420,6 +432,8 @@ pub struct ReplSettings {
     pub diskless_sync: bool,
     /// `repl-diskless-sync-delay`, seconds to wait for more replicas.
     pub diskless_sync_delay: u64,
+    /// `repl-diskless-load`: where a replica's full sync payload goes.
+    pub diskless_load: DisklessLoad,
     /// `repl-backlog-size`, bytes.
     pub backlog_size: u64,
     /// `repl-backlog-ttl`, seconds without replicas before the backlog goes.
@@ -446,6 +460,7 @@ impl Default for ReplSettings {
         ReplSettings {
             diskless_sync: true,
             diskless_sync_delay: 5,
+            diskless_load: DisklessLoad::Disabled,
             backlog_size: 1 << 20,
             backlog_ttl: 3600,
             ping_period: 10,

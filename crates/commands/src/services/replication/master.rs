@@ -169,6 +169,9 @@ fn try_partial(
     let SyncRequest::Psync { replid, offset } = req else {
         return None;
     };
+    // On a replica, not between the bytes of a unit and their apply, nor
+    // across a change of ID (see `ReplicaSide::apply_lock`).
+    let _unit = srv.replication.replica.apply_lock.lock();
     let ids = srv.replication.ids();
     let known = *replid == ids.replid || (*replid == ids.replid2 && *offset <= ids.second_offset);
     let m = &srv.replication.master;
@@ -261,8 +264,21 @@ fn full_sync(
         srv.keyspace.clone(),
         now,
     ));
-    let (snap, offset, functions) = loop {
+    let side = &srv.replication.replica;
+    let (snap, offset, functions, stream_db, ids) = loop {
         {
+            // On a replica the cut falls between two applied units of
+            // its master's stream (`ReplicaSide::apply_lock`), and the
+            // payload carries that stream's ID and offset.
+            let unit = side.apply_lock.lock();
+            if side.is_replica.load(Relaxed) && !super::can_serve_replicas(srv) {
+                return false;
+            }
+            let stream_db = if side.is_replica.load(Relaxed) {
+                side.stream_db.load(Relaxed)
+            } else {
+                0
+            };
             let order = srv.journal.order.write();
             let functions = snapshot::function_codes(srv);
             if let Some(snap) = srv.keyspace.begin_snapshot(sink.clone(), now) {
@@ -278,7 +294,9 @@ fn full_sync(
                 drop(g);
                 drop(out);
                 drop(order);
-                break (snap, offset, functions);
+                let ids = srv.replication.ids();
+                drop(unit);
+                break (snap, offset, functions, stream_db, ids);
             }
         }
         // Another snapshot (BGSAVE, an AOF rewrite) runs: wait for it.
@@ -288,7 +306,6 @@ fn full_sync(
         std::thread::sleep(Duration::from_millis(50));
     };
     sink.set_snapshot(snap.clone());
-    let ids = srv.replication.ids();
     let walk_sink = sink.clone();
     let keyspace = srv.keyspace.clone();
     let walk_snap = snap.clone();
@@ -320,6 +337,7 @@ fn full_sync(
         counts: snap.counts().to_vec(),
         replid: ids.replid.clone(),
         offset,
+        stream_db,
     };
     let acks_before = link.acks.load(Relaxed);
     let ok = if diskless {
@@ -379,6 +397,9 @@ struct RdbMeta {
     counts: Vec<store::keyspace::snapshot::DbCounts>,
     replid: String,
     offset: u64,
+    /// `repl-stream-db`: 0 on a master (its stream selects a database
+    /// first after the cut), the master client's on a replica.
+    stream_db: u32,
 }
 
 /// Writes the whole RDB from the sink into `w`; returns `w` and the size.
@@ -395,7 +416,7 @@ fn write_rdb<W: Write>(
     rdb.aux_int(b"redis-bits", 64)?;
     rdb.aux_int(b"ctime", aux.ctime as i64)?;
     rdb.aux_int(b"used-mem", aux.used_mem as i64)?;
-    rdb.aux_int(b"repl-stream-db", 0)?;
+    rdb.aux_int(b"repl-stream-db", meta.stream_db as i64)?;
     rdb.aux(b"repl-id", meta.replid.as_bytes())?;
     rdb.aux_int(b"repl-offset", meta.offset as i64)?;
     rdb.aux_int(b"aof-base", 0)?;

@@ -24,6 +24,25 @@
 //!
 //! The replica side (REPLICAOF) is [`replica`].
 //!
+//! * **Chained replicas.** A replica serves SYNC/PSYNC of its own
+//!   replicas while its link is up (else `-NOMASTERLINK`). Its stream is
+//!   its master's, proxied verbatim: the link thread records the exact
+//!   bytes of each unit it applies (`Master::record_applied`: offset,
+//!   backlog, sub-replicas' output) under `ReplicaSide::apply_lock`, and a
+//!   full sync to a sub-replica takes its cut under that lock, so the
+//!   snapshot, its master's ID and offset and `repl-stream-db` agree.
+//!   The journal feeds nothing on a replica; its cron sends no PING (the
+//!   master's PINGs are proxied). A new ID (`+CONTINUE <id>`, promotion)
+//!   and a full sync from the master close the sub-replicas' links: they
+//!   reconnect and continue by partial resync from replid2, or sync
+//!   again.
+//!
+//! * **TLS.** A replica on the master's TLS port keeps its TLS session
+//!   after the hand-over ([`socket::Socket::Shared`]); with
+//!   `tls-replication yes` a replica dials its master over TLS through
+//!   the dialer the server installs ([`socket::set_tls_dialer`]) and
+//!   announces its TLS port.
+//!
 //! `min-replicas-to-write` is checked by dispatch ([`too_few_good_replicas`]).
 //!
 //! Not built yet:
@@ -31,6 +50,7 @@
 //! replicas syncing at once (each takes its own, one after the other),
 //! FAILOVER.
 
+pub mod diskless_load;
 pub mod master;
 pub mod replica;
 pub mod socket;
@@ -74,6 +94,30 @@ pub fn refuses_writes(srv: &Server) -> bool {
     srv.replication.replica.is_replica.load(Relaxed)
 }
 
+/// May SYNC/PSYNC be served now: always on a master; on a replica only
+/// while its link with its master is up (Redis's `-NOMASTERLINK`).
+pub fn can_serve_replicas(srv: &Server) -> bool {
+    let side = &srv.replication.replica;
+    !side.is_replica.load(Relaxed)
+        || (side.link_up.load(Relaxed) && !side.sync_in_progress.load(Relaxed))
+}
+
+/// A replica was promoted (REPLICAOF NO ONE): if it has a backlog, its
+/// clients' writes extend it from now on, so former sub-replicas and
+/// siblings continue by partial resync. No order lock: REPLICAOF may run
+/// inside EXEC, which holds it; a replica has no client writes in flight.
+pub fn resume_stream(srv: &Server) {
+    let m = &srv.replication.master;
+    if m.inner.lock().backlog.is_none() || srv.journal.replicating() {
+        return;
+    }
+    let feed_master = m.clone();
+    srv.journal.set_feed(Arc::new(move |b| feed_master.feed(b)));
+    srv.journal.out.lock().db = None;
+    srv.journal.set_replicating(true);
+    srv.keyspace.set_journal_expired(true);
+}
+
 /// `min-replicas-to-write`: fewer replicas than that are online with a
 /// lag (since their last message) of at most `min-replicas-max-lag`
 /// seconds, on a master (Redis refuses writes with `-NOREPLICAS`).
@@ -110,6 +154,12 @@ fn limit_of(s: &Settings) -> Limit {
 pub fn ensure_stream(srv: &Arc<Server>, settings: &Settings) {
     let m = &srv.replication.master;
     m.inner.lock().limit = limit_of(settings);
+    if srv.replication.replica.is_replica.load(Relaxed) {
+        // A replica's stream is its master's, proxied verbatim
+        // (`Master::record_applied`); its backlog exists once synced.
+        start_cron(srv);
+        return;
+    }
     if srv.journal.replicating() {
         return;
     }

@@ -13,14 +13,21 @@
 //! * One link thread per REPLICAOF generation
 //!   (`ReplicaSide::generation`); a thread whose generation is no longer
 //!   current stops at its next step.
-//! * `ReplicaSide::offset` only advances by the bytes of whole commands
-//!   applied (or by a full sync, to the master's offset at its cut).
+//! * `ReplicaSide::offset` only advances by the bytes of whole units
+//!   applied (a command, or MULTI..EXEC at its EXEC, as Redis), or by a
+//!   full sync, to the master's offset at its cut. The same bytes, in the
+//!   same step under `ReplicaSide::apply_lock`, extend this server's own
+//!   offset and backlog and go to its own replicas (chained replication).
+//! * The master client starts in the database the stream last selected
+//!   (`ReplicaSide::stream_db`: `repl-stream-db` of the full sync, or
+//!   where the previous link left it before a `+CONTINUE`).
 //!
-//! Not built yet: `repl-diskless-load` other
-//! than `disabled` (the payload always goes through a temporary file),
-//! `replica-serve-stale-data no`,
+//! The payload goes through a temporary file, or straight from the socket
+//! as `repl-diskless-load` says ([`super::diskless_load`]).
+//!
+//! Not built yet: `replica-serve-stale-data no`,
 //! keeping expired keys until the master's DEL (a Petrel replica expires
-//! keys itself), proxying the stream verbatim to sub-replicas.
+//! keys itself).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -33,6 +40,8 @@ use resp::{Protocol, ReplyBuf};
 use crate::base::log::{log, LogLevel};
 use crate::kernel::client::{cflag, Client, ClientKind, ClientShared};
 use crate::kernel::server::Server;
+
+use super::socket::Socket;
 
 fn notice(msg: &str) {
     log(LogLevel::Notice, msg);
@@ -59,6 +68,10 @@ pub fn replicaof(srv: &Server, target: Option<(String, u16)>) -> Outcome {
             }
             *cur = None;
             side.generation.fetch_add(1, Relaxed);
+            // Waits for the unit the link thread may be applying (it
+            // applies nothing once the generation moved). Bounded: inside
+            // EXEC this thread holds the order lock the unit may need.
+            let _unit = side.apply_lock.try_lock_for(Duration::from_secs(2));
             side.is_replica.store(false, Relaxed);
             side.link_up.store(false, Relaxed);
             side.sync_in_progress.store(false, Relaxed);
@@ -74,6 +87,10 @@ pub fn replicaof(srv: &Server, target: Option<(String, u16)>) -> Outcome {
                 srv.replication.master.set_offset(offset);
             }
             srv.replication.shift_replid(offset);
+            // Our replicas reconnect to learn the new ID and continue by
+            // partial resync; clients' writes extend the stream from now.
+            close_sub_replicas(srv);
+            super::resume_stream(srv);
             notice("MASTER MODE enabled (user request)");
             Outcome::Ok
         }
@@ -116,7 +133,7 @@ pub fn replicaof(srv: &Server, target: Option<(String, u16)>) -> Outcome {
     }
 }
 
-fn current(srv: &Server, gen: u64) -> bool {
+pub(super) fn current(srv: &Server, gen: u64) -> bool {
     srv.replication.replica.generation.load(Relaxed) == gen
 }
 
@@ -139,13 +156,15 @@ fn link(srv: Arc<Server>, gen: u64, host: String, port: u16) {
 }
 
 /// A socket with a read buffer.
-struct Link {
-    sock: TcpStream,
-    buf: Vec<u8>,
+pub(super) struct Link {
+    pub(super) sock: Socket,
+    pub(super) buf: Vec<u8>,
+    peer: String,
+    local: String,
 }
 
 impl Link {
-    fn fill(&mut self) -> Result<bool, String> {
+    pub(super) fn fill(&mut self) -> Result<bool, String> {
         let mut chunk = [0u8; 16 * 1024];
         match self.sock.read(&mut chunk) {
             Ok(0) => Err("connection closed by the master".into()),
@@ -205,15 +224,28 @@ fn session(srv: &Arc<Server>, gen: u64, host: &str, port: u16) -> Result<(), Str
         .map_err(|e| e.to_string())?
         .next()
         .ok_or("no address")?;
-    let sock = TcpStream::connect_timeout(&addr, timeout).map_err(|e| e.to_string())?;
-    let _ = sock.set_nodelay(true);
-    sock.set_read_timeout(Some(Duration::from_millis(100)))
-        .map_err(|e| e.to_string())?;
-    sock.set_write_timeout(Some(timeout))
+    let tcp = TcpStream::connect_timeout(&addr, timeout).map_err(|e| e.to_string())?;
+    let _ = tcp.set_nodelay(true);
+    let peer = tcp.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+    let local = tcp.local_addr().map(|a| a.to_string()).unwrap_or_default();
+    let sock = if settings.tls.replication {
+        // `tls-replication yes`: the link speaks TLS (the handshake is
+        // done here, bounded by `repl-timeout`).
+        tcp.set_read_timeout(Some(timeout))
+            .and_then(|_| tcp.set_write_timeout(Some(timeout)))
+            .map_err(|e| e.to_string())?;
+        let dial = super::socket::tls_dialer().ok_or("TLS is not available")?;
+        Socket::Shared(dial(tcp, host, &settings)?)
+    } else {
+        Socket::Tcp(tcp)
+    };
+    sock.prepare(Some(Duration::from_millis(100)), Some(timeout))
         .map_err(|e| e.to_string())?;
     let mut l = Link {
         sock,
         buf: Vec::new(),
+        peer,
+        local,
     };
     notice("MASTER <-> REPLICA sync started");
     l.send(&[b"PING"])?;
@@ -237,7 +269,14 @@ fn session(srv: &Arc<Server>, gen: u64, host: &str, port: u16) -> Result<(), Str
             return Err(format!("Unable to AUTH to MASTER: {r}"));
         }
     }
-    let my_port = settings.port.to_string();
+    // The port this replica serves clients on, as the master lists it:
+    // the TLS port when replication is over TLS (as Redis announces).
+    let my_port = if settings.tls.replication && settings.tls.port != 0 {
+        settings.tls.port
+    } else {
+        settings.port
+    }
+    .to_string();
     l.send(&[b"REPLCONF", b"listening-port", my_port.as_bytes()])?;
     let r = l.reply(timeout)?;
     if r.starts_with('-') {
@@ -268,13 +307,18 @@ fn session(srv: &Arc<Server>, gen: u64, host: &str, port: u16) -> Result<(), Str
             .map_err(|_| format!("bad FULLRESYNC offset '{r}'"))?;
         notice(&format!("Full resync from master: {id}:{off}"));
         side.sync_in_progress.store(true, Relaxed);
-        full_sync(srv, gen, &mut l, timeout)?;
+        // Our own replicas must sync again (from the new dataset, under
+        // the new ID); none attaches meanwhile (the link is not up).
+        close_sub_replicas(srv);
+        let _unit = side.apply_lock.lock();
+        let stream_db = full_sync(srv, gen, &mut l, timeout)?;
         if !current(srv, gen) {
             return Ok(());
         }
         srv.replication.set_replid(id);
         srv.replication.clear_replid2();
         side.offset.store(off, Relaxed);
+        side.stream_db.store(stream_db, Relaxed);
         srv.replication
             .master
             .follow_from(off, srv.settings().repl.backlog_size);
@@ -282,11 +326,19 @@ fn session(srv: &Arc<Server>, gen: u64, host: &str, port: u16) -> Result<(), Str
         notice("MASTER <-> REPLICA sync: Finished with success");
     } else if let Some(rest) = r.strip_prefix("+CONTINUE") {
         let new_id = rest.trim();
+        let _unit = side.apply_lock.lock();
         if !new_id.is_empty() && new_id != ids.replid {
             // The master's ID changed (a failover): ours becomes the
-            // previous one.
+            // previous one, and our own replicas reconnect to learn the
+            // new one (they continue by partial resync).
             srv.replication.shift_replid(offset);
             srv.replication.set_replid(new_id);
+            close_sub_replicas(srv);
+        }
+        // The history this server serves its own replicas from.
+        let m = &srv.replication.master;
+        if m.inner.lock().backlog.is_none() {
+            m.follow_from(offset, srv.settings().repl.backlog_size);
         }
         notice("Successful partial resynchronization with master.");
     } else {
@@ -298,10 +350,22 @@ fn session(srv: &Arc<Server>, gen: u64, host: &str, port: u16) -> Result<(), Str
     stream(srv, gen, &mut l, timeout)
 }
 
-/// Reads the payload into a temporary file in `dir` and loads it.
-fn full_sync(srv: &Server, gen: u64, l: &mut Link, timeout: Duration) -> Result<(), String> {
+/// Ends the links of this server's own replicas (they reconnect).
+fn close_sub_replicas(srv: &Server) {
+    for r in srv.replication.master.inner.lock().replicas.iter() {
+        r.close();
+    }
+}
+
+/// Reads the payload into a temporary file in `dir` and loads it;
+/// returns the database the master's stream had selected at its cut
+/// (`repl-stream-db`).
+fn full_sync(srv: &Server, gen: u64, l: &mut Link, timeout: Duration) -> Result<u32, String> {
     let settings = srv.settings();
     let head = l.reply(timeout)?;
+    if super::diskless_load::wanted(srv, &settings) {
+        return super::diskless_load::load(srv, gen, l, timeout, &head, &settings);
+    }
     let path = std::path::Path::new(&settings.dir)
         .join(format!("temp-repl-load-{}.rdb", std::process::id()));
     struct Remove<'a>(&'a std::path::Path);
@@ -330,7 +394,7 @@ fn full_sync(srv: &Server, gen: u64, l: &mut Link, timeout: Duration) -> Result<
                 l.buf.drain(..n);
             }
             if !current(srv, gen) {
-                return Ok(());
+                return Ok(0);
             }
             if l.fill()? {
                 last_data = Instant::now();
@@ -354,7 +418,7 @@ fn full_sync(srv: &Server, gen: u64, l: &mut Link, timeout: Duration) -> Result<
                 break;
             }
             if !current(srv, gen) {
-                return Ok(());
+                return Ok(0);
             }
             if l.fill()? {
                 last_data = Instant::now();
@@ -373,7 +437,7 @@ fn full_sync(srv: &Server, gen: u64, l: &mut Link, timeout: Duration) -> Result<
     drop(srv.keyspace.flush_all());
     notice("MASTER <-> REPLICA sync: Loading DB in memory");
     match super::super::snapshot::load::load_file(srv, &settings, &path, false, true) {
-        Ok(_) => Ok(()),
+        Ok(rep) => Ok(rep.repl_stream_db.unwrap_or(0)),
         Err(e) => {
             drop(srv.keyspace.flush_all());
             Err(format!(
@@ -438,16 +502,7 @@ impl Applier<'_> {
 fn stream(srv: &Server, gen: u64, l: &mut Link, timeout: Duration) -> Result<(), String> {
     let side = &srv.replication.replica;
     let id = srv.clients.next_id();
-    let addr = l
-        .sock
-        .peer_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
-    let laddr = l
-        .sock
-        .local_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_default();
+    let (addr, laddr) = (l.peer.clone(), l.local.clone());
     let shared = Arc::new(ClientShared::new(
         id,
         addr,
@@ -462,6 +517,12 @@ fn stream(srv: &Server, gen: u64, l: &mut Link, timeout: Duration) -> Result<(),
     client.authenticated = true;
     client.in_exec = true;
     client.kind = ClientKind::Master;
+    // The database the master's stream last selected: from the full
+    // sync's `repl-stream-db`, or where the previous link left it.
+    let db = side.stream_db.load(Relaxed) as usize;
+    if db < srv.keyspace.databases() {
+        client.set_db(db);
+    }
     let mut ap = Applier {
         srv,
         client,
@@ -489,6 +550,10 @@ fn apply_loop(
     let side = &srv.replication.replica;
     let mut last_ack = Instant::now() - Duration::from_secs(2);
     let mut last_data = Instant::now();
+    // The bytes of a MULTI..EXEC received so far: the offset, the backlog
+    // and the sub-replicas get a transaction whole, at its EXEC (as Redis
+    // does not advance a master client's offset inside MULTI).
+    let mut tx_bytes: Vec<u8> = Vec::new();
     loop {
         if !current(srv, gen) || ap.client.shared.killed.load(Relaxed) {
             return Ok(());
@@ -496,12 +561,24 @@ fn apply_loop(
         while let Some((argv, used)) =
             super::master::parse_command(&l.buf).map_err(|_| "protocol error from the master")?
         {
-            // Every byte that advances the processed offset also goes to
-            // this server's own backlog (see `Master::record_applied`).
-            srv.replication.master.record_applied(&l.buf[..used]);
-            l.buf.drain(..used);
-            if argv.is_empty() {
-                side.offset.fetch_add(used as u64, Relaxed);
+            let bytes: Vec<u8> = l.buf.drain(..used).collect();
+            if ap.tx.is_some()
+                || argv
+                    .first()
+                    .is_some_and(|a| a.eq_ignore_ascii_case(b"MULTI"))
+            {
+                tx_bytes.extend_from_slice(&bytes);
+                let exec = argv
+                    .first()
+                    .is_some_and(|a| a.eq_ignore_ascii_case(b"EXEC"));
+                if !exec {
+                    if !argv.is_empty() {
+                        ap.feed(argv);
+                    }
+                    continue;
+                }
+                let unit = std::mem::take(&mut tx_bytes);
+                apply_unit(srv, gen, ap, &unit, Some(argv))?;
                 continue;
             }
             let getack = argv.len() >= 2
@@ -511,12 +588,9 @@ fn apply_loop(
                 let off = side.offset.load(Relaxed).to_string();
                 l.send(&[b"REPLCONF", b"ACK", off.as_bytes()])?;
                 last_ack = Instant::now();
-            } else if argv[0].eq_ignore_ascii_case(b"ping") {
-                // Keeps the link alive; nothing to apply.
-            } else {
-                ap.feed(argv);
             }
-            side.offset.fetch_add(used as u64, Relaxed);
+            let run = !argv.is_empty() && !getack && !argv[0].eq_ignore_ascii_case(b"ping");
+            apply_unit(srv, gen, ap, &bytes, run.then_some(argv))?;
         }
         if last_ack.elapsed() >= Duration::from_secs(1) {
             let off = side.offset.load(Relaxed).to_string();
@@ -531,4 +605,30 @@ fn apply_loop(
             return Err("MASTER timeout: no data nor PING received".into());
         }
     }
+}
+
+/// Applies one unit of the stream (a command, or EXEC with its queued
+/// transaction; None: nothing to run, a PING or GETACK or newline) and
+/// records its bytes, under `apply_lock` (see `ReplicaSide::apply_lock`):
+/// this server's offset, backlog and sub-replicas get exactly the bytes
+/// applied. A link that is no longer current applies nothing.
+fn apply_unit(
+    srv: &Server,
+    gen: u64,
+    ap: &mut Applier<'_>,
+    bytes: &[u8],
+    argv: Option<Vec<Vec<u8>>>,
+) -> Result<(), String> {
+    let side = &srv.replication.replica;
+    let _unit = side.apply_lock.lock();
+    if !current(srv, gen) {
+        return Ok(());
+    }
+    srv.replication.master.record_applied(bytes);
+    if let Some(argv) = argv {
+        ap.feed(argv);
+        side.stream_db.store(ap.client.db as u32, Relaxed);
+    }
+    side.offset.fetch_add(bytes.len() as u64, Relaxed);
+    Ok(())
 }

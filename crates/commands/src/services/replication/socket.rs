@@ -1,16 +1,55 @@
 //! A blocking socket a replication link runs on: the connection the
-//! server's worker handed over (TCP or unix).
+//! server's worker handed over (TCP, unix, or TLS), or the one a replica
+//! dialed to its master.
+//!
+//! TLS lives in the server crate (rustls); it reaches replication through
+//! [`LinkIo`] (a TLS connection both halves of a link share) and the
+//! dialer [`set_tls_dialer`] installs (`tls-replication yes`).
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::os::unix::net::UnixStream;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
+
+use crate::kernel::config::Settings;
+
+/// A blocking connection whose reading and writing halves may run on two
+/// threads at once (a TLS session behind a lock).
+pub trait LinkIo: Send + Sync + std::fmt::Debug {
+    /// Plain bytes read; `WouldBlock`/`TimedOut` after the read timeout
+    /// with nothing, Ok(0) at the end.
+    fn read(&self, buf: &mut [u8]) -> io::Result<usize>;
+    fn write(&self, buf: &[u8]) -> io::Result<usize>;
+    fn shutdown(&self);
+    /// Blocking mode with these timeouts (None: wait forever).
+    fn prepare(&self, read: Option<Duration>, write: Option<Duration>) -> io::Result<()>;
+}
+
+/// Dials a TLS session over a connected TCP socket to `host`, with the
+/// settings' client certificate and CAs.
+pub type TlsDialer =
+    dyn Fn(TcpStream, &str, &Settings) -> Result<Arc<dyn LinkIo>, String> + Send + Sync;
+
+static TLS_DIALER: OnceLock<Box<TlsDialer>> = OnceLock::new();
+
+/// Installs the TLS dialer (the server, at startup).
+pub fn set_tls_dialer(d: Box<TlsDialer>) {
+    let _ = TLS_DIALER.set(d);
+}
+
+/// The TLS dialer, if the server installed one.
+pub fn tls_dialer() -> Option<&'static TlsDialer> {
+    TLS_DIALER.get().map(|b| b.as_ref())
+}
 
 /// A blocking stream socket.
 #[derive(Debug)]
 pub enum Socket {
     Tcp(TcpStream),
     Unix(UnixStream),
+    /// A TLS session (both halves share it).
+    Shared(Arc<dyn LinkIo>),
 }
 
 impl Socket {
@@ -18,6 +57,7 @@ impl Socket {
         Ok(match self {
             Socket::Tcp(s) => Socket::Tcp(s.try_clone()?),
             Socket::Unix(s) => Socket::Unix(s.try_clone()?),
+            Socket::Shared(s) => Socket::Shared(s.clone()),
         })
     }
 
@@ -25,6 +65,10 @@ impl Socket {
         let _ = match self {
             Socket::Tcp(s) => s.shutdown(Shutdown::Both),
             Socket::Unix(s) => s.shutdown(Shutdown::Both),
+            Socket::Shared(s) => {
+                s.shutdown();
+                Ok(())
+            }
         };
     }
 
@@ -42,6 +86,7 @@ impl Socket {
                 s.set_read_timeout(read)?;
                 s.set_write_timeout(write)
             }
+            Socket::Shared(s) => s.prepare(read, write),
         }
     }
 }
@@ -51,6 +96,7 @@ impl Read for Socket {
         match self {
             Socket::Tcp(s) => s.read(buf),
             Socket::Unix(s) => s.read(buf),
+            Socket::Shared(s) => s.read(buf),
         }
     }
 }
@@ -60,6 +106,7 @@ impl Write for Socket {
         match self {
             Socket::Tcp(s) => s.write(buf),
             Socket::Unix(s) => s.write(buf),
+            Socket::Shared(s) => s.write(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {

@@ -30,6 +30,9 @@ pub struct LoadReport {
     pub keys_expired: u64,
     pub bytes: u64,
     pub seconds: f64,
+    /// The `repl-stream-db` aux field (a replica's master client starts
+    /// in that database).
+    pub repl_stream_db: Option<u32>,
 }
 
 /// Why a load failed.
@@ -91,10 +94,36 @@ pub fn load_file(
     Ok(rep)
 }
 
-fn read_all(
+/// Loads an RDB read from `r` (a replica's diskless load: the socket),
+/// as [`load_file`] with the functions replaced; `r` ends where the
+/// payload ends.
+pub fn load_reader<R: std::io::Read>(
     srv: &Server,
     settings: &Settings,
-    f: File,
+    r: R,
+) -> Result<LoadReport, LoadError> {
+    let p = &srv.persistence;
+    let started = Instant::now();
+    p.loading
+        .start
+        .store(crate::base::clock::unix_time_ms() / 1000, Relaxed);
+    p.loading.total_bytes.store(0, Relaxed);
+    p.loading.loaded_bytes.store(0, Relaxed);
+    p.loading.rdb_used_mem.store(0, Relaxed);
+    p.loading.active.store(true, Relaxed);
+    let res = read_all(srv, settings, r, None, false, true);
+    p.loading.active.store(false, Relaxed);
+    let mut rep = res.map_err(LoadError::Failed)?;
+    rep.seconds = started.elapsed().as_secs_f64();
+    p.load_keys_loaded.store(rep.keys_loaded, Relaxed);
+    p.load_keys_expired.store(rep.keys_expired, Relaxed);
+    Ok(rep)
+}
+
+fn read_all<R: std::io::Read>(
+    srv: &Server,
+    settings: &Settings,
+    f: R,
     total: Option<u64>,
     merge: bool,
     flush_functions: bool,
@@ -120,7 +149,15 @@ fn read_all(
             .read_item()
             .map_err(|e| format!("Error loading the RDB file: {e}"))?;
         match item {
-            Item::Aux { key, value } => aux_field(srv, &key, &value, now),
+            Item::Aux { key, value } => {
+                if key == b"repl-stream-db" {
+                    rep.repl_stream_db = std::str::from_utf8(&value)
+                        .ok()
+                        .and_then(|v| v.parse::<u32>().ok())
+                        .filter(|&db| (db as usize) < ks.databases());
+                }
+                aux_field(srv, &key, &value, now)
+            }
             Item::SelectDb(db) => {
                 if db as usize >= ks.databases() {
                     return Err(format!(

@@ -269,14 +269,6 @@ pub static ABSENT: &[Param] = &[
         "replication"
     ),
     absent!(
-        "repl-diskless-load",
-        [],
-        true,
-        "disabled",
-        Same::Word,
-        "replication"
-    ),
-    absent!(
         "repl-disable-tcp-nodelay",
         [],
         true,

@@ -2,6 +2,10 @@
 
 use super::super::values::*;
 use super::super::Param;
+use crate::kernel::config::settings::DisklessLoad;
+
+/// `repl-diskless-load` values, in `DisklessLoad` order.
+pub const DISKLESS_LOAD_NAMES: &[&str] = &["disabled", "on-empty-db", "swapdb"];
 
 pub static REPLICATION: &[Param] = &[
     Param {
@@ -55,6 +59,20 @@ pub static REPLICATION: &[Param] = &[
         |s| fmt_bool(s.repl.diskless_sync),
         |s, v| {
             s.repl.diskless_sync = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    p!(
+        "repl-diskless-load",
+        true,
+        "disabled",
+        |s| DISKLESS_LOAD_NAMES[s.repl.diskless_load as usize].to_string(),
+        |s, v| {
+            s.repl.diskless_load = match enum_of(v, DISKLESS_LOAD_NAMES)? {
+                1 => DisklessLoad::OnEmptyDb,
+                2 => DisklessLoad::Swapdb,
+                _ => DisklessLoad::Disabled,
+            };
             Ok(())
         }
     ),
