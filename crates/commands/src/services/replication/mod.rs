@@ -22,15 +22,20 @@
 //!   worker times them out like any blocked client. Blocking sends
 //!   `REPLCONF GETACK *` into the stream so replicas answer at once.
 //!
-//! The replica side (REPLICAOF) is [`replica`].
+//! The replica side (REPLICAOF) is [`replica`]; FAILOVER is [`failover`].
 //!
-//! `min-replicas-to-write` is checked by dispatch ([`too_few_good_replicas`]).
+//! Dispatch checks `min-replicas-to-write` ([`too_few_good_replicas`]),
+//! `-READONLY` on a replica ([`refuses_writes`], scripts' writes included)
+//! and `replica-serve-stale-data no` ([`serves_stale_only`]: `-MASTERDOWN`
+//! for commands without the `stale` flag while the link is not up). On a
+//! replica, expiry is frozen (`Server::refresh_expiry_freeze`): expired
+//! keys read as missing but stay until the master's `DEL`.
 //!
 //! Not built yet:
 //! `repl-diskless-sync-max-replicas`, one snapshot shared by several
-//! replicas syncing at once (each takes its own, one after the other),
-//! FAILOVER.
+//! replicas syncing at once (each takes its own, one after the other).
 
+pub mod failover;
 pub mod master;
 pub mod replica;
 pub mod socket;
@@ -72,6 +77,15 @@ pub fn server() -> Option<Arc<Server>> {
 /// (`-READONLY`)? One relaxed load when it is not a replica.
 pub fn refuses_writes(srv: &Server) -> bool {
     srv.replication.replica.is_replica.load(Relaxed)
+}
+
+/// A replica whose link to the master is not up (or whose first sync
+/// has not finished) with `replica-serve-stale-data no`: only commands
+/// with the `stale` flag run (`-MASTERDOWN`).
+pub fn serves_stale_only(srv: &Server, s: &Settings) -> bool {
+    !s.repl.serve_stale_data
+        && srv.replication.replica.is_replica.load(Relaxed)
+        && !srv.replication.replica.link_up.load(Relaxed)
 }
 
 /// `min-replicas-to-write`: fewer replicas than that are online with a
@@ -195,7 +209,12 @@ fn cron(srv: std::sync::Weak<Server>) {
                 && now.saturating_sub(g.alone_since_ms) > s.repl.backlog_ttl * 1000;
             (attached, expired)
         };
-        if attached && last_ping.elapsed() >= Duration::from_secs(s.repl.ping_period) {
+        // No PING while a failover holds the stream still (the target
+        // must reach the master's offset).
+        if attached
+            && !srv.replication.failover.active.load(Relaxed)
+            && last_ping.elapsed() >= Duration::from_secs(s.repl.ping_period)
+        {
             last_ping = std::time::Instant::now();
             feed_command(&srv, &[b"PING".as_slice()]);
         }
@@ -351,7 +370,7 @@ pub fn info_section(srv: &Server, t: &mut String) {
             v.ip, v.port, v.state, v.offset, v.lag_secs
         );
     }
-    let _ = write!(t, "master_failover_state:no-failover\r\n");
+    let _ = write!(t, "master_failover_state:{}\r\n", failover::state_name(srv));
     let _ = write!(t, "master_replid:{}\r\n", ids.replid);
     let _ = write!(t, "master_replid2:{}\r\n", ids.replid2);
     let _ = write!(t, "master_repl_offset:{offset}\r\n");
