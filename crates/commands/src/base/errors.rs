@@ -16,6 +16,10 @@ pub const MISCONF_RDB: &str = "MISCONF Redis is configured to save RDB snapshots
 pub const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
 /// Writes from clients of a read-only replica.
 pub const READONLY_REPLICA: &str = "READONLY You can't write against a read only replica.";
+pub const MASTERDOWN: &str =
+    "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+/// A script with `allow-stale` calling a command without the `stale` flag.
+pub const ERR_SCRIPT_STALE: &str = "ERR Can not execute the command on a stale replica";
 /// Commands without the `loading` flag while the dataset is loading.
 pub const LOADING: &str = "LOADING Redis is loading the dataset in memory";
 pub const ERR_AUTH_WITHOUT_PASSWORD: &str = "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?";

@@ -1,6 +1,6 @@
 //! Replication commands: REPLICAOF/SLAVEOF (the replica side), SYNC,
-//! PSYNC, REPLCONF, WAIT, ROLE (the work is `services::replication`).
-//! FAILOVER is not built yet.
+//! PSYNC, REPLCONF, WAIT, ROLE, FAILOVER (the work is
+//! `services::replication`).
 
 use collections::Limits;
 use resp::ReplyBuf;
@@ -25,6 +25,20 @@ fn sync(ctx: &mut Ctx, args: &[&[u8]]) {
     // A replica asking again is ignored, as Redis does.
     if ctx.client.kind == ClientKind::Replica {
         return;
+    }
+    // `PSYNC <replid> <offset> FAILOVER`: our master hands its role over
+    // to us (its FAILOVER): we become a master if we follow its history.
+    if args.len() > 3 && eq_ic(args[0], "psync") && eq_ic(args[3], "failover") {
+        if args[1] != ctx.srv.replication.ids().replid.as_bytes() {
+            return ctx.error("ERR PSYNC FAILOVER replid must match my replid.");
+        }
+        crate::services::replication::replica::promote_for_failover(
+            ctx.srv,
+            &ctx.client.shared.addr,
+        );
+    }
+    if crate::services::replication::failover::in_progress(ctx.srv) {
+        return ctx.error("NOMASTERLINK Can't SYNC while failing over");
     }
     // A replica serves its own replicas (chained replication) only while
     // its link with its master is up, as Redis.
@@ -145,6 +159,10 @@ impl BlockedOp for WaitOp {
 }
 
 fn wait(ctx: &mut Ctx, args: &[&[u8]]) {
+    // Redis 7.0 refuses WAIT on a replica before reading its arguments.
+    if crate::services::replication::refuses_writes(ctx.srv) {
+        return ctx.error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.");
+    }
     let Some(num) = parse_i64(args[1]) else {
         return ctx.error(ERR_NOT_INT);
     };
@@ -153,9 +171,6 @@ fn wait(ctx: &mut Ctx, args: &[&[u8]]) {
     };
     if timeout < 0 {
         return ctx.error(ERR_TIMEOUT_NEGATIVE);
-    }
-    if crate::services::replication::refuses_writes(ctx.srv) {
-        return ctx.error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.");
     }
     let master = ctx.srv.replication.master.clone();
     // Every write this client made is at or below the current offset.
@@ -187,6 +202,9 @@ fn wait(ctx: &mut Ctx, args: &[&[u8]]) {
 /// REPLICAOF / SLAVEOF host port | NO ONE.
 fn replicaof(ctx: &mut Ctx, args: &[&[u8]]) {
     use crate::services::replication::replica::{replicaof as set, Outcome};
+    if crate::services::replication::failover::in_progress(ctx.srv) {
+        return ctx.error("ERR REPLICAOF not allowed while failing over.");
+    }
     let target = if eq_ic(args[1], "no") && eq_ic(args[2], "one") {
         None
     } else {
@@ -202,6 +220,91 @@ fn replicaof(ctx: &mut Ctx, args: &[&[u8]]) {
         Outcome::Ok => ctx.ok(),
         Outcome::AlreadyConnected => ctx.out.simple("OK Already connected to specified master"),
     }
+}
+
+/// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]: the checks, in
+/// Redis 7.0's order; the work is `services::replication::failover`.
+fn failover(ctx: &mut Ctx, args: &[&[u8]]) {
+    use crate::services::replication::failover::{self as fo, TargetCheck};
+    if ctx.srv.cluster.enabled {
+        return ctx.error("ERR FAILOVER not allowed in cluster mode.");
+    }
+    let mut target: Option<(String, i64)> = None;
+    let mut timeout: i64 = 0;
+    let (mut force, mut abort) = (false, false);
+    let mut i = 1;
+    while i < args.len() {
+        let a = args[i];
+        if eq_ic(a, "to") && i + 2 < args.len() && target.is_none() {
+            let Some(port) = parse_i64(args[i + 2]) else {
+                return ctx.error(ERR_NOT_INT);
+            };
+            target = Some((String::from_utf8_lossy(args[i + 1]).into_owned(), port));
+            i += 2;
+        } else if eq_ic(a, "timeout") && i + 1 < args.len() && timeout <= 0 {
+            let Some(t) = parse_i64(args[i + 1]) else {
+                return ctx.error(ERR_NOT_INT);
+            };
+            if t <= 0 {
+                return ctx.error("ERR FAILOVER timeout must be greater than 0");
+            }
+            timeout = t;
+            i += 1;
+        } else if eq_ic(a, "force") && !force {
+            force = true;
+        } else if eq_ic(a, "abort") && !abort {
+            abort = true;
+        } else {
+            return ctx.error(ERR_SYNTAX);
+        }
+        i += 1;
+    }
+    if abort {
+        if force || timeout != 0 || target.is_some() {
+            return ctx.error(ERR_SYNTAX);
+        }
+        if !fo::abort_request(ctx.srv) {
+            return ctx.error("ERR No failover in progress.");
+        }
+        return ctx.ok();
+    }
+    if crate::services::replication::refuses_writes(ctx.srv) {
+        return ctx.error("ERR FAILOVER is not valid when server is a replica.");
+    }
+    if !fo::has_replicas(ctx.srv) {
+        return ctx.error("ERR FAILOVER requires connected replicas.");
+    }
+    if fo::in_progress(ctx.srv) {
+        return ctx.error("ERR FAILOVER already in progress.");
+    }
+    if force && (timeout == 0 || target.is_none()) {
+        return ctx.error(
+            "ERR FAILOVER with force option requires both a timeout and target HOST and IP.",
+        );
+    }
+    let target = match target {
+        Some((host, port)) => {
+            let port = u16::try_from(port).ok();
+            let check = port.map_or(TargetCheck::NotAReplica, |p| {
+                fo::check_target(ctx.srv, &host, p)
+            });
+            match check {
+                TargetCheck::NotAReplica => {
+                    return ctx.error("ERR FAILOVER target HOST and PORT is not a replica.")
+                }
+                TargetCheck::NotOnline => {
+                    return ctx.error("ERR FAILOVER target replica is not online.")
+                }
+                TargetCheck::Online => port.map(|p| (host, p)),
+            }
+        }
+        None => None,
+    };
+    let Some(srv) = crate::services::replication::server() else {
+        return ctx.error("ERR FAILOVER is not available in this context");
+    };
+    fo::start(&srv, target, timeout as u64, force);
+    ctx.ok();
 }
 
 fn role(ctx: &mut Ctx, _args: &[&[u8]]) {
@@ -247,6 +350,19 @@ const REPLICAOF_FLAGS: u32 = flag::ADMIN | flag::NOSCRIPT | flag::STALE | flag::
 const SYNC_FLAGS: u32 = flag::ADMIN | flag::NOSCRIPT | flag::NO_ASYNC_LOADING | flag::NO_MULTI;
 
 pub const COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        acl: &["admin", "slow", "dangerous"],
+        docs: Docs::new(
+            "O(1)",
+            "Start a coordinated failover between this server and one of its replicas.",
+        ),
+        ..CommandSpec::new(
+            "failover",
+            -1,
+            flag::ADMIN | flag::NOSCRIPT | flag::STALE,
+            failover,
+        )
+    },
     CommandSpec {
         acl: &["admin", "slow", "dangerous"],
         docs: Docs::new(

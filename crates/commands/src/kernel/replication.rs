@@ -42,6 +42,8 @@ pub struct Replication {
     pub master: Arc<Master>,
     /// The replica side (REPLICAOF).
     pub replica: ReplicaSide,
+    /// FAILOVER (`services::replication::failover`).
+    pub failover: Failover,
 }
 
 impl Default for Replication {
@@ -54,6 +56,7 @@ impl Default for Replication {
             }),
             master: Arc::default(),
             replica: ReplicaSide::default(),
+            failover: Failover::default(),
         }
     }
 }
@@ -80,6 +83,12 @@ impl Replication {
         let mut g = self.ids.lock();
         g.replid2 = std::mem::replace(&mut g.replid, crate::base::text::random_hex(40));
         g.second_offset = offset as i64 + 1;
+    }
+
+    /// A replica (its master deletes its keys) or a FAILOVER (the stream
+    /// must stay still) holds expiry (`Server::refresh_expiry_freeze`).
+    pub fn expiry_held(&self) -> bool {
+        self.replica.is_replica.load(Relaxed) || self.failover.active.load(Relaxed)
     }
 
     /// Forgets the previous ID (Redis's `clearReplicationId2`).
@@ -116,6 +125,48 @@ pub struct ReplicaSide {
     /// The database the master's stream last selected (the master
     /// client's), as `repl-stream-db` for a sub-replica's full sync.
     pub stream_db: AtomicU32,
+}
+
+/// A coordinated FAILOVER in progress (Redis's `failover_state`).
+#[derive(Debug, Default)]
+pub struct Failover {
+    pub inner: Mutex<FailoverInner>,
+    /// `inner.state != NONE`: client writes are paused (one relaxed load
+    /// per command).
+    pub active: AtomicBool,
+}
+
+/// What a FAILOVER was asked for and how far it got.
+#[derive(Debug, Default, Clone)]
+pub struct FailoverInner {
+    /// [`failover::NONE`], [`failover::WAIT_FOR_SYNC`] or
+    /// [`failover::IN_PROGRESS`].
+    pub state: u8,
+    /// `TO host port` (or, once one caught up, the replica chosen).
+    pub target: Option<(String, u16)>,
+    /// `TO` was given (the target was not chosen among the replicas).
+    pub targeted: bool,
+    /// Unix ms at which the wait for the replica ends (0: no TIMEOUT).
+    pub end_ms: u64,
+    /// `FORCE`: at the timeout, fail over anyway.
+    pub force: bool,
+    /// Bumped by every FAILOVER: the thread of an older one stops.
+    pub generation: u64,
+}
+
+/// The states of a FAILOVER, as INFO's `master_failover_state` names them.
+pub mod failover {
+    pub const NONE: u8 = 0;
+    pub const WAIT_FOR_SYNC: u8 = 1;
+    pub const IN_PROGRESS: u8 = 2;
+
+    pub fn name(s: u8) -> &'static str {
+        match s {
+            WAIT_FOR_SYNC => "waiting-for-sync",
+            IN_PROGRESS => "failover-in-progress",
+            _ => "no-failover",
+        }
+    }
 }
 
 /// A replica's state, as INFO names it.

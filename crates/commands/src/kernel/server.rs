@@ -311,7 +311,17 @@ impl Server {
         self.pause_until_ms.store(p.until_ms, Relaxed);
         // While paused, the dataset stays as it is: no expiry, no eviction
         // (Redis 7.0); the cron thaws it when the pause ends.
-        self.keyspace.set_expiry_frozen(p.until_ms != 0);
+        drop(g);
+        self.refresh_expiry_freeze();
+    }
+
+    /// Expiry is frozen (expired keys read as missing but stay, no active
+    /// expiry) while clients are paused, while a FAILOVER runs, and on a
+    /// replica, whose keys go only when its master's DEL arrives.
+    pub fn refresh_expiry_freeze(&self) {
+        let paused = self.pause_until_ms.load(Relaxed) != 0;
+        self.keyspace
+            .set_expiry_frozen(paused || self.replication.expiry_held());
     }
 
     pub fn pause_state(&self) -> Pause {

@@ -275,7 +275,7 @@ fn execute_inner(
         reject_cmd(srv, client, args[0], out, crate::base::errors::OOM_ERROR);
         return Outcome::Done;
     }
-    if let Some(msg) = persistence_gate(srv, client, settings, spec) {
+    if let Some(msg) = persistence_gate(srv, client, settings, spec, flags) {
         entry
             .stats
             .rejected_calls
@@ -299,7 +299,11 @@ fn execute_inner(
         return Outcome::Done;
     }
     let now_ms = crate::base::clock::cached_time_ms();
-    if let Some(p) = srv.active_pause(now_ms) {
+    // A FAILOVER pauses writes as CLIENT PAUSE WRITE does.
+    let pause = srv
+        .active_pause(now_ms)
+        .or_else(|| crate::services::replication::failover::pause(srv));
+    if let Some(p) = pause {
         let writes = if spec.flags & flag::RUNS_QUEUE != 0 {
             queued_any(srv, client, flag::WRITE | flag::MAY_REPLICATE)
         } else {
@@ -445,19 +449,22 @@ fn over_memory(
 /// Redis's persistence refusals, in its order: MISCONF for writes (and
 /// PING) after a failed background save (`services::snapshot::writes_refused`)
 /// or while the AOF cannot be written (`services::aof::write_error`),
-/// then LOADING for commands without the `loading` flag while the dataset
-/// loads. EXEC is judged by its queued commands.
+/// then replication's (NOREPLICAS, READONLY, MASTERDOWN), then LOADING
+/// for commands without the `loading` flag while the dataset loads. EXEC
+/// is judged by its queued commands; `flags` are the command's as this
+/// call sees them (a script's declared flags, `CommandSpec::flags_of`).
 fn persistence_gate(
     srv: &Server,
     client: &Client,
     settings: &Settings,
     spec: &CommandSpec,
+    flags: u32,
 ) -> Option<std::borrow::Cow<'static, str>> {
     let queue = spec.flags & flag::RUNS_QUEUE != 0;
     let writes = if queue {
         queued_any(srv, client, flag::WRITE)
     } else {
-        spec.flags & (flag::WRITE | flag::DISK_ERROR_PROBE) != 0
+        flags & (flag::WRITE | flag::DISK_ERROR_PROBE) != 0
     };
     if writes {
         if crate::services::snapshot::writes_refused(srv, settings) {
@@ -471,7 +478,7 @@ fn persistence_gate(
     let is_write = if queue {
         queued_any(srv, client, flag::WRITE)
     } else {
-        spec.flags & flag::WRITE != 0
+        flags & flag::WRITE != 0
     };
     if is_write {
         if crate::services::replication::too_few_good_replicas(srv, settings) {
@@ -482,6 +489,26 @@ fn persistence_gate(
             && crate::services::replication::refuses_writes(srv)
         {
             return Some(errors::READONLY_REPLICA.into());
+        }
+    }
+    // `replica-serve-stale-data no` while the link to the master is down:
+    // only `stale` commands (EXEC: when all it queued are).
+    if client.kind != crate::kernel::client::ClientKind::Master
+        && crate::services::replication::serves_stale_only(srv, settings)
+    {
+        let denied = if queue {
+            client.tx.queue.as_ref().is_some_and(|q| {
+                q.iter().any(|c| {
+                    let argv: Vec<&[u8]> = c.iter().map(|a| a.as_slice()).collect();
+                    resolve(srv, &argv)
+                        .is_ok_and(|i| srv.table.get(i).spec.flags & flag::STALE == 0)
+                })
+            })
+        } else {
+            flags & flag::STALE == 0
+        };
+        if denied {
+            return Some(errors::MASTERDOWN.into());
         }
     }
     if srv.persistence.is_loading() {

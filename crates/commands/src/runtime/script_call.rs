@@ -4,9 +4,13 @@
 //! WATCH invalidation, keyspace notifications).
 //!
 //! The checks, in Redis's order: the command exists (a container's
-//! subcommand too), its arity, `noscript`, the ACL (as the caller's user,
+//! subcommand too), its arity, `noscript`, on a stale replica
+//! (`replica-serve-stale-data no`, link down) commands without the
+//! `stale` flag, the ACL (as the caller's user,
 //! logged with context `lua`), writes from read-only scripts
-//! (`*_RO` or `no-writes`; `may-replicate` counts as a write), then
+//! (`*_RO` or `no-writes`; `may-replicate` counts as a write), writes on
+//! a read-only replica (`-READONLY`, unless the master runs the script),
+//! then
 //! `denyoom` commands while the server was over `maxmemory` when the
 //! script started and the script has not written yet (unless `allow-oom`).
 //! A refused call counts as a rejected call of that command. Every call
@@ -66,12 +70,28 @@ pub fn execute_from_script(
     if spec.flags & flag::NOSCRIPT != 0 {
         return refuse(srv, Some(idx), out, errors::ERR_SCRIPT_NOSCRIPT);
     }
+    // A replica refuses its scripts' writes (and, stale, commands without
+    // the `stale` flag) unless the master runs the script.
+    let replica = crate::services::replication::refuses_writes(srv)
+        && !srv
+            .clients
+            .get(sc.caller)
+            .is_some_and(|c| c.has_flag(crate::kernel::client::cflag::MASTER));
+    if replica
+        && spec.flags & flag::STALE == 0
+        && crate::services::replication::serves_stale_only(srv, settings)
+    {
+        return refuse(srv, Some(idx), out, errors::ERR_SCRIPT_STALE);
+    }
     let lua = crate::kernel::acl::log::Context::Lua;
     if let Err(d) = crate::services::acl::check_call(srv, client, idx, args, lua, Some(sc.caller)) {
         return refuse(srv, Some(idx), out, crate::services::acl::script_text(d));
     }
     if sc.read_only && spec.flags & (flag::WRITE | flag::MAY_REPLICATE) != 0 {
         return refuse(srv, Some(idx), out, errors::ERR_SCRIPT_READ_ONLY);
+    }
+    if replica && spec.flags & flag::WRITE != 0 {
+        return refuse(srv, Some(idx), out, errors::READONLY_REPLICA);
     }
     if !sc.allow_oom
         && sc.oom_at_start

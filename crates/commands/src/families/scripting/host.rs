@@ -69,6 +69,14 @@ pub(super) fn prepare(
     let compat = flags.contains(ScriptFlags::EVAL_COMPAT_MODE);
     let no_writes = flags.contains(ScriptFlags::NO_WRITES);
     let allow_oom = flags.contains(ScriptFlags::ALLOW_OOM);
+    // A script without a shebang on a stale replica does not run (one
+    // with flags was judged by dispatch from its `allow-stale` flag).
+    if compat
+        && ctx.client.kind != crate::kernel::client::ClientKind::Master
+        && crate::services::replication::serves_stale_only(ctx.srv, ctx.settings)
+    {
+        return Err(errors::MASTERDOWN);
+    }
     if !compat && !no_writes && kind.read_only {
         return Err(errors::ERR_SCRIPT_WRITE_FLAG_RO);
     }

@@ -453,6 +453,9 @@ pub struct ReplSettings {
     pub min_replicas_to_write: u64,
     /// `min-replicas-max-lag`, seconds (0: off).
     pub min_replicas_max_lag: u64,
+    /// `replica-serve-stale-data`: a replica whose link is down still
+    /// answers (no: `-MASTERDOWN` for commands without the `stale` flag).
+    pub serve_stale_data: bool,
 }
 
 impl Default for ReplSettings {
@@ -470,6 +473,7 @@ impl Default for ReplSettings {
             masteruser: String::new(),
             min_replicas_to_write: 0,
             min_replicas_max_lag: 10,
+            serve_stale_data: true,
         }
     }
 }

@@ -22,7 +22,7 @@
 //!   worker times them out like any blocked client. Blocking sends
 //!   `REPLCONF GETACK *` into the stream so replicas answer at once.
 //!
-//! The replica side (REPLICAOF) is [`replica`].
+//! The replica side (REPLICAOF) is [`replica`]; FAILOVER is [`failover`].
 //!
 //! * **Chained replicas.** A replica serves SYNC/PSYNC of its own
 //!   replicas while its link is up (else `-NOMASTERLINK`). Its stream is
@@ -43,14 +43,19 @@
 //!   the dialer the server installs ([`socket::set_tls_dialer`]) and
 //!   announces its TLS port.
 //!
-//! `min-replicas-to-write` is checked by dispatch ([`too_few_good_replicas`]).
+//! Dispatch checks `min-replicas-to-write` ([`too_few_good_replicas`]),
+//! `-READONLY` on a replica ([`refuses_writes`], scripts' writes included)
+//! and `replica-serve-stale-data no` ([`serves_stale_only`]: `-MASTERDOWN`
+//! for commands without the `stale` flag while the link is not up). On a
+//! replica, expiry is frozen (`Server::refresh_expiry_freeze`): expired
+//! keys read as missing but stay until the master's `DEL`.
 //!
 //! Not built yet:
 //! `repl-diskless-sync-max-replicas`, one snapshot shared by several
-//! replicas syncing at once (each takes its own, one after the other),
-//! FAILOVER.
+//! replicas syncing at once (each takes its own, one after the other).
 
 pub mod diskless_load;
+pub mod failover;
 pub mod master;
 pub mod replica;
 pub mod socket;
@@ -116,6 +121,15 @@ pub fn resume_stream(srv: &Server) {
     srv.journal.out.lock().db = None;
     srv.journal.set_replicating(true);
     srv.keyspace.set_journal_expired(true);
+}
+
+/// A replica whose link to the master is not up (or whose first sync
+/// has not finished) with `replica-serve-stale-data no`: only commands
+/// with the `stale` flag run (`-MASTERDOWN`).
+pub fn serves_stale_only(srv: &Server, s: &Settings) -> bool {
+    !s.repl.serve_stale_data
+        && srv.replication.replica.is_replica.load(Relaxed)
+        && !srv.replication.replica.link_up.load(Relaxed)
 }
 
 /// `min-replicas-to-write`: fewer replicas than that are online with a
@@ -245,7 +259,12 @@ fn cron(srv: std::sync::Weak<Server>) {
                 && now.saturating_sub(g.alone_since_ms) > s.repl.backlog_ttl * 1000;
             (attached, expired)
         };
-        if attached && last_ping.elapsed() >= Duration::from_secs(s.repl.ping_period) {
+        // No PING while a failover holds the stream still (the target
+        // must reach the master's offset).
+        if attached
+            && !srv.replication.failover.active.load(Relaxed)
+            && last_ping.elapsed() >= Duration::from_secs(s.repl.ping_period)
+        {
             last_ping = std::time::Instant::now();
             feed_command(&srv, &[b"PING".as_slice()]);
         }
@@ -401,7 +420,7 @@ pub fn info_section(srv: &Server, t: &mut String) {
             v.ip, v.port, v.state, v.offset, v.lag_secs
         );
     }
-    let _ = write!(t, "master_failover_state:no-failover\r\n");
+    let _ = write!(t, "master_failover_state:{}\r\n", failover::state_name(srv));
     let _ = write!(t, "master_replid:{}\r\n", ids.replid);
     let _ = write!(t, "master_replid2:{}\r\n", ids.replid2);
     let _ = write!(t, "master_repl_offset:{offset}\r\n");

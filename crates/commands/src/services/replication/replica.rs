@@ -25,9 +25,15 @@
 //! The payload goes through a temporary file, or straight from the socket
 //! as `repl-diskless-load` says ([`super::diskless_load`]).
 //!
-//! Not built yet: `replica-serve-stale-data no`,
-//! keeping expired keys until the master's DEL (a Petrel replica expires
-//! keys itself).
+//! While this server is a replica, expiry is frozen: expired keys read as
+//! missing (the master's commands too: see the limits below) and are
+//! deleted only by the master's `DEL`. A `PSYNC ... FAILOVER` from the
+//! master promotes this server first ([`promote_for_failover`]); a link
+//! made by this server's own FAILOVER sends it (`failover`).
+//!
+//! Unlike Redis, the master's own commands also see an expired (not yet
+//! deleted) key as missing: a master command on a key whose TTL passed on
+//! this replica's clock but not on the master's may apply differently.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -57,8 +63,29 @@ pub enum Outcome {
     AlreadyConnected,
 }
 
+/// `PSYNC ... FAILOVER` from our master: become a master (the PSYNC then
+/// continues as a partial resync against our previous ID).
+pub fn promote_for_failover(srv: &Server, from: &str) {
+    if srv.replication.replica.master.lock().is_none() {
+        return;
+    }
+    replicaof_quiet(srv, None);
+    notice(&format!(
+        "MASTER MODE enabled (failover request from 'addr={from}')"
+    ));
+}
+
 /// REPLICAOF host port / NO ONE (None).
 pub fn replicaof(srv: &Server, target: Option<(String, u16)>) -> Outcome {
+    let promoting = target.is_none() && srv.replication.replica.master.lock().is_some();
+    let r = replicaof_quiet(srv, target);
+    if promoting {
+        notice("MASTER MODE enabled (user request)");
+    }
+    r
+}
+
+fn replicaof_quiet(srv: &Server, target: Option<(String, u16)>) -> Outcome {
     let side = &srv.replication.replica;
     let mut cur = side.master.lock();
     match target {
@@ -73,6 +100,7 @@ pub fn replicaof(srv: &Server, target: Option<(String, u16)>) -> Outcome {
             // EXEC this thread holds the order lock the unit may need.
             let _unit = side.apply_lock.try_lock_for(Duration::from_secs(2));
             side.is_replica.store(false, Relaxed);
+            srv.refresh_expiry_freeze();
             side.link_up.store(false, Relaxed);
             side.sync_in_progress.store(false, Relaxed);
             // The stream this server serves continues from the offset it
@@ -91,7 +119,6 @@ pub fn replicaof(srv: &Server, target: Option<(String, u16)>) -> Outcome {
             // partial resync; clients' writes extend the stream from now.
             close_sub_replicas(srv);
             super::resume_stream(srv);
-            notice("MASTER MODE enabled (user request)");
             Outcome::Ok
         }
         Some((host, port)) => {
@@ -119,6 +146,8 @@ pub fn replicaof(srv: &Server, target: Option<(String, u16)>) -> Outcome {
             }
             let gen = side.generation.fetch_add(1, Relaxed) + 1;
             side.is_replica.store(true, Relaxed);
+            // Keys from the master expire only by its DEL.
+            srv.refresh_expiry_freeze();
             side.link_up.store(false, Relaxed);
             side.down_since_ms
                 .store(crate::base::clock::unix_time_ms(), Relaxed);
@@ -144,6 +173,8 @@ fn link(srv: Arc<Server>, gen: u64, host: String, port: u16) {
             Ok(()) => {}
             Err(e) => warning(&format!("Replication link to {host}:{port}: {e}")),
         }
+        // A failover whose PSYNC got no answer goes back to being a master.
+        super::failover::link_failed(&srv);
         let side = &srv.replication.replica;
         if current(&srv, gen) {
             side.link_up.store(false, Relaxed);
@@ -295,8 +326,22 @@ fn session(srv: &Arc<Server>, gen: u64, host: &str, port: u16) -> Result<(), Str
     let ids = srv.replication.ids();
     let offset = side.offset.load(Relaxed);
     let psync_off = (offset + 1).to_string();
-    l.send(&[b"PSYNC", ids.replid.as_bytes(), psync_off.as_bytes()])?;
+    // A FAILOVER in progress asks the target to take our role.
+    if super::failover::psync_failover(srv) {
+        l.send(&[
+            b"PSYNC",
+            ids.replid.as_bytes(),
+            psync_off.as_bytes(),
+            b"FAILOVER",
+        ])?;
+    } else {
+        l.send(&[b"PSYNC", ids.replid.as_bytes(), psync_off.as_bytes()])?;
+    }
     let r = l.reply(timeout)?;
+    super::failover::psync_answered(
+        srv,
+        r.starts_with("+FULLRESYNC") || r.starts_with("+CONTINUE"),
+    );
     if let Some(rest) = r.strip_prefix("+FULLRESYNC ") {
         let mut it = rest.split(' ');
         let (Some(id), Some(off)) = (it.next(), it.next()) else {

@@ -189,14 +189,6 @@ pub static ABSENT: &[Param] = &[
         "modules"
     ),
     absent!(
-        "replica-serve-stale-data",
-        ["slave-serve-stale-data"],
-        true,
-        "yes",
-        Same::Bool,
-        "replication"
-    ),
-    absent!(
         "replica-read-only",
         ["slave-read-only"],
         true,

@@ -52,6 +52,17 @@ pub static REPLICATION: &[Param] = &[
             Ok(())
         }
     ),
+    Param {
+        name: "replica-serve-stale-data",
+        aliases: &["slave-serve-stale-data"],
+        mutable: true,
+        default: || "yes".into(),
+        get: |s| fmt_bool(s.repl.serve_stale_data),
+        set: |s, v| {
+            s.repl.serve_stale_data = parse_bool(v)?;
+            Ok(())
+        },
+    },
     p!(
         "repl-diskless-sync",
         true,

@@ -1,0 +1,697 @@
+//! Replication roles (issue 21): what a replica refuses and how a master
+//! hands its role over. WAIT on a replica, `replica-serve-stale-data no`
+//! (`-MASTERDOWN`), scripts writing on a read-only replica, expired keys
+//! on a replica, and FAILOVER between petrel and redis-server 7.0 nodes.
+//! Replies are compared with redis-server in the same situation when it
+//! is installed (skipped otherwise unless `PETREL_REQUIRE_REDIS=1`); the
+//! petrel-only assertions always run.
+//!
+//! No timing assertions: everything waits by polling with generous limits.
+
+mod common;
+
+use common::*;
+use std::time::Instant;
+
+const PATIENCE: Duration = Duration::from_secs(60);
+
+fn info_field(c: &mut RawConn, section: &str, field: &str) -> Option<String> {
+    let v = c.cmd(&["INFO", section]);
+    let text = String::from_utf8_lossy(v.as_bytes().unwrap_or_default()).into_owned();
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")).map(|s| s.to_string()))
+}
+
+fn info_num(c: &mut RawConn, section: &str, field: &str) -> i64 {
+    info_field(c, section, field)
+        .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
+        .parse()
+        .unwrap()
+}
+
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let end = Instant::now() + PATIENCE;
+    while !cond() {
+        if Instant::now() > end {
+            panic!("timed out waiting for {what}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn is_err(v: &Value) -> bool {
+    matches!(v, Value::Error(_))
+}
+
+fn err_text(v: &Value) -> String {
+    match v {
+        Value::Error(e) => String::from_utf8_lossy(e).into_owned(),
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+/// A port nothing listens on (a master that is down).
+fn dead_port() -> String {
+    free_port().to_string()
+}
+
+/// Petrel, and redis-server when installed, each started with `args`.
+fn both(args: &[(&str, &str)]) -> Vec<Server> {
+    let mut v = vec![Server::start(args)];
+    if let Some(r) = RefRedis::start_with(Opts::new(args)) {
+        v.push(r);
+    }
+    v
+}
+
+fn link_up(replica: &Server) {
+    let mut c = replica.raw();
+    wait_for("the replica's link to come up", || {
+        info_field(&mut c, "replication", "master_link_status").as_deref() == Some("up")
+            && info_field(&mut c, "replication", "master_sync_in_progress").as_deref() == Some("0")
+    });
+}
+
+fn caught_up(master: &Server, replica: &Server) {
+    let mut m = master.raw();
+    let mut r = replica.raw();
+    wait_for("the replica to catch up", || {
+        info_num(&mut m, "replication", "master_repl_offset")
+            == info_num(&mut r, "replication", "slave_repl_offset")
+    });
+}
+
+const WAIT_ON_REPLICA: &str = "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.";
+
+#[test]
+fn wait_on_a_replica_is_refused_before_its_arguments_are_read() {
+    for s in both(&[]) {
+        let mut c = s.raw();
+        // A master reads the arguments.
+        assert_eq!(c.cmd(&["WAIT", "x", "0"]), err(WAIT_NOT_INT));
+        assert_eq!(
+            c.cmd(&["REPLICAOF", "127.0.0.1", &dead_port()]),
+            Value::simple("OK")
+        );
+        for args in [["WAIT", "1", "0"], ["WAIT", "x", "y"], ["WAIT", "0", "-1"]] {
+            assert_eq!(c.cmd(&args), err(WAIT_ON_REPLICA), "{args:?}");
+        }
+    }
+}
+
+const WAIT_NOT_INT: &str = "ERR value is not an integer or out of range";
+
+const MASTERDOWN: &str =
+    "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+
+/// Commands tried on a stale replica; replies with a varying value (ids,
+/// times) are compared by kind only (error text or not an error).
+const STALE_PROBES: &[&[&str]] = &[
+    &["GET", "k"],
+    &["SET", "k", "1"],
+    &["PING"],
+    &["ECHO", "a"],
+    &["INFO", "server"],
+    &["DBSIZE"],
+    &["CONFIG", "GET", "port"],
+    &["CLIENT", "ID"],
+    &["SELECT", "1"],
+    &["SELECT", "0"],
+    &["COMMAND", "COUNT"],
+    &["EVAL", "return 1", "0"],
+    &["EVAL", "return redis.call('get','k')", "0"],
+    &["FCALL", "r", "1", "k"],
+    &["FCALL_RO", "r", "1", "k"],
+    &["ROLE"],
+    &["WAIT", "0", "0"],
+    &["TIME"],
+    &["MEMORY", "USAGE", "k"],
+    &["PUBLISH", "a", "b"],
+    &["TYPE", "k"],
+    &["KEYS", "*"],
+    &["SCAN", "0"],
+    &["FAILOVER"],
+    &["LASTSAVE"],
+    &["SLOWLOG", "LEN"],
+    &["ACL", "WHOAMI"],
+    &["SCRIPT", "EXISTS", "a"],
+    &["FUNCTION", "LIST"],
+    &["OBJECT", "FREQ", "k"],
+    &["EXISTS", "k"],
+    &["TTL", "k"],
+    &["HELLO", "2"],
+    &[
+        "EVAL",
+        "#!lua flags=allow-stale,no-writes\nreturn redis.call('get','k')",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "#!lua flags=allow-stale,no-writes\nreturn redis.call('echo','k')",
+        "0",
+    ],
+    &["EVAL", "#!lua flags=no-writes\nreturn 1", "0"],
+];
+
+const LIB: &str = "#!lua name=lib\n\
+redis.register_function('w', function(k,a) return redis.call('set',k[1],'x') end)\n\
+redis.register_function{function_name='r', callback=function(k,a) return redis.call('get',k[1]) end, flags={'no-writes'}}\n\
+redis.register_function{function_name='r2', callback=function(k,a) return redis.call('set',k[1], 1) end, flags={'no-writes'}}";
+
+fn stale_replies(s: &Server) -> Vec<Value> {
+    let mut c = s.raw();
+    c.cmd(&["SET", "k", "v"]);
+    assert_eq!(
+        c.cmd(&["FUNCTION", "LOAD", LIB]),
+        Value::Bulk(b"lib".to_vec())
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "replica-serve-stale-data", "no"]),
+        Value::simple("OK")
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "slave-serve-stale-data"]),
+        Value::Array(vec![
+            Value::Bulk(b"slave-serve-stale-data".to_vec()),
+            Value::Bulk(b"no".to_vec())
+        ])
+    );
+    assert_eq!(
+        c.cmd(&["REPLICAOF", "127.0.0.1", &dead_port()]),
+        Value::simple("OK")
+    );
+    let mut out: Vec<Value> = STALE_PROBES.iter().map(|a| c.cmd(a)).collect();
+    // A transaction: queuing a stale-refused command aborts it.
+    out.push(c.cmd(&["MULTI"]));
+    out.push(c.cmd(&["GET", "k"]));
+    out.push(c.cmd(&["EXEC"]));
+    // Serving stale data again.
+    out.push(c.cmd(&["CONFIG", "SET", "replica-serve-stale-data", "yes"]));
+    out.push(c.cmd(&["GET", "k"]));
+    out
+}
+
+#[test]
+fn a_stale_replica_answers_only_stale_commands() {
+    let servers = both(&[]);
+    let petrel = stale_replies(&servers[0]);
+    let at = |cmd: &[&str]| STALE_PROBES.iter().position(|p| *p == cmd).unwrap();
+    assert_eq!(petrel[at(&["GET", "k"])], err(MASTERDOWN));
+    assert_eq!(petrel[at(&["DBSIZE"])], err(MASTERDOWN));
+    assert_eq!(
+        petrel[at(&["SET", "k", "1"])],
+        err("READONLY You can't write against a read only replica.")
+    );
+    assert!(!is_err(&petrel[at(&["INFO", "server"])]));
+    assert!(!is_err(&petrel[at(&["ROLE"])]));
+    assert_eq!(
+        petrel[STALE_PROBES.len() + 2],
+        err("EXECABORT Transaction discarded because of previous errors.")
+    );
+    assert_eq!(*petrel.last().unwrap(), Value::Bulk(b"v".to_vec()));
+    if let Some(redis) = servers.get(1) {
+        let redis = stale_replies(redis);
+        for (i, (p, r)) in petrel.iter().zip(&redis).enumerate() {
+            let what = STALE_PROBES
+                .get(i)
+                .map_or(format!("step {i}"), |a| format!("{a:?}"));
+            if is_err(p) || is_err(r) {
+                assert_eq!(p, r, "{what}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_stale_replica_serves_again_once_its_link_is_up() {
+    let master = Server::start(&[("repl-diskless-sync-delay", "0")]);
+    let replica = Server::start(&[("replica-serve-stale-data", "no")]);
+    let mut m = master.raw();
+    m.cmd(&["SET", "k", "v"]);
+    let mut r = replica.raw();
+    r.cmd(&["REPLICAOF", "127.0.0.1", &master.port().to_string()]);
+    link_up(&replica);
+    assert_eq!(r.cmd(&["GET", "k"]), Value::Bulk(b"v".to_vec()));
+    // The master goes away: stale again.
+    drop(m);
+    drop(master);
+    wait_for("the link to go down", || {
+        info_field(&mut r, "replication", "master_link_status").as_deref() == Some("down")
+    });
+    assert_eq!(r.cmd(&["GET", "k"]), err(MASTERDOWN));
+    assert_eq!(r.cmd(&["REPLICAOF", "NO", "ONE"]), Value::simple("OK"));
+    assert_eq!(r.cmd(&["GET", "k"]), Value::Bulk(b"v".to_vec()));
+}
+
+/// Script runs that write, on a read-only replica (its master is down and
+/// stale data is served: only `-READONLY` is in play).
+const SCRIPT_PROBES: &[&[&str]] = &[
+    &["EVAL", "return redis.call('set','a','b')", "0"],
+    &["EVAL", "return redis.call('get','k')", "0"],
+    &["EVAL", "#!lua\nreturn redis.call('get','k')", "0"],
+    &[
+        "EVAL",
+        "#!lua flags=no-writes\nreturn redis.call('get','k')",
+        "0",
+    ],
+    &[
+        "EVAL",
+        "#!lua flags=no-writes\nreturn redis.call('set','k', 1)",
+        "0",
+    ],
+    &["EVAL", "return redis.pcall('set','a','b')", "0"],
+    &[
+        "EVAL",
+        "local r = redis.pcall('set','a','b') return r['err']",
+        "0",
+    ],
+    &["EVAL_RO", "return redis.call('set','a','b')", "0"],
+    &["EVAL", "return redis.call('incr','counter')", "0"],
+    &["FCALL", "w", "1", "k"],
+    &["FCALL", "r", "1", "k"],
+    &["FCALL_RO", "w", "1", "k"],
+    &["FCALL", "r2", "1", "k"],
+    &["GET", "a"],
+    &["GET", "k"],
+];
+
+fn script_replies(s: &Server) -> Vec<Value> {
+    let mut c = s.raw();
+    c.cmd(&["SET", "k", "v"]);
+    assert_eq!(
+        c.cmd(&["FUNCTION", "LOAD", LIB]),
+        Value::Bulk(b"lib".to_vec())
+    );
+    assert_eq!(
+        c.cmd(&["REPLICAOF", "127.0.0.1", &dead_port()]),
+        Value::simple("OK")
+    );
+    SCRIPT_PROBES.iter().map(|a| c.cmd(a)).collect()
+}
+
+#[test]
+fn scripts_cannot_write_on_a_read_only_replica() {
+    let servers = both(&[]);
+    let petrel = script_replies(&servers[0]);
+    let readonly = "READONLY You can't write against a read only replica.";
+    assert!(err_text(&petrel[0]).starts_with(&format!("{readonly} script: ")));
+    assert_eq!(petrel[1], Value::Bulk(b"v".to_vec()));
+    assert_eq!(petrel[2], err(readonly));
+    assert_eq!(petrel[6], Value::Bulk(readonly.as_bytes().to_vec()));
+    assert_eq!(petrel[9], err(readonly));
+    assert_eq!(petrel[10], Value::Bulk(b"v".to_vec()));
+    assert_eq!(petrel[11], err(readonly));
+    assert_eq!(petrel[13], Value::NullBulk, "nothing was written");
+    assert_eq!(petrel[14], Value::Bulk(b"v".to_vec()));
+    if let Some(redis) = servers.get(1) {
+        let redis = script_replies(redis);
+        for (i, (p, r)) in petrel.iter().zip(&redis).enumerate() {
+            assert_eq!(p, r, "{:?}", SCRIPT_PROBES[i]);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- FAILOVER
+
+/// FAILOVER's argument errors, on a master without replicas.
+const FAILOVER_ARG_PROBES: &[&[&str]] = &[
+    &["FAILOVER"],
+    &["FAILOVER", "TO"],
+    &["FAILOVER", "ABORT"],
+    &["FAILOVER", "TO", "127.0.0.1", "1"],
+    &["FAILOVER", "FORCE"],
+    &["FAILOVER", "TO", "127.0.0.1", "1", "FORCE"],
+    &["FAILOVER", "TO", "127.0.0.1", "1", "FORCE", "TIMEOUT", "10"],
+    &["FAILOVER", "TIMEOUT", "-1"],
+    &["FAILOVER", "TIMEOUT", "x"],
+    &["FAILOVER", "TIMEOUT", "0"],
+    &["FAILOVER", "TIMEOUT"],
+    &["FAILOVER", "foo"],
+    &["FAILOVER", "TO", "127.0.0.1", "x"],
+    &["FAILOVER", "TO", "127.0.0.1", "1", "TIMEOUT", "10", "ABORT"],
+    &["FAILOVER", "ABORT", "ABORT"],
+    &["FAILOVER", "ABORT", "FORCE"],
+    &["FAILOVER", "TIMEOUT", "5", "TIMEOUT", "6"],
+    &["FAILOVER", "TO", "a", "1", "TO", "a", "1"],
+    &["FAILOVER", "FORCE", "FORCE"],
+    &["FAILOVER", "to", "127.0.0.1", "-1"],
+    &["FAILOVER", "to", "127.0.0.1", "70000"],
+];
+
+#[test]
+fn failover_argument_errors_match_redis() {
+    let servers = both(&[]);
+    let replies: Vec<Vec<Value>> = servers
+        .iter()
+        .map(|s| {
+            let mut c = s.raw();
+            FAILOVER_ARG_PROBES.iter().map(|a| c.cmd(a)).collect()
+        })
+        .collect();
+    let p = &replies[0];
+    let no_replicas = err("ERR FAILOVER requires connected replicas.");
+    assert_eq!(p[0], no_replicas);
+    assert_eq!(p[1], err("ERR syntax error"));
+    assert_eq!(p[2], err("ERR No failover in progress."));
+    assert_eq!(p[4], no_replicas);
+    assert_eq!(p[7], err("ERR FAILOVER timeout must be greater than 0"));
+    assert_eq!(p[8], err(WAIT_NOT_INT));
+    assert_eq!(p[13], err("ERR syntax error"));
+    if let Some(r) = replies.get(1) {
+        for (i, (a, b)) in p.iter().zip(r).enumerate() {
+            assert_eq!(a, b, "{:?}", FAILOVER_ARG_PROBES[i]);
+        }
+    }
+    // A replica refuses it.
+    let mut c = servers[0].raw();
+    c.cmd(&["REPLICAOF", "127.0.0.1", &dead_port()]);
+    assert_eq!(
+        c.cmd(&["FAILOVER"]),
+        err("ERR FAILOVER is not valid when server is a replica.")
+    );
+}
+
+fn start_node(redis: bool) -> Option<Server> {
+    let args = [
+        ("repl-diskless-sync-delay", "0"),
+        ("repl-ping-replica-period", "1"),
+        ("enable-debug-command", "yes"),
+    ];
+    if redis {
+        RefRedis::start_with(Opts::new(&args))
+    } else {
+        Some(Server::start(&args))
+    }
+}
+
+fn role_of(s: &Server) -> String {
+    let mut c = s.raw();
+    info_field(&mut c, "replication", "role").unwrap_or_default()
+}
+
+/// `master` with `replica` attached and in sync, some data written.
+fn pair(master: &Server, replica: &Server) {
+    let mut m = master.raw();
+    for i in 0..50 {
+        m.cmd(&["SET", &format!("k{i}"), &i.to_string()]);
+    }
+    let mut r = replica.raw();
+    assert_eq!(
+        r.cmd(&["REPLICAOF", "127.0.0.1", &master.port().to_string()]),
+        Value::simple("OK")
+    );
+    link_up(replica);
+    m.cmd(&["RPUSH", "list", "a", "b"]);
+    caught_up(master, replica);
+}
+
+/// FAILOVER on `master` (plain or `TO` its replica): the roles swap, the
+/// new master continued by partial resync, writes flow the other way.
+fn failover_swaps_roles(master: &Server, replica: &Server, to: bool) {
+    pair(master, replica);
+    let mut m = master.raw();
+    let rport = replica.port().to_string();
+    let reply = if to {
+        m.cmd(&["FAILOVER", "TO", "127.0.0.1", &rport])
+    } else {
+        m.cmd(&["FAILOVER"])
+    };
+    assert_eq!(reply, Value::simple("OK"));
+    wait_for("the replica to become the master", || {
+        role_of(replica) == "master" && role_of(master) == "slave"
+    });
+    link_up(master);
+    assert_eq!(
+        info_field(&mut m, "replication", "master_failover_state").as_deref(),
+        Some("no-failover")
+    );
+    assert_eq!(
+        info_field(&mut m, "replication", "master_port").as_deref(),
+        Some(rport.as_str())
+    );
+    let mut r = replica.raw();
+    // The new master let its former master continue: no full sync.
+    assert_eq!(info_num(&mut r, "stats", "sync_full"), 0);
+    assert_eq!(info_num(&mut r, "stats", "sync_partial_ok"), 1);
+    // Writes now go through the new master.
+    assert_eq!(
+        m.cmd(&["SET", "x", "1"]),
+        err("READONLY You can't write against a read only replica.")
+    );
+    assert_eq!(r.cmd(&["SET", "after", "yes"]), Value::simple("OK"));
+    caught_up(replica, master);
+    assert_eq!(m.cmd(&["GET", "after"]), Value::Bulk(b"yes".to_vec()));
+    assert_eq!(m.cmd(&["GET", "k49"]), Value::Bulk(b"49".to_vec()));
+    assert_eq!(m.cmd(&["DEBUG", "DIGEST"]), r.cmd(&["DEBUG", "DIGEST"]));
+}
+
+#[test]
+fn failover_petrel_master_to_petrel_replica() {
+    let master = start_node(false).unwrap();
+    let replica = start_node(false).unwrap();
+    failover_swaps_roles(&master, &replica, false);
+    assert!(master.log().contains("FAILOVER requested to any replica."));
+    assert!(replica
+        .log()
+        .contains("MASTER MODE enabled (failover request from"));
+}
+
+#[test]
+fn failover_petrel_master_to_redis_replica() {
+    let Some(replica) = start_node(true) else {
+        return;
+    };
+    let master = start_node(false).unwrap();
+    failover_swaps_roles(&master, &replica, true);
+}
+
+#[test]
+fn failover_redis_master_to_petrel_replica() {
+    let Some(master) = start_node(true) else {
+        return;
+    };
+    let replica = start_node(false).unwrap();
+    failover_swaps_roles(&master, &replica, true);
+}
+
+/// A hand-written replica that syncs and then never acknowledges: a
+/// FAILOVER to it waits for ever (or its TIMEOUT).
+fn silent_replica(master: &Server) -> (RawConn, u16) {
+    let port = free_port();
+    let mut c = master.raw();
+    assert_eq!(c.cmd(&["PING"]), Value::simple("PONG"));
+    assert_eq!(
+        c.cmd(&["REPLCONF", "listening-port", &port.to_string()]),
+        Value::simple("OK")
+    );
+    c.send_cmd(&["PSYNC", "?", "-1"]);
+    let line = c.read_line().unwrap();
+    assert!(line.starts_with("+FULLRESYNC"), "{line}");
+    let mut m = master.raw();
+    wait_for("the silent replica to be online", || {
+        info_field(&mut m, "replication", "slave0").is_some_and(|v| v.contains("state=online"))
+    });
+    (c, port)
+}
+
+#[test]
+fn failover_waits_pauses_writes_and_can_be_aborted() {
+    let master = start_node(false).unwrap();
+    let (_replica, port) = silent_replica(&master);
+    let mut m = master.raw();
+    m.cmd(&["SET", "k", "v"]);
+    let port = port.to_string();
+    assert_eq!(
+        m.cmd(&["FAILOVER", "TO", "127.0.0.1", "1"]),
+        err("ERR FAILOVER target HOST and PORT is not a replica.")
+    );
+    assert_eq!(
+        m.cmd(&["FAILOVER", "TO", "localhost", &port]),
+        err("ERR FAILOVER target HOST and PORT is not a replica.")
+    );
+    assert_eq!(
+        m.cmd(&["FAILOVER", "TO", "127.0.0.1", &port]),
+        Value::simple("OK")
+    );
+    assert_eq!(
+        info_field(&mut m, "replication", "master_failover_state").as_deref(),
+        Some("waiting-for-sync")
+    );
+    assert_eq!(
+        m.cmd(&["FAILOVER"]),
+        err("ERR FAILOVER already in progress.")
+    );
+    assert_eq!(
+        m.cmd(&["FAILOVER", "FORCE"]),
+        err("ERR FAILOVER already in progress.")
+    );
+    assert_eq!(
+        m.cmd(&["REPLICAOF", "NO", "ONE"]),
+        err("ERR REPLICAOF not allowed while failing over.")
+    );
+    // Reads are served, writes wait (CLIENT UNPAUSE does not end it).
+    assert_eq!(m.cmd(&["GET", "k"]), Value::Bulk(b"v".to_vec()));
+    assert_eq!(m.cmd(&["CLIENT", "UNPAUSE"]), Value::simple("OK"));
+    let mut w = master.raw();
+    w.send_cmd(&["SET", "k", "w"]);
+    assert_eq!(m.cmd(&["GET", "k"]), Value::Bulk(b"v".to_vec()));
+    assert_eq!(m.cmd(&["FAILOVER", "ABORT"]), Value::simple("OK"));
+    assert_eq!(w.read_reply(), Value::simple("OK"));
+    assert_eq!(
+        info_field(&mut m, "replication", "master_failover_state").as_deref(),
+        Some("no-failover")
+    );
+    assert_eq!(
+        info_field(&mut m, "replication", "role").as_deref(),
+        Some("master")
+    );
+    assert_eq!(
+        m.cmd(&["FAILOVER", "ABORT"]),
+        err("ERR No failover in progress.")
+    );
+    assert!(master.log().contains(&format!(
+        "FAILOVER to 127.0.0.1:{port} aborted: Failover manually aborted"
+    )));
+
+    // A TIMEOUT without FORCE goes back to normal.
+    assert_eq!(m.cmd(&["FAILOVER", "TIMEOUT", "300"]), Value::simple("OK"));
+    wait_for("the failover to time out", || {
+        info_field(&mut m, "replication", "master_failover_state").as_deref() == Some("no-failover")
+    });
+    assert!(master
+        .log()
+        .contains("Replica never caught up before timeout"));
+    assert_eq!(m.cmd(&["SET", "k", "x"]), Value::simple("OK"));
+    assert_eq!(
+        info_field(&mut m, "replication", "role").as_deref(),
+        Some("master")
+    );
+}
+
+#[test]
+fn failover_force_to_an_unreachable_target_rolls_back() {
+    let master = start_node(false).unwrap();
+    let (_replica, port) = silent_replica(&master);
+    let mut m = master.raw();
+    m.cmd(&["SET", "k", "v"]);
+    let port = port.to_string();
+    assert_eq!(
+        m.cmd(&["FAILOVER", "FORCE"]),
+        err("ERR FAILOVER with force option requires both a timeout and target HOST and IP.")
+    );
+    assert_eq!(
+        m.cmd(&[
+            "FAILOVER",
+            "TO",
+            "127.0.0.1",
+            &port,
+            "FORCE",
+            "TIMEOUT",
+            "200"
+        ]),
+        Value::simple("OK")
+    );
+    // At the timeout it fails over anyway; the target is no server, so
+    // the PSYNC never happens and the master takes its role back.
+    wait_for("the forced failover to end", || {
+        master.log().contains("time out exceeded, failing over.")
+            && info_field(&mut m, "replication", "master_failover_state").as_deref()
+                == Some("no-failover")
+    });
+    assert_eq!(
+        info_field(&mut m, "replication", "role").as_deref(),
+        Some("master")
+    );
+    assert_eq!(m.cmd(&["SET", "k", "x"]), Value::simple("OK"));
+}
+
+// ------------------------------------------------- expired keys on a replica
+
+/// On a replica of `master` (active expiry off there, so only a lookup on
+/// the master deletes): what the replica answers about keys whose TTL
+/// passed, before and after the master's DEL.
+fn expired_key_replies(master: &Server, replica: &Server) -> Vec<Value> {
+    let mut m = master.raw();
+    assert_eq!(
+        m.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]),
+        Value::simple("OK")
+    );
+    let mut r = replica.raw();
+    assert_eq!(
+        r.cmd(&["REPLICAOF", "127.0.0.1", &master.port().to_string()]),
+        Value::simple("OK")
+    );
+    link_up(replica);
+    m.cmd(&["SET", "a", "1", "PX", "150"]);
+    m.cmd(&["SET", "b", "2"]);
+    m.cmd(&["SET", "c", "3", "PX", "150"]);
+    m.cmd(&["HSET", "h", "f", "v"]);
+    m.cmd(&["PEXPIRE", "h", "150"]);
+    caught_up(master, replica);
+    std::thread::sleep(Duration::from_millis(400));
+    let mut out = vec![
+        r.cmd(&["GET", "a"]),
+        r.cmd(&["EXISTS", "a", "b", "c", "h"]),
+        r.cmd(&["TTL", "a"]),
+        r.cmd(&["TYPE", "c"]),
+        r.cmd(&["HGET", "h", "f"]),
+        r.cmd(&["DBSIZE"]),
+        r.cmd(&["KEYS", "*"]),
+        r.cmd(&["SCAN", "0", "COUNT", "100"]),
+    ];
+    // Lookups on the replica deleted nothing, nor does time.
+    std::thread::sleep(Duration::from_millis(300));
+    out.push(r.cmd(&["DBSIZE"]));
+    // The master's lookup deletes `a` and sends its DEL.
+    assert_eq!(m.cmd(&["GET", "a"]), Value::NullBulk);
+    caught_up(master, replica);
+    out.push(r.cmd(&["DBSIZE"]));
+    out.push(r.cmd(&["KEYS", "*"]));
+    out
+}
+
+fn sorted_keys(v: &Value) -> Vec<Vec<u8>> {
+    let Value::Array(items) = v else {
+        panic!("not an array: {v:?}");
+    };
+    let mut keys: Vec<Vec<u8>> = items
+        .iter()
+        .map(|i| i.as_bytes().unwrap().to_vec())
+        .collect();
+    keys.sort();
+    keys
+}
+
+#[test]
+fn expired_keys_on_a_replica_go_only_by_the_masters_del() {
+    let master = start_node(false).unwrap();
+    let replica = start_node(false).unwrap();
+    let p = expired_key_replies(&master, &replica);
+    assert_eq!(p[0], Value::NullBulk);
+    assert_eq!(p[1], Value::Int(1));
+    assert_eq!(p[2], Value::Int(-2));
+    assert_eq!(p[3], Value::simple("none"));
+    assert_eq!(p[4], Value::NullBulk);
+    assert_eq!(p[5], Value::Int(4), "DBSIZE counts keys not deleted yet");
+    assert_eq!(sorted_keys(&p[6]), vec![b"b".to_vec()]);
+    assert_eq!(p[8], Value::Int(4), "the replica deleted nothing itself");
+    assert_eq!(p[9], Value::Int(3), "the master's DEL deleted one");
+    assert_eq!(sorted_keys(&p[10]), vec![b"b".to_vec()]);
+    let Some(rm) = start_node(true) else {
+        return;
+    };
+    let rr = start_node(true).unwrap();
+    let r = expired_key_replies(&rm, &rr);
+    for (i, (a, b)) in p.iter().zip(&r).enumerate() {
+        match i {
+            6 | 10 => assert_eq!(sorted_keys(a), sorted_keys(b), "step {i}"),
+            7 => {
+                let (Value::Array(a), Value::Array(b)) = (a, b) else {
+                    panic!("SCAN replies {a:?} {b:?}");
+                };
+                assert_eq!(sorted_keys(&a[1]), sorted_keys(&b[1]), "SCAN");
+            }
+            _ => assert_eq!(a, b, "step {i}"),
+        }
+    }
+}
