@@ -17,7 +17,7 @@ pub mod conf;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use parking_lot::{RwLock, RwLockReadGuard};
+use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 pub const SLOTS: usize = 16384;
 /// Length of a node id (40 hex digits).
@@ -35,6 +35,9 @@ pub mod flags {
     pub const HANDSHAKE: u16 = 32;
     pub const NOADDR: u16 = 64;
     pub const NOFAILOVER: u16 = 128;
+    /// A MEET is still to be sent to this (handshake) node; never shown
+    /// nor saved.
+    pub const MEET: u16 = 256;
 
     const NAMES: &[(u16, &str)] = &[
         (MYSELF, "myself"),
@@ -74,7 +77,7 @@ pub mod flags {
 }
 
 /// One node of the cluster as this node knows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Node {
     pub id: String,
     pub ip: String,
@@ -89,6 +92,15 @@ pub struct Node {
     pub config_epoch: u64,
     /// A bus link to it is up.
     pub connected: bool,
+    /// When this node was added (ms; a handshake that takes too long is
+    /// dropped).
+    pub ctime: u64,
+    /// When it was flagged FAIL (ms).
+    pub fail_time: u64,
+    /// When anything was last received from it over the bus (ms).
+    pub data_received: u64,
+    /// Masters that reported it failing: (node id, when, ms).
+    pub fail_reports: Vec<(String, u64)>,
 }
 
 impl Node {
@@ -107,6 +119,9 @@ pub struct State {
     pub importing: BTreeMap<u16, String>,
     pub current_epoch: u64,
     pub last_vote_epoch: u64,
+    /// Nodes forgotten by CLUSTER FORGET, not to be re-added from gossip
+    /// until the time (ms) given.
+    pub blacklist: BTreeMap<String, u64>,
 }
 
 /// A fresh node id: 40 random hex digits.
@@ -125,6 +140,7 @@ impl State {
             importing: BTreeMap::new(),
             current_epoch: 0,
             last_vote_epoch: 0,
+            blacklist: BTreeMap::new(),
         }
     }
 
@@ -143,6 +159,7 @@ impl State {
             pong_received: 0,
             config_epoch: 0,
             connected: true,
+            ..Node::default()
         });
         s
     }
@@ -260,6 +277,37 @@ impl State {
         }
     }
 
+    /// Redis's clusterStartHandshake: adds a node in handshake (with a
+    /// random id, to be replaced by its real one when it answers) at
+    /// `ip`:`port`@`cport`, unless one is already in handshake there.
+    /// False (nothing added) for an address that is not an IP or a port
+    /// out of range.
+    pub fn start_handshake(&mut self, ip: &str, port: i64, cport: i64, now_ms: u64) -> bool {
+        let Ok(ip) = ip.parse::<std::net::IpAddr>() else {
+            return false;
+        };
+        if !(1..=65535).contains(&port) || !(1..=65535).contains(&cport) {
+            return false;
+        }
+        let ip = ip.to_string();
+        let (port, cport) = (port as u16, cport as u16);
+        let busy = self.nodes.iter().any(|n| {
+            n.flags & flags::HANDSHAKE != 0 && n.ip == ip && n.port == port && n.cport == cport
+        });
+        if !busy {
+            self.nodes.push(Node {
+                id: new_node_id(),
+                ip,
+                port,
+                cport,
+                flags: flags::HANDSHAKE | flags::MEET,
+                ctime: now_ms,
+                ..Node::default()
+            });
+        }
+        true
+    }
+
     /// Removes node `i`, renumbering the slot owners.
     pub fn remove_node(&mut self, i: usize) {
         debug_assert_ne!(i, self.me);
@@ -279,11 +327,29 @@ impl State {
     }
 }
 
+/// Names of the bus message types, by type number, as CLUSTER INFO shows
+/// them.
+pub const MESSAGE_NAMES: [&str; 11] = [
+    "ping",
+    "pong",
+    "meet",
+    "fail",
+    "publish",
+    "auth-req",
+    "auth-ack",
+    "update",
+    "mfstart",
+    "module",
+    "publishshard",
+];
+
 /// The node's cluster state and where it is saved.
 pub struct Cluster {
     pub enabled: bool,
     path: PathBuf,
     state: RwLock<State>,
+    /// Bus messages sent (`[0]`) and received (`[1]`), by type.
+    pub stats: [[std::sync::atomic::AtomicU64; 11]; 2],
 }
 
 impl Cluster {
@@ -299,6 +365,7 @@ impl Cluster {
             enabled,
             path,
             state: RwLock::new(State::new_alone(0, 0)),
+            stats: Default::default(),
         }
     }
 
@@ -313,6 +380,12 @@ impl Cluster {
 
     pub fn read(&self) -> RwLockReadGuard<'_, State> {
         self.state.read()
+    }
+
+    /// The state for the cluster bus, which saves (with
+    /// [`Cluster::save_locked`]) when what it changed needs it.
+    pub fn write(&self) -> RwLockWriteGuard<'_, State> {
+        self.state.write()
     }
 
     /// Applies `f`, then saves the configuration if `f` says it changed
@@ -342,7 +415,7 @@ impl Cluster {
         self.save_locked(&st)
     }
 
-    fn save_locked(&self, st: &State) -> Result<(), String> {
+    pub fn save_locked(&self, st: &State) -> Result<(), String> {
         conf::save_atomic(&self.path, &conf::file_text(st)).map_err(|e| e.to_string())
     }
 }
