@@ -463,3 +463,41 @@ fn a_dead_master_is_flagged_failing_then_failed() {
         });
     }
 }
+
+/// PUBLISH on any node reaches the subscribers of every node, relayed
+/// over the bus both ways between petrel and redis-server.
+#[test]
+fn publish_reaches_subscribers_on_every_node() {
+    let a = node(Kind::Petrel, &[]);
+    let b = if redis_available() {
+        node(Kind::Redis, &[])
+    } else {
+        node(Kind::Petrel, &[])
+    };
+    let c = node(Kind::Petrel, &[]);
+    meet(&a, &b);
+    meet(&a, &c);
+    wait_for("agreement", || agreed(&[&a, &b, &c], &["", "", ""]));
+    let mut subs: Vec<RawConn> = [&a, &b, &c]
+        .iter()
+        .map(|s| {
+            let mut r = s.raw();
+            r.timeout = Duration::from_secs(10);
+            r.send_cmd(&["SUBSCRIBE", "news"]);
+            let _ = r.read_reply();
+            r
+        })
+        .collect();
+    for (from, msg) in [(&a, "from-petrel"), (&b, "from-b")] {
+        assert_eq!(cmd(from, &["PUBLISH", "news", msg]), Value::Int(1));
+        for (i, sub) in subs.iter_mut().enumerate() {
+            let got = sub.read_reply();
+            let want = Value::Array(vec![
+                Value::Bulk(b"message".to_vec()),
+                Value::Bulk(b"news".to_vec()),
+                Value::Bulk(msg.as_bytes().to_vec()),
+            ]);
+            assert_eq!(got, want, "subscriber {i}");
+        }
+    }
+}

@@ -192,6 +192,51 @@ impl Bus {
         }
     }
 
+    /// PUBLISH goes to every node, SPUBLISH to the nodes of this node's
+    /// shard (its master and that master's replicas).
+    pub(super) fn relay_publish(
+        &mut self,
+        st: &State,
+        channel: &[u8],
+        message: &[u8],
+        shard: bool,
+    ) {
+        let ty = if shard {
+            mtype::PUBLISHSHARD
+        } else {
+            mtype::PUBLISH
+        };
+        let m = codec::encode(&Message {
+            header: self.header(st, ty),
+            body: Body::Publish {
+                channel: channel.to_vec(),
+                message: message.to_vec(),
+            },
+        });
+        if !shard {
+            return self.broadcast(st, &m);
+        }
+        let me = st.myself();
+        let master = match &me.master {
+            Some(m) if me.flags & flags::SLAVE != 0 => m.clone(),
+            _ => me.id.clone(),
+        };
+        let targets: Vec<usize> = st
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(i, n)| {
+                *i != st.me
+                    && n.flags & (flags::HANDSHAKE | flags::NOADDR) == 0
+                    && (n.id == master || n.master.as_deref() == Some(master.as_str()))
+            })
+            .filter_map(|(_, n)| self.outbound(&n.id))
+            .collect();
+        for t in targets {
+            self.send(t, &m);
+        }
+    }
+
     /// The address a message's sender is at: the ip it announces, else
     /// the link's peer address.
     fn sender_ip(&self, t: usize, h: &Header) -> String {

@@ -32,6 +32,9 @@ use mio::{Events, Interest, Poll, Token};
 
 use link::Link;
 
+/// The waker's token (PUBLISH messages to relay).
+const WAKE: Token = Token(usize::MAX);
+
 /// How often the cron runs (Redis: 10 times a second).
 const CRON_MS: u64 = 100;
 
@@ -73,6 +76,8 @@ pub fn spawn(srv: Arc<Server>) -> Result<(), String> {
             .register(l, Token(i), Interest::READABLE)
             .map_err(|e| e.to_string())?;
     }
+    let waker = Arc::new(mio::Waker::new(poll.registry(), WAKE).map_err(|e| e.to_string())?);
+    srv.cluster.set_waker(Box::new(move || drop(waker.wake())));
     let bus = Bus {
         srv,
         poll,
@@ -115,6 +120,9 @@ impl Bus {
                 .map(|e| (e.token().0, e.is_readable(), e.is_writable()))
                 .collect();
             for (t, readable, writable) in tokens {
+                if t == WAKE.0 {
+                    continue;
+                }
                 if t < self.listeners.len() {
                     self.accept(t);
                     continue;
@@ -142,6 +150,14 @@ impl Bus {
                         }
                     });
                 }
+            }
+            let published = self.srv.cluster.take_published();
+            if !published.is_empty() {
+                self.with_state(|bus, st| {
+                    for (channel, message, shard) in &published {
+                        bus.relay_publish(st, channel, message, *shard);
+                    }
+                });
             }
             links_changed |= self.reap();
             if links_changed {

@@ -343,6 +343,10 @@ pub const MESSAGE_NAMES: [&str; 11] = [
     "publishshard",
 ];
 
+/// A message published here for the bus to relay: channel, message, and
+/// whether it is a shard message (SPUBLISH).
+pub type Published = (Vec<u8>, Vec<u8>, bool);
+
 /// The node's cluster state and where it is saved.
 pub struct Cluster {
     pub enabled: bool,
@@ -350,6 +354,11 @@ pub struct Cluster {
     state: RwLock<State>,
     /// Bus messages sent (`[0]`) and received (`[1]`), by type.
     pub stats: [[std::sync::atomic::AtomicU64; 11]; 2],
+    /// PUBLISH/SPUBLISH messages (channel, message, shard) for the bus to
+    /// relay to the other nodes.
+    outbox: parking_lot::Mutex<Vec<Published>>,
+    /// Wakes the bus thread (set when it starts).
+    wake: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>,
 }
 
 impl Cluster {
@@ -366,6 +375,8 @@ impl Cluster {
             path,
             state: RwLock::new(State::new_alone(0, 0)),
             stats: Default::default(),
+            outbox: Default::default(),
+            wake: Default::default(),
         }
     }
 
@@ -407,6 +418,31 @@ impl Cluster {
     /// either (the announced ports and hostname of the node itself).
     pub fn update_unsaved<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
         f(&mut self.state.write())
+    }
+
+    /// The bus thread's waker (once, at its start).
+    pub fn set_waker(&self, f: Box<dyn Fn() + Send + Sync>) {
+        let _ = self.wake.set(f);
+    }
+
+    /// Hands a published message to the bus, which relays it to the other
+    /// nodes (PUBLISH to all, SPUBLISH to the node's shard). Nothing
+    /// outside cluster mode.
+    pub fn relay_publish(&self, channel: &[u8], message: &[u8], shard: bool) {
+        if !self.enabled {
+            return;
+        }
+        if let Some(w) = self.wake.get() {
+            self.outbox
+                .lock()
+                .push((channel.to_vec(), message.to_vec(), shard));
+            w();
+        }
+    }
+
+    /// The messages to relay, taken.
+    pub fn take_published(&self) -> Vec<Published> {
+        std::mem::take(&mut *self.outbox.lock())
     }
 
     /// Writes nodes.conf now (CLUSTER SAVECONFIG).
