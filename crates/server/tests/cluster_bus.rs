@@ -219,6 +219,43 @@ fn petrel_nodes_meet_gossip_and_share_slots() {
         }
         Ok(())
     });
+    // CLUSTER LINKS: a link to and a link from each other node.
+    wait_for("links", || {
+        let Value::Array(links) = cmd(&a, &["CLUSTER", "LINKS"]) else {
+            return Err("not an array".into());
+        };
+        let mut seen: Vec<(String, String)> = links
+            .iter()
+            .map(|l| {
+                let Value::Array(kv) = l else { panic!("{l:?}") };
+                let f = |k: &str| {
+                    let i = kv
+                        .iter()
+                        .position(|x| *x == Value::Bulk(k.as_bytes().to_vec()))
+                        .unwrap();
+                    match &kv[i + 1] {
+                        Value::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+                        Value::Int(n) => n.to_string(),
+                        v => panic!("{v:?}"),
+                    }
+                };
+                assert_eq!(kv.len(), 12);
+                (f("direction"), f("node"))
+            })
+            .collect();
+        seen.sort();
+        let mut want = vec![
+            ("from".to_string(), myid(&b)),
+            ("from".to_string(), myid(&c)),
+            ("to".to_string(), myid(&b)),
+            ("to".to_string(), myid(&c)),
+        ];
+        want.sort();
+        if seen != want {
+            return Err(format!("{seen:?}"));
+        }
+        Ok(())
+    });
     // The bus's message counters move.
     let info = text(cmd(&a, &["CLUSTER", "INFO"]));
     assert!(info.contains("cluster_stats_messages_ping_sent:"), "{info}");

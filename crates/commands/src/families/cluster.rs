@@ -558,8 +558,23 @@ fn links(ctx: &mut Ctx, _args: &[&[u8]]) {
     if !enabled(ctx) {
         return;
     }
-    // The bus (crate `server`) does not publish its links yet: not done.
-    ctx.out.array_len(0);
+    let links = ctx.srv.cluster.links();
+    ctx.out.array_len(links.len());
+    for l in links {
+        ctx.out.map_len(6);
+        ctx.out.bulk(b"direction");
+        ctx.out.bulk(if l.outbound { &b"to"[..] } else { b"from" });
+        ctx.out.bulk(b"node");
+        ctx.out.bulk(l.node.as_bytes());
+        ctx.out.bulk(b"create-time");
+        ctx.out.int(l.ctime as i64);
+        ctx.out.bulk(b"events");
+        ctx.out.bulk(l.events.as_bytes());
+        ctx.out.bulk(b"send-buffer-allocated");
+        ctx.out.int(l.buf_alloc as i64);
+        ctx.out.bulk(b"send-buffer-used");
+        ctx.out.int(l.buf_used as i64);
+    }
 }
 
 fn forget(ctx: &mut Ctx, args: &[&[u8]]) {

@@ -31,6 +31,14 @@ impl Bus {
             }
             i += 1;
         }
+        // Links of nodes no longer in the table (CLUSTER FORGET, RESET).
+        for l in self.links.values_mut() {
+            if let Some(id) = &l.node {
+                if st.find(id).is_none_or(|i| i == st.me) {
+                    l.dead = true;
+                }
+            }
+        }
         // Links to open.
         for i in 0..st.nodes.len() {
             let n = &st.nodes[i];

@@ -131,4 +131,9 @@ impl Link {
     pub fn pending(&self) -> usize {
         self.wbuf.len()
     }
+
+    /// Bytes the send buffer holds room for.
+    pub fn allocated(&self) -> usize {
+        self.wbuf.capacity()
+    }
 }

@@ -187,8 +187,38 @@ impl Bus {
         }
     }
 
-    /// `connected` is true for the nodes with an outbound link.
+    /// `connected` is true for the nodes with an outbound link; CLUSTER
+    /// LINKS gets the links of known nodes (each node's outbound link,
+    /// then its inbound ones, in node table order).
     fn mark_links(&self, st: &mut State) {
+        let mut infos = Vec::new();
+        for n in st
+            .nodes
+            .iter()
+            .filter(|n| n.flags & commands::kernel::cluster::flags::MYSELF == 0)
+        {
+            let mut mine: Vec<&Link> = self
+                .links
+                .values()
+                .filter(|l| !l.dead && l.node.as_deref() == Some(n.id.as_str()))
+                .collect();
+            mine.sort_by_key(|l| (l.inbound, l.ctime));
+            for l in mine {
+                infos.push(commands::kernel::cluster::LinkInfo {
+                    outbound: !l.inbound,
+                    node: n.id.clone(),
+                    ctime: l.ctime,
+                    events: if l.pending() > 0 || l.connecting {
+                        "rw"
+                    } else {
+                        "r"
+                    },
+                    buf_alloc: l.allocated(),
+                    buf_used: l.pending(),
+                });
+            }
+        }
+        self.srv.cluster.set_links(infos);
         let me = st.me;
         for (i, n) in st.nodes.iter_mut().enumerate() {
             if i != me {

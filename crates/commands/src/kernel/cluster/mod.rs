@@ -343,6 +343,20 @@ pub const MESSAGE_NAMES: [&str; 11] = [
     "publishshard",
 ];
 
+/// One bus link as CLUSTER LINKS shows it (the bus refreshes these).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkInfo {
+    /// Opened by this node ("to") or by the peer ("from").
+    pub outbound: bool,
+    pub node: String,
+    /// Creation time, ms.
+    pub ctime: u64,
+    /// "r", or "rw" while bytes wait to be sent.
+    pub events: &'static str,
+    pub buf_alloc: usize,
+    pub buf_used: usize,
+}
+
 /// A message published here for the bus to relay: channel, message, and
 /// whether it is a shard message (SPUBLISH).
 pub type Published = (Vec<u8>, Vec<u8>, bool);
@@ -357,6 +371,8 @@ pub struct Cluster {
     /// PUBLISH/SPUBLISH messages (channel, message, shard) for the bus to
     /// relay to the other nodes.
     outbox: parking_lot::Mutex<Vec<Published>>,
+    /// The bus links, as last published by the bus.
+    links: parking_lot::Mutex<Vec<LinkInfo>>,
     /// Wakes the bus thread (set when it starts).
     wake: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>,
 }
@@ -376,6 +392,7 @@ impl Cluster {
             state: RwLock::new(State::new_alone(0, 0)),
             stats: Default::default(),
             outbox: Default::default(),
+            links: Default::default(),
             wake: Default::default(),
         }
     }
@@ -438,6 +455,16 @@ impl Cluster {
                 .push((channel.to_vec(), message.to_vec(), shard));
             w();
         }
+    }
+
+    /// The bus's links (for CLUSTER LINKS).
+    pub fn links(&self) -> Vec<LinkInfo> {
+        self.links.lock().clone()
+    }
+
+    /// Replaces the list of links (the bus, whenever they change).
+    pub fn set_links(&self, links: Vec<LinkInfo>) {
+        *self.links.lock() = links;
     }
 
     /// The messages to relay, taken.
