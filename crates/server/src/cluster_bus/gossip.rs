@@ -293,7 +293,7 @@ impl Bus {
                     st.current_epoch = h.current_epoch;
                     self.save = true;
                 }
-                if h.config_epoch > st.nodes[s].config_epoch && h.slaveof == [0; 40] {
+                if h.config_epoch > st.nodes[s].config_epoch {
                     st.nodes[s].config_epoch = h.config_epoch;
                     self.save = true;
                 }
