@@ -563,18 +563,20 @@ fn greater_epoch_takes_the_slot(owner: &Server, claimer: &Server) {
         }
         Ok(())
     });
+    // The claimer takes the greatest epoch first (BUMPED, or STILL when
+    // it already had it), then the slot: claimed the other way round, a
+    // ping of the owner at a greater epoch could take the slot back.
+    let Value::Simple(bumped) = cmd(claimer, &["CLUSTER", "BUMPEPOCH"]) else {
+        panic!()
+    };
+    assert!(
+        bumped.starts_with(b"BUMPED") || bumped.starts_with(b"STILL"),
+        "{bumped:?}"
+    );
     let id = myid(claimer);
     assert_eq!(
         cmd(claimer, &["CLUSTER", "SETSLOT", "5", "NODE", &id]),
         Value::Simple(b"OK".to_vec())
-    );
-    let Value::Simple(bumped) = cmd(claimer, &["CLUSTER", "BUMPEPOCH"]) else {
-        panic!()
-    };
-    // BUMPED, or STILL when its epoch already was the greatest.
-    assert!(
-        bumped.starts_with(b"BUMPED") || bumped.starts_with(b"STILL"),
-        "{bumped:?}"
     );
     wait_for("new owner everywhere", || {
         agreed(&[owner, claimer], &["6", "5"])
@@ -594,4 +596,51 @@ fn slot_ownership_follows_the_config_epoch() {
         let r = node(Kind::Redis, &[]);
         greater_epoch_takes_the_slot(&p, &r);
     }
+}
+
+/// A master whose last slot goes to another node at a greater config
+/// epoch becomes that node's replica, as Redis 7.0 does: CLUSTER NODES
+/// shows it as its replica everywhere, and it replicates from it.
+#[test]
+fn a_master_losing_its_last_slot_becomes_a_replica() {
+    let owner = node(Kind::Petrel, &[]);
+    let claimer = node(Kind::Petrel, &[]);
+    meet(&owner, &claimer);
+    cmd(&owner, &["CLUSTER", "ADDSLOTS", "5"]);
+    wait_for("agreement", || agreed(&[&owner, &claimer], &["5", ""]));
+    wait_for("distinct epochs", || {
+        let mut v: Vec<String> = nodes_table(&claimer)
+            .into_iter()
+            .map(|r| r[6].clone())
+            .collect();
+        v.dedup();
+        if v.len() != 2 {
+            return Err(format!("{v:?}"));
+        }
+        Ok(())
+    });
+    let cid = myid(&claimer);
+    cmd(&claimer, &["SET", "{5}-no-matter", "x"]);
+    cmd(&claimer, &["CLUSTER", "BUMPEPOCH"]);
+    cmd(&claimer, &["CLUSTER", "SETSLOT", "5", "NODE", &cid]);
+    let oid = myid(&owner);
+    wait_for("replica everywhere", || {
+        for (s, me) in [(&owner, true), (&claimer, false)] {
+            let row = nodes_table(s).into_iter().find(|r| r[0] == oid).unwrap();
+            let flags = if me { "myself,slave" } else { "slave" };
+            if row[2] != flags || row[3] != cid || row.len() != 8 {
+                return Err(format!("{row:?}"));
+            }
+        }
+        let info = text(cmd(&owner, &["INFO", "replication"]));
+        if !info.contains("role:slave")
+            || !info.contains(&format!("master_port:{}", claimer.port()))
+            || !info.contains("master_link_status:up")
+        {
+            return Err(info);
+        }
+        Ok(())
+    });
+    let conf = std::fs::read_to_string(owner.dir().join("nodes.conf")).unwrap();
+    assert!(conf.contains(&format!("myself,slave {cid}")), "{conf}");
 }

@@ -596,6 +596,7 @@ impl Bus {
         if sender == st.me {
             return;
         }
+        let mut took_mine = false;
         for slot in 0..SLOTS {
             if !codec::slot_bit(slots, slot) {
                 continue;
@@ -611,10 +612,32 @@ impl Bus {
                         st.nodes[sender].id
                     );
                 }
+                took_mine |= o == st.me as u32;
                 st.owner[slot] = sender as u32;
                 st.migrating.remove(&(slot as u16));
                 self.save = true;
             }
+        }
+        // A master whose last slots went to `sender` becomes its replica
+        // (with cluster-allow-replica-migration, the default).
+        let me = st.me;
+        if took_mine
+            && st.nodes[me].is_master()
+            && !st.owner.contains(&(me as u32))
+            && self.srv.settings().cluster.allow_replica_migration
+        {
+            let m = &st.nodes[sender];
+            crate::warning!(
+                "Configuration change detected. Reconfiguring myself as a replica of {}",
+                m.id
+            );
+            self.replicaof = Some((m.ip.clone(), m.port));
+            let id = m.id.clone();
+            let n = &mut st.nodes[me];
+            n.flags = (n.flags & !flags::MASTER) | flags::SLAVE;
+            n.master = Some(id);
+            st.migrating.clear();
+            st.importing.clear();
         }
     }
 

@@ -48,6 +48,9 @@ pub struct Bus {
     rng: u64,
     /// The state changed in a way nodes.conf keeps: save before unlocking.
     save: bool,
+    /// This node became a replica of the master at this address: start
+    /// replicating (once the state is unlocked).
+    replicaof: Option<(String, u16)>,
 }
 
 fn now_ms() -> u64 {
@@ -87,6 +90,7 @@ pub fn spawn(srv: Arc<Server>) -> Result<(), String> {
         iteration: 0,
         rng: now_ms() ^ ((std::process::id() as u64) << 32) | 1,
         save: false,
+        replicaof: None,
     };
     std::thread::Builder::new()
         .name("petrel-cluster-bus".into())
@@ -184,6 +188,10 @@ impl Bus {
             if let Err(e) = srv.cluster.save_locked(&st) {
                 crate::warning!("Can't update the cluster config file: {e}");
             }
+        }
+        drop(st);
+        if let Some(master) = self.replicaof.take() {
+            commands::services::replication::replica::replicaof(&srv, Some(master));
         }
     }
 
