@@ -644,3 +644,92 @@ fn a_master_losing_its_last_slot_becomes_a_replica() {
     let conf = std::fs::read_to_string(owner.dir().join("nodes.conf")).unwrap();
     assert!(conf.contains(&format!("myself,slave {cid}")), "{conf}");
 }
+
+/// `redis-cli --cluster create --cluster-replicas 1` of six petrel nodes:
+/// CLUSTER REPLICATE makes three of them replicas, every node agrees on
+/// the roles, and each replica's link to its master comes up.
+#[test]
+fn redis_cli_creates_a_petrel_cluster_with_replicas() {
+    if !have_tool("redis-cli", &["--version"]) {
+        return;
+    }
+    let nodes: Vec<Server> = (0..6).map(|_| node(Kind::Petrel, &[])).collect();
+    let mut args = vec!["--cluster".to_string(), "create".to_string()];
+    args.extend(nodes.iter().map(|s| s.addr()));
+    args.extend([
+        "--cluster-replicas".into(),
+        "1".into(),
+        "--cluster-yes".into(),
+    ]);
+    let (ok, out) = redis_cli(&args);
+    assert!(ok, "create failed:\n{out}");
+    assert!(out.contains("[OK] All 16384 slots covered."), "{out}");
+    wait_for("roles agreed, replicas linked", || {
+        for s in &nodes {
+            let table = nodes_table(s);
+            let masters = table.iter().filter(|r| r[2].ends_with("master")).count();
+            let replicas: Vec<&Vec<String>> =
+                table.iter().filter(|r| r[2].ends_with("slave")).collect();
+            if table.len() != 6 || masters != 3 || replicas.len() != 3 {
+                return Err(format!("{table:?}"));
+            }
+            for r in replicas {
+                let master = table.iter().find(|m| m[0] == r[3]);
+                if !master.is_some_and(|m| m[2].ends_with("master") && m.len() > 8) {
+                    return Err(format!("replica of no serving master: {r:?}"));
+                }
+            }
+        }
+        for s in &nodes {
+            let info = text(cmd(s, &["INFO", "replication"]));
+            if info.contains("role:slave") && !info.contains("master_link_status:up") {
+                return Err(info);
+            }
+        }
+        Ok(())
+    });
+    let (ok, out) = redis_cli(&["--cluster".into(), "check".into(), nodes[0].addr()]);
+    assert!(
+        ok && out.contains("[OK] All nodes agree about slots configuration."),
+        "{out}"
+    );
+    assert!(
+        !out.contains("[ERR]") && !out.contains("[WARNING]"),
+        "{out}"
+    );
+}
+
+#[test]
+fn cluster_replicate_errors_match_redis() {
+    let kinds: &[Kind] = if redis_available() {
+        &[Kind::Petrel, Kind::Redis]
+    } else {
+        &[Kind::Petrel]
+    };
+    for &k in kinds {
+        let a = node(k, &[]);
+        let b = node(k, &[]);
+        meet(&a, &b);
+        wait_for("agreement", || agreed(&[&a, &b], &["", ""]));
+        let err = |v: Value| match v {
+            Value::Error(e) => String::from_utf8_lossy(&e).into_owned(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            err(cmd(&a, &["CLUSTER", "REPLICATE", &"0".repeat(40)])),
+            format!("ERR Unknown node {}", "0".repeat(40)),
+            "{k:?}"
+        );
+        assert_eq!(
+            err(cmd(&a, &["CLUSTER", "REPLICATE", &myid(&a)])),
+            "ERR Can't replicate myself",
+            "{k:?}"
+        );
+        cmd(&a, &["CLUSTER", "ADDSLOTS", "1"]);
+        assert_eq!(
+            err(cmd(&a, &["CLUSTER", "REPLICATE", &myid(&b)])),
+            "ERR To set a master the node must be empty and without assigned slots.",
+            "{k:?}"
+        );
+    }
+}

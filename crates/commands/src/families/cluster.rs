@@ -200,6 +200,49 @@ fn meet(ctx: &mut Ctx, args: &[&[u8]]) {
     }
 }
 
+/// CLUSTER REPLICATE id: this node (an empty master, or a replica)
+/// becomes a replica of master `id` and replicates from it.
+fn replicate(ctx: &mut Ctx, args: &[&[u8]]) {
+    if !enabled(ctx) {
+        return;
+    }
+    let id = String::from_utf8_lossy(args[2]).into_owned();
+    let keys = db_keys(ctx);
+    let r = ctx.srv.cluster.change(|st| {
+        use crate::kernel::cluster::flags;
+        let Some(i) = st.find(&id) else {
+            return Err(format!("ERR Unknown node {id}"));
+        };
+        if i == st.me {
+            return Err("ERR Can't replicate myself".into());
+        }
+        if st.nodes[i].flags & flags::SLAVE != 0 {
+            return Err("ERR I can only replicate a master, not a replica.".into());
+        }
+        let me = st.me;
+        if st.nodes[me].is_master() && (st.owner.contains(&(me as u32)) || keys != 0) {
+            return Err(
+                "ERR To set a master the node must be empty and without assigned slots.".into(),
+            );
+        }
+        let target = (st.nodes[i].ip.clone(), st.nodes[i].port);
+        let n = &mut st.nodes[me];
+        n.flags = (n.flags & !flags::MASTER) | flags::SLAVE;
+        n.master = Some(id.clone());
+        st.migrating.clear();
+        st.importing.clear();
+        Ok((target, true))
+    });
+    match r {
+        Ok(target) => {
+            crate::services::replication::replica::replicaof(ctx.srv, Some(target));
+            ctx.ok()
+        }
+        Err(e) if e.starts_with("ERR ") => ctx.error(&e),
+        Err(e) => ctx.error(&format!("ERR error saving the cluster node config: {e}")),
+    }
+}
+
 fn myid(ctx: &mut Ctx, _args: &[&[u8]]) {
     if !enabled(ctx) {
         return;
@@ -726,6 +769,7 @@ const SUBS: &[CommandSpec] = &[
     sub!("meet", -4, ADMIN, meet, "O(1)", "Force a node cluster to handshake with another node"),
     sub!("myid", 2, INFO, myid, "O(1)", "Return the node id"),
     sub!("nodes", 2, INFO, nodes, "O(N) where N is the total number of Cluster nodes", "Get Cluster config for the node"),
+    sub!("replicate", 3, ADMIN, replicate, "O(1)", "Reconfigure a node as a replica of the specified master node"),
     sub!("reset", -2, flag::ADMIN | flag::NOSCRIPT | flag::STALE, reset, "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect.", "Reset a Redis Cluster node"),
     sub!("saveconfig", 2, ADMIN, saveconfig, "O(1)", "Forces the node to save cluster state on disk"),
     sub!("set-config-epoch", 3, ADMIN, set_config_epoch, "O(1)", "Set the configuration epoch in a new node"),
