@@ -3,6 +3,7 @@
 
 pub mod alloc;
 pub mod alloc_defrag;
+pub mod cluster_bus;
 pub mod conn;
 pub mod faults;
 pub mod handoff;
@@ -157,6 +158,8 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
         );
     }
 
+    // The cluster bus listens before clients are served.
+    cluster_bus::spawn(srv.clone())?;
     spawn_signal_thread(srv.clone())?;
     spawn_cron_thread(srv.clone())?;
 

@@ -158,6 +158,91 @@ fn flushslots(ctx: &mut Ctx, _args: &[&[u8]]) {
     })
 }
 
+/// CLUSTER MEET ip port [cport]: starts a handshake the cluster bus
+/// carries on (a MEET, then PING/PONG until the node's id is known).
+fn meet(ctx: &mut Ctx, args: &[&[u8]]) {
+    if !enabled(ctx) {
+        return;
+    }
+    if args.len() > 5 {
+        return ctx.error(&crate::base::errors::unknown_subcommand_or_arity(
+            &String::from_utf8_lossy(args[1]),
+            "CLUSTER",
+        ));
+    }
+    let text = |a: &[u8]| String::from_utf8_lossy(a).into_owned();
+    let Some(port) = parse_i64(args[3]) else {
+        return ctx.error(&format!(
+            "ERR Invalid TCP base port specified: {}",
+            text(args[3])
+        ));
+    };
+    let cport = match args.get(4) {
+        Some(a) => match parse_i64(a) {
+            Some(c) => c,
+            None => return ctx.error(&format!("ERR Invalid TCP bus port specified: {}", text(a))),
+        },
+        None => port.wrapping_add(10000),
+    };
+    let ip = text(args[2]);
+    let now = ctx.now_ms;
+    let r = ctx
+        .srv
+        .cluster
+        .update_unsaved(|st| st.start_handshake(&ip, port, cport, now));
+    if r {
+        ctx.ok()
+    } else {
+        ctx.error(&format!(
+            "ERR Invalid node address specified: {ip}:{}",
+            text(args[3])
+        ))
+    }
+}
+
+/// CLUSTER REPLICATE id: this node (an empty master, or a replica)
+/// becomes a replica of master `id` and replicates from it.
+fn replicate(ctx: &mut Ctx, args: &[&[u8]]) {
+    if !enabled(ctx) {
+        return;
+    }
+    let id = String::from_utf8_lossy(args[2]).into_owned();
+    let keys = db_keys(ctx);
+    let r = ctx.srv.cluster.change(|st| {
+        use crate::kernel::cluster::flags;
+        let Some(i) = st.find(&id) else {
+            return Err(format!("ERR Unknown node {id}"));
+        };
+        if i == st.me {
+            return Err("ERR Can't replicate myself".into());
+        }
+        if st.nodes[i].flags & flags::SLAVE != 0 {
+            return Err("ERR I can only replicate a master, not a replica.".into());
+        }
+        let me = st.me;
+        if st.nodes[me].is_master() && (st.owner.contains(&(me as u32)) || keys != 0) {
+            return Err(
+                "ERR To set a master the node must be empty and without assigned slots.".into(),
+            );
+        }
+        let target = (st.nodes[i].ip.clone(), st.nodes[i].port);
+        let n = &mut st.nodes[me];
+        n.flags = (n.flags & !flags::MASTER) | flags::SLAVE;
+        n.master = Some(id.clone());
+        st.migrating.clear();
+        st.importing.clear();
+        Ok((target, true))
+    });
+    match r {
+        Ok(target) => {
+            crate::services::replication::replica::replicaof(ctx.srv, Some(target));
+            ctx.ok()
+        }
+        Err(e) if e.starts_with("ERR ") => ctx.error(&e),
+        Err(e) => ctx.error(&format!("ERR error saving the cluster node config: {e}")),
+    }
+}
+
 fn myid(ctx: &mut Ctx, _args: &[&[u8]]) {
     if !enabled(ctx) {
         return;
@@ -182,12 +267,10 @@ fn info(ctx: &mut Ctx, _args: &[&[u8]]) {
     let full = ctx.settings.cluster.require_full_coverage;
     let st = ctx.srv.cluster.read();
     use crate::kernel::cluster::flags;
-    let text = format!(
+    let mut text = format!(
         "cluster_state:{}\r\ncluster_slots_assigned:{}\r\ncluster_slots_ok:{}\r\n\
          cluster_slots_pfail:{}\r\ncluster_slots_fail:{}\r\ncluster_known_nodes:{}\r\n\
-         cluster_size:{}\r\ncluster_current_epoch:{}\r\ncluster_my_epoch:{}\r\n\
-         cluster_stats_messages_sent:0\r\ncluster_stats_messages_received:0\r\n\
-         total_cluster_links_buffer_limit_exceeded:0\r\n",
+         cluster_size:{}\r\ncluster_current_epoch:{}\r\ncluster_my_epoch:{}\r\n",
         if st.is_ok(full) { "ok" } else { "fail" },
         st.slots_assigned(),
         st.slots_assigned() - st.slots_flagged(flags::PFAIL | flags::FAIL),
@@ -198,6 +281,19 @@ fn info(ctx: &mut Ctx, _args: &[&[u8]]) {
         st.current_epoch,
         st.my_epoch(),
     );
+    // Message counters of the bus, by type (those not zero), then totals.
+    for (dir, word) in [(0, "sent"), (1, "received")] {
+        let mut total = 0;
+        for (t, name) in crate::kernel::cluster::MESSAGE_NAMES.iter().enumerate() {
+            let n = ctx.srv.cluster.stats[dir][t].load(std::sync::atomic::Ordering::Relaxed);
+            if n != 0 {
+                text.push_str(&format!("cluster_stats_messages_{name}_{word}:{n}\r\n"));
+            }
+            total += n;
+        }
+        text.push_str(&format!("cluster_stats_messages_{word}:{total}\r\n"));
+    }
+    text.push_str("total_cluster_links_buffer_limit_exceeded:0\r\n");
     drop(st);
     ctx.out.verbatim(b"txt", text.as_bytes());
 }
@@ -483,16 +579,45 @@ fn count_failure_reports(ctx: &mut Ctx, args: &[&[u8]]) {
     if ctx.srv.cluster.read().find(&id).is_none() {
         return ctx.error(&format!("ERR Unknown node {id}"));
     }
-    // Failure reports come from other nodes over the bus (not built yet).
-    ctx.out.int(0);
+    // Reports older than twice the node timeout no longer count.
+    let validity = ctx.settings.cluster.node_timeout_ms.saturating_mul(2);
+    let now = ctx.now_ms;
+    let st = ctx.srv.cluster.read();
+    let n = st
+        .find(&id)
+        .map(|i| {
+            st.nodes[i]
+                .fail_reports
+                .iter()
+                .filter(|(_, t)| now.saturating_sub(*t) <= validity)
+                .count()
+        })
+        .unwrap_or(0);
+    drop(st);
+    ctx.out.int(n as i64);
 }
 
 fn links(ctx: &mut Ctx, _args: &[&[u8]]) {
     if !enabled(ctx) {
         return;
     }
-    // No bus links exist yet: the cluster bus is not built.
-    ctx.out.array_len(0);
+    let links = ctx.srv.cluster.links();
+    ctx.out.array_len(links.len());
+    for l in links {
+        ctx.out.map_len(6);
+        ctx.out.bulk(b"direction");
+        ctx.out.bulk(if l.outbound { &b"to"[..] } else { b"from" });
+        ctx.out.bulk(b"node");
+        ctx.out.bulk(l.node.as_bytes());
+        ctx.out.bulk(b"create-time");
+        ctx.out.int(l.ctime as i64);
+        ctx.out.bulk(b"events");
+        ctx.out.bulk(l.events.as_bytes());
+        ctx.out.bulk(b"send-buffer-allocated");
+        ctx.out.int(l.buf_alloc as i64);
+        ctx.out.bulk(b"send-buffer-used");
+        ctx.out.int(l.buf_used as i64);
+    }
 }
 
 fn forget(ctx: &mut Ctx, args: &[&[u8]]) {
@@ -500,6 +625,7 @@ fn forget(ctx: &mut Ctx, args: &[&[u8]]) {
         return;
     }
     let id = String::from_utf8_lossy(args[2]).into_owned();
+    let now = ctx.now_ms;
     change_ok(ctx, |st| {
         let Some(i) = st.find(&id) else {
             return Err(format!("ERR Unknown node {id}"));
@@ -511,6 +637,9 @@ fn forget(ctx: &mut Ctx, args: &[&[u8]]) {
             return Err("ERR Can't forget my master!".into());
         }
         st.remove_node(i);
+        // Not re-added from gossip for a minute (Redis's blacklist).
+        st.blacklist.retain(|_, until| *until > now);
+        st.blacklist.insert(id.clone(), now + 60_000);
         Ok(true)
     })
 }
@@ -637,8 +766,10 @@ const SUBS: &[CommandSpec] = &[
     sub!("info", 2, INFO, info, "O(1)", "Provides info about Redis Cluster node state"),
     sub!("keyslot", 3, INFO, keyslot, "O(N) where N is the number of bytes in the key", "Returns the hash slot of the specified key"),
     sub!("links", 2, INFO, links, "O(N) where N is the total number of Cluster nodes", "Returns a list of all TCP links to and from peer nodes in cluster"),
+    sub!("meet", -4, ADMIN, meet, "O(1)", "Force a node cluster to handshake with another node"),
     sub!("myid", 2, INFO, myid, "O(1)", "Return the node id"),
     sub!("nodes", 2, INFO, nodes, "O(N) where N is the total number of Cluster nodes", "Get Cluster config for the node"),
+    sub!("replicate", 3, ADMIN, replicate, "O(1)", "Reconfigure a node as a replica of the specified master node"),
     sub!("reset", -2, flag::ADMIN | flag::NOSCRIPT | flag::STALE, reset, "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect.", "Reset a Redis Cluster node"),
     sub!("saveconfig", 2, ADMIN, saveconfig, "O(1)", "Forces the node to save cluster state on disk"),
     sub!("set-config-epoch", 3, ADMIN, set_config_epoch, "O(1)", "Set the configuration epoch in a new node"),

@@ -117,6 +117,7 @@ fn publish(ctx: &mut Ctx, args: &[&[u8]]) {
     let n = ctx
         .srv
         .publish(args[1], args[2], false, ctx.client.id, ctx.out);
+    ctx.srv.cluster.relay_publish(args[1], args[2], false);
     ctx.out.int(n as i64);
 }
 
@@ -124,6 +125,7 @@ fn spublish(ctx: &mut Ctx, args: &[&[u8]]) {
     let n = ctx
         .srv
         .publish(args[1], args[2], true, ctx.client.id, ctx.out);
+    ctx.srv.cluster.relay_publish(args[1], args[2], true);
     ctx.out.int(n as i64);
 }
 

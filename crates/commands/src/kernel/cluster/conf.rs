@@ -70,9 +70,15 @@ pub fn nodes_text(st: &State) -> String {
     s
 }
 
-/// The whole file.
+/// The whole file: every node but those still in handshake.
 pub fn file_text(st: &State) -> String {
-    let mut s = nodes_text(st);
+    let mut s = String::new();
+    for i in 0..st.nodes.len() {
+        if st.nodes[i].flags & flags::HANDSHAKE == 0 {
+            s.push_str(&node_line(st, i));
+            s.push('\n');
+        }
+    }
     s.push_str(&format!(
         "vars currentEpoch {} lastVoteEpoch {}\n",
         st.current_epoch, st.last_vote_epoch
@@ -195,6 +201,7 @@ pub fn parse(text: &str) -> Result<State, String> {
             pong_received: num(f[5])?,
             config_epoch: num(f[6])?,
             connected: false,
+            ..Node::default()
         };
         if f[7] != "connected" && f[7] != "disconnected" {
             return Err(bad(ln, "bad link state"));

@@ -17,7 +17,7 @@ pub mod conf;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use parking_lot::{RwLock, RwLockReadGuard};
+use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 pub const SLOTS: usize = 16384;
 /// Length of a node id (40 hex digits).
@@ -35,6 +35,9 @@ pub mod flags {
     pub const HANDSHAKE: u16 = 32;
     pub const NOADDR: u16 = 64;
     pub const NOFAILOVER: u16 = 128;
+    /// A MEET is still to be sent to this (handshake) node; never shown
+    /// nor saved.
+    pub const MEET: u16 = 256;
 
     const NAMES: &[(u16, &str)] = &[
         (MYSELF, "myself"),
@@ -74,7 +77,7 @@ pub mod flags {
 }
 
 /// One node of the cluster as this node knows it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Node {
     pub id: String,
     pub ip: String,
@@ -89,6 +92,15 @@ pub struct Node {
     pub config_epoch: u64,
     /// A bus link to it is up.
     pub connected: bool,
+    /// When this node was added (ms; a handshake that takes too long is
+    /// dropped).
+    pub ctime: u64,
+    /// When it was flagged FAIL (ms).
+    pub fail_time: u64,
+    /// When anything was last received from it over the bus (ms).
+    pub data_received: u64,
+    /// Masters that reported it failing: (node id, when, ms).
+    pub fail_reports: Vec<(String, u64)>,
 }
 
 impl Node {
@@ -107,6 +119,9 @@ pub struct State {
     pub importing: BTreeMap<u16, String>,
     pub current_epoch: u64,
     pub last_vote_epoch: u64,
+    /// Nodes forgotten by CLUSTER FORGET, not to be re-added from gossip
+    /// until the time (ms) given.
+    pub blacklist: BTreeMap<String, u64>,
 }
 
 /// A fresh node id: 40 random hex digits.
@@ -125,6 +140,7 @@ impl State {
             importing: BTreeMap::new(),
             current_epoch: 0,
             last_vote_epoch: 0,
+            blacklist: BTreeMap::new(),
         }
     }
 
@@ -143,6 +159,7 @@ impl State {
             pong_received: 0,
             config_epoch: 0,
             connected: true,
+            ..Node::default()
         });
         s
     }
@@ -260,6 +277,37 @@ impl State {
         }
     }
 
+    /// Redis's clusterStartHandshake: adds a node in handshake (with a
+    /// random id, to be replaced by its real one when it answers) at
+    /// `ip`:`port`@`cport`, unless one is already in handshake there.
+    /// False (nothing added) for an address that is not an IP or a port
+    /// out of range.
+    pub fn start_handshake(&mut self, ip: &str, port: i64, cport: i64, now_ms: u64) -> bool {
+        let Ok(ip) = ip.parse::<std::net::IpAddr>() else {
+            return false;
+        };
+        if !(1..=65535).contains(&port) || !(1..=65535).contains(&cport) {
+            return false;
+        }
+        let ip = ip.to_string();
+        let (port, cport) = (port as u16, cport as u16);
+        let busy = self.nodes.iter().any(|n| {
+            n.flags & flags::HANDSHAKE != 0 && n.ip == ip && n.port == port && n.cport == cport
+        });
+        if !busy {
+            self.nodes.push(Node {
+                id: new_node_id(),
+                ip,
+                port,
+                cport,
+                flags: flags::HANDSHAKE | flags::MEET,
+                ctime: now_ms,
+                ..Node::default()
+            });
+        }
+        true
+    }
+
     /// Removes node `i`, renumbering the slot owners.
     pub fn remove_node(&mut self, i: usize) {
         debug_assert_ne!(i, self.me);
@@ -279,11 +327,54 @@ impl State {
     }
 }
 
+/// Names of the bus message types, by type number, as CLUSTER INFO shows
+/// them.
+pub const MESSAGE_NAMES: [&str; 11] = [
+    "ping",
+    "pong",
+    "meet",
+    "fail",
+    "publish",
+    "auth-req",
+    "auth-ack",
+    "update",
+    "mfstart",
+    "module",
+    "publishshard",
+];
+
+/// One bus link as CLUSTER LINKS shows it (the bus refreshes these).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkInfo {
+    /// Opened by this node ("to") or by the peer ("from").
+    pub outbound: bool,
+    pub node: String,
+    /// Creation time, ms.
+    pub ctime: u64,
+    /// "r", or "rw" while bytes wait to be sent.
+    pub events: &'static str,
+    pub buf_alloc: usize,
+    pub buf_used: usize,
+}
+
+/// A message published here for the bus to relay: channel, message, and
+/// whether it is a shard message (SPUBLISH).
+pub type Published = (Vec<u8>, Vec<u8>, bool);
+
 /// The node's cluster state and where it is saved.
 pub struct Cluster {
     pub enabled: bool,
     path: PathBuf,
     state: RwLock<State>,
+    /// Bus messages sent (`[0]`) and received (`[1]`), by type.
+    pub stats: [[std::sync::atomic::AtomicU64; 11]; 2],
+    /// PUBLISH/SPUBLISH messages (channel, message, shard) for the bus to
+    /// relay to the other nodes.
+    outbox: parking_lot::Mutex<Vec<Published>>,
+    /// The bus links, as last published by the bus.
+    links: parking_lot::Mutex<Vec<LinkInfo>>,
+    /// Wakes the bus thread (set when it starts).
+    wake: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>,
 }
 
 impl Cluster {
@@ -299,6 +390,10 @@ impl Cluster {
             enabled,
             path,
             state: RwLock::new(State::new_alone(0, 0)),
+            stats: Default::default(),
+            outbox: Default::default(),
+            links: Default::default(),
+            wake: Default::default(),
         }
     }
 
@@ -313,6 +408,12 @@ impl Cluster {
 
     pub fn read(&self) -> RwLockReadGuard<'_, State> {
         self.state.read()
+    }
+
+    /// The state for the cluster bus, which saves (with
+    /// [`Cluster::save_locked`]) when what it changed needs it.
+    pub fn write(&self) -> RwLockWriteGuard<'_, State> {
+        self.state.write()
     }
 
     /// Applies `f`, then saves the configuration if `f` says it changed
@@ -336,13 +437,48 @@ impl Cluster {
         f(&mut self.state.write())
     }
 
+    /// The bus thread's waker (once, at its start).
+    pub fn set_waker(&self, f: Box<dyn Fn() + Send + Sync>) {
+        let _ = self.wake.set(f);
+    }
+
+    /// Hands a published message to the bus, which relays it to the other
+    /// nodes (PUBLISH to all, SPUBLISH to the node's shard). Nothing
+    /// outside cluster mode.
+    pub fn relay_publish(&self, channel: &[u8], message: &[u8], shard: bool) {
+        if !self.enabled {
+            return;
+        }
+        if let Some(w) = self.wake.get() {
+            self.outbox
+                .lock()
+                .push((channel.to_vec(), message.to_vec(), shard));
+            w();
+        }
+    }
+
+    /// The bus's links (for CLUSTER LINKS).
+    pub fn links(&self) -> Vec<LinkInfo> {
+        self.links.lock().clone()
+    }
+
+    /// Replaces the list of links (the bus, whenever they change).
+    pub fn set_links(&self, links: Vec<LinkInfo>) {
+        *self.links.lock() = links;
+    }
+
+    /// The messages to relay, taken.
+    pub fn take_published(&self) -> Vec<Published> {
+        std::mem::take(&mut *self.outbox.lock())
+    }
+
     /// Writes nodes.conf now (CLUSTER SAVECONFIG).
     pub fn save(&self) -> Result<(), String> {
         let st = self.state.read();
         self.save_locked(&st)
     }
 
-    fn save_locked(&self, st: &State) -> Result<(), String> {
+    pub fn save_locked(&self, st: &State) -> Result<(), String> {
         conf::save_atomic(&self.path, &conf::file_text(st)).map_err(|e| e.to_string())
     }
 }

@@ -15,6 +15,7 @@ fn nodes_conf_round_trips() {
         pong_received: 1700000000000,
         config_epoch: 3,
         connected: false,
+        ..Node::default()
     });
     for s in 0..100 {
         st.owner[s] = 0;
