@@ -152,6 +152,42 @@ pub struct FailoverInner {
     pub force: bool,
     /// Bumped by every FAILOVER: the thread of an older one stops.
     pub generation: u64,
+    /// What became of `PSYNC ... FAILOVER` ([`failover::PSYNC_ACCEPTED`]
+    /// ...; 0 while unanswered): noted by the replica link, acted on by
+    /// the failover's watcher.
+    pub psync: u8,
+}
+
+impl Failover {
+    /// Is this server's replica link the failover's (its PSYNC carries
+    /// FAILOVER)?
+    pub fn psync_pending(&self) -> bool {
+        self.inner.lock().state == failover::IN_PROGRESS
+    }
+
+    /// Ends the failover's state (Redis's `clearFailoverState`); the
+    /// caller thaws expiry (`Server::refresh_expiry_freeze`). False when
+    /// none was running.
+    pub fn clear(&self) -> bool {
+        let mut g = self.inner.lock();
+        if g.state == failover::NONE {
+            return false;
+        }
+        let generation = g.generation;
+        *g = Default::default();
+        g.generation = generation;
+        self.active.store(false, Relaxed);
+        true
+    }
+
+    /// The replica link notes the failover's PSYNC outcome (the first one
+    /// counts; nothing when no failover is in progress).
+    pub fn note_psync(&self, outcome: u8) {
+        let mut g = self.inner.lock();
+        if g.state == failover::IN_PROGRESS && g.psync == 0 {
+            g.psync = outcome;
+        }
+    }
 }
 
 /// The states of a FAILOVER, as INFO's `master_failover_state` names them.
@@ -159,6 +195,11 @@ pub mod failover {
     pub const NONE: u8 = 0;
     pub const WAIT_FOR_SYNC: u8 = 1;
     pub const IN_PROGRESS: u8 = 2;
+
+    /// Outcomes of `PSYNC ... FAILOVER` (`FailoverInner::psync`).
+    pub const PSYNC_ACCEPTED: u8 = 1;
+    pub const PSYNC_REJECTED: u8 = 2;
+    pub const PSYNC_UNREACHABLE: u8 = 3;
 
     pub fn name(s: u8) -> &'static str {
         match s {

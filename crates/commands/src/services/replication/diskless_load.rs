@@ -23,7 +23,7 @@ use crate::base::log::{log, LogLevel};
 use crate::kernel::config::{DisklessLoad, Settings};
 use crate::kernel::server::Server;
 
-use super::replica::{current, Link};
+use super::master_link::{current, Link};
 
 fn notice(msg: &str) {
     log(LogLevel::Notice, msg);

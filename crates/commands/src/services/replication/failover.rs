@@ -13,9 +13,12 @@
 //! 3. `failover-in-progress`: the master becomes a replica of the target
 //!    (`replica::replicaof`); its link sends `PSYNC <replid> <offset>
 //!    FAILOVER`, which makes the target promote itself and continue the
-//!    stream (`+CONTINUE`). Any `+CONTINUE`/`+FULLRESYNC` ends the
-//!    failover ([`psync_answered`]); an error reply, or a link that cannot
-//!    reach the target, aborts it: the server is a master again.
+//!    stream (`+CONTINUE`). The link notes the answer in the kernel state
+//!    (`Failover::note_psync`; the link does not call this module):
+//!    `+CONTINUE`/`+FULLRESYNC` ends the failover there and then
+//!    (`Failover::clear`); an error reply, or a link that cannot reach
+//!    the target, is acted on by the watcher, which aborts it: the server
+//!    is a master again.
 //!
 //! Invariants: the state is `NONE` exactly when `active` is false; every
 //! way out ([`finish`]) unpauses and thaws expiry (unless a CLIENT PAUSE
@@ -56,11 +59,6 @@ pub fn in_progress(srv: &Server) -> bool {
     srv.replication.failover.inner.lock().state != failover::NONE
 }
 
-/// Is this server's replica link the failover's (PSYNC carries FAILOVER)?
-pub fn psync_failover(srv: &Server) -> bool {
-    srv.replication.failover.inner.lock().state == failover::IN_PROGRESS
-}
-
 /// Starts a failover (see the module doc); the command checked the rest.
 pub fn start(srv: &Arc<Server>, target: Option<(String, u16)>, timeout_ms: u64, force: bool) {
     let gen = {
@@ -76,6 +74,7 @@ pub fn start(srv: &Arc<Server>, target: Option<(String, u16)>, timeout_ms: u64, 
             0
         };
         g.generation += 1;
+        g.psync = 0;
         f.active.store(true, Relaxed);
         g.generation
     };
@@ -118,36 +117,9 @@ pub fn abort(srv: &Server, why: &str) {
     finish(srv);
 }
 
-/// The failover's link got its answer to `PSYNC ... FAILOVER`.
-pub fn psync_answered(srv: &Server, accepted: bool) {
-    if !psync_failover(srv) {
-        return;
-    }
-    if accepted {
-        notice("Failover successful");
-        finish(srv);
-    } else {
-        abort(srv, "Failover target rejected psync request");
-    }
-}
-
-/// The failover's link could not reach the target.
-pub fn link_failed(srv: &Server) {
-    if psync_failover(srv) {
-        abort(srv, "Failover target unreachable");
-    }
-}
-
 /// Redis's `clearFailoverState`.
 fn finish(srv: &Server) {
-    let f = &srv.replication.failover;
-    {
-        let mut g = f.inner.lock();
-        let generation = g.generation;
-        *g = Default::default();
-        g.generation = generation;
-        f.active.store(false, Relaxed);
-    }
+    srv.replication.failover.clear();
     srv.refresh_expiry_freeze();
 }
 
@@ -196,7 +168,34 @@ fn watch(srv: std::sync::Weak<Server>, gen: u64) {
             f.target = Some(target.clone());
         }
         super::replica::replicaof(&srv, Some(target));
-        return;
+        return in_progress_until_answered(&srv, gen);
+    }
+}
+
+/// `failover-in-progress`: waits for what the replica link notes about
+/// `PSYNC ... FAILOVER` (`Failover::note_psync`) and aborts the failover
+/// (a master again) on an error reply or an unreachable target. On
+/// `+CONTINUE`/`+FULLRESYNC` the link ends it itself, before it goes on,
+/// as Redis clears the state when the PSYNC is answered.
+fn in_progress_until_answered(srv: &Arc<Server>, gen: u64) {
+    let srv = Arc::downgrade(srv);
+    loop {
+        std::thread::sleep(Duration::from_millis(5));
+        let Some(srv) = srv.upgrade() else {
+            return;
+        };
+        let g = srv.replication.failover.inner.lock().clone();
+        if g.generation != gen || g.state != failover::IN_PROGRESS {
+            return;
+        }
+        // An accepted PSYNC ends the failover in the link itself.
+        match g.psync {
+            failover::PSYNC_REJECTED => {
+                return abort(&srv, "Failover target rejected psync request")
+            }
+            failover::PSYNC_UNREACHABLE => return abort(&srv, "Failover target unreachable"),
+            _ => {}
+        }
     }
 }
 

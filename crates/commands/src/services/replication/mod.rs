@@ -57,6 +57,7 @@
 pub mod diskless_load;
 pub mod failover;
 pub mod master;
+pub mod master_link;
 pub mod replica;
 pub mod socket;
 

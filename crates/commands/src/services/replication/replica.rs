@@ -35,7 +35,7 @@
 //! deleted) key as missing: a master command on a key whose TTL passed on
 //! this replica's clock but not on the master's may apply differently.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -47,6 +47,7 @@ use crate::base::log::{log, LogLevel};
 use crate::kernel::client::{cflag, Client, ClientKind, ClientShared};
 use crate::kernel::server::Server;
 
+use super::master_link::{current, Link};
 use super::socket::Socket;
 
 fn notice(msg: &str) {
@@ -162,10 +163,6 @@ fn replicaof_quiet(srv: &Server, target: Option<(String, u16)>) -> Outcome {
     }
 }
 
-pub(super) fn current(srv: &Server, gen: u64) -> bool {
-    srv.replication.replica.generation.load(Relaxed) == gen
-}
-
 fn link(srv: Arc<Server>, gen: u64, host: String, port: u16) {
     while current(&srv, gen) {
         notice(&format!("Connecting to MASTER {host}:{port}"));
@@ -173,8 +170,11 @@ fn link(srv: Arc<Server>, gen: u64, host: String, port: u16) {
             Ok(()) => {}
             Err(e) => warning(&format!("Replication link to {host}:{port}: {e}")),
         }
-        // A failover whose PSYNC got no answer goes back to being a master.
-        super::failover::link_failed(&srv);
+        // A failover whose PSYNC got no answer goes back to being a master
+        // (its watcher acts on this; an answer noted first wins).
+        srv.replication
+            .failover
+            .note_psync(crate::kernel::replication::failover::PSYNC_UNREACHABLE);
         let side = &srv.replication.replica;
         if current(&srv, gen) {
             side.link_up.store(false, Relaxed);
@@ -183,68 +183,6 @@ fn link(srv: Arc<Server>, gen: u64, host: String, port: u16) {
                 .store(crate::base::clock::unix_time_ms(), Relaxed);
             std::thread::sleep(Duration::from_secs(1));
         }
-    }
-}
-
-/// A socket with a read buffer.
-pub(super) struct Link {
-    pub(super) sock: Socket,
-    pub(super) buf: Vec<u8>,
-    peer: String,
-    local: String,
-}
-
-impl Link {
-    pub(super) fn fill(&mut self) -> Result<bool, String> {
-        let mut chunk = [0u8; 16 * 1024];
-        match self.sock.read(&mut chunk) {
-            Ok(0) => Err("connection closed by the master".into()),
-            Ok(n) => {
-                self.buf.extend_from_slice(&chunk[..n]);
-                Ok(true)
-            }
-            Err(e)
-                if e.kind() == std::io::ErrorKind::WouldBlock
-                    || e.kind() == std::io::ErrorKind::TimedOut
-                    || e.kind() == std::io::ErrorKind::Interrupted =>
-            {
-                Ok(false)
-            }
-            Err(e) => Err(e.to_string()),
-        }
-    }
-
-    /// One line without its CRLF, waiting up to `timeout`.
-    fn line(&mut self, timeout: Duration) -> Result<String, String> {
-        let end = Instant::now() + timeout;
-        loop {
-            if let Some(i) = self.buf.iter().position(|&b| b == b'\n') {
-                let l: Vec<u8> = self.buf.drain(..=i).collect();
-                let l = &l[..l.len() - 1];
-                let l = l.strip_suffix(b"\r").unwrap_or(l);
-                return Ok(String::from_utf8_lossy(l).into_owned());
-            }
-            if Instant::now() > end {
-                return Err("timeout reading from the master".into());
-            }
-            self.fill()?;
-        }
-    }
-
-    /// A reply line, skipping the master's newline keepalives.
-    fn reply(&mut self, timeout: Duration) -> Result<String, String> {
-        loop {
-            let l = self.line(timeout)?;
-            if !l.is_empty() {
-                return Ok(l);
-            }
-        }
-    }
-
-    fn send(&mut self, argv: &[&[u8]]) -> Result<(), String> {
-        let mut b = Vec::new();
-        crate::kernel::journal::encode_command(&mut b, argv);
-        self.sock.write_all(&b).map_err(|e| e.to_string())
     }
 }
 
@@ -327,7 +265,7 @@ fn session(srv: &Arc<Server>, gen: u64, host: &str, port: u16) -> Result<(), Str
     let offset = side.offset.load(Relaxed);
     let psync_off = (offset + 1).to_string();
     // A FAILOVER in progress asks the target to take our role.
-    if super::failover::psync_failover(srv) {
+    if srv.replication.failover.psync_pending() {
         l.send(&[
             b"PSYNC",
             ids.replid.as_bytes(),
@@ -338,10 +276,21 @@ fn session(srv: &Arc<Server>, gen: u64, host: &str, port: u16) -> Result<(), Str
         l.send(&[b"PSYNC", ids.replid.as_bytes(), psync_off.as_bytes()])?;
     }
     let r = l.reply(timeout)?;
-    super::failover::psync_answered(
-        srv,
-        r.starts_with("+FULLRESYNC") || r.starts_with("+CONTINUE"),
-    );
+    {
+        use crate::kernel::replication::failover::{PSYNC_ACCEPTED, PSYNC_REJECTED};
+        let accepted = r.starts_with("+FULLRESYNC") || r.starts_with("+CONTINUE");
+        let f = &srv.replication.failover;
+        if accepted && f.psync_pending() {
+            // The target took our role: the failover is done.
+            f.note_psync(PSYNC_ACCEPTED);
+            if f.clear() {
+                srv.refresh_expiry_freeze();
+                notice("Failover successful");
+            }
+        } else if !accepted {
+            f.note_psync(PSYNC_REJECTED);
+        }
+    }
     if let Some(rest) = r.strip_prefix("+FULLRESYNC ") {
         let mut it = rest.split(' ');
         let (Some(id), Some(off)) = (it.next(), it.next()) else {
