@@ -10,38 +10,11 @@
 #[path = "common/aof_workload.rs"]
 mod aof_workload;
 mod common;
+#[path = "common/repl_links.rs"]
+mod repl_links;
 
-use aof_workload::*;
 use common::*;
-use std::time::Instant;
-
-const PATIENCE: Duration = Duration::from_secs(60);
-
-/// The value of `field` in `INFO <section>`.
-fn info_field(c: &mut RawConn, section: &str, field: &str) -> Option<String> {
-    let v = c.cmd(&["INFO", section]);
-    let text = String::from_utf8_lossy(v.as_bytes().unwrap_or_default()).into_owned();
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")).map(|s| s.to_string()))
-}
-
-fn info_num(c: &mut RawConn, section: &str, field: &str) -> i64 {
-    info_field(c, section, field)
-        .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
-        .parse()
-        .unwrap()
-}
-
-/// Polls `cond` until it holds; panics with `what` after [`PATIENCE`].
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let end = Instant::now() + PATIENCE;
-    while !cond() {
-        if Instant::now() > end {
-            panic!("timed out waiting for {what}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
+use repl_links::*;
 
 fn petrel_master(diskless: bool) -> Server {
     Server::start(&[
@@ -61,29 +34,6 @@ fn redis_replica_of(master: &Server) -> Option<Server> {
         Value::simple("OK")
     );
     Some(r)
-}
-
-fn link_up(replica: &Server) {
-    let mut c = replica.raw();
-    wait_for("the replica's link to come up", || {
-        info_field(&mut c, "replication", "master_link_status").as_deref() == Some("up")
-            && info_field(&mut c, "replication", "master_sync_in_progress").as_deref() == Some("0")
-    });
-}
-
-/// Lets short TTLs pass and touches every key of the workload on the
-/// master, so each expired key is deleted there and its DEL replicated.
-fn collect_expired(master: &Server) {
-    std::thread::sleep(Duration::from_millis(100));
-    let mut c = master.raw();
-    for db in ["0", "3"] {
-        c.cmd(&["SELECT", db]);
-        for kind in KINDS {
-            for i in 0..KEYS {
-                c.cmd(&["EXISTS", &format!("{kind}:{i}")]);
-            }
-        }
-    }
 }
 
 /// Waits until the replica processed the master's whole stream, then
@@ -106,38 +56,6 @@ fn assert_in_sync(master: &Server, replica: &Server, what: &str) {
         r.cmd(&["SELECT", &db]);
         assert_eq!(m.cmd(&["DBSIZE"]), r.cmd(&["DBSIZE"]), "db {db} ({what})");
     }
-}
-
-/// `clients` generators, `ops` steps each, on the master.
-fn workload(master: &Server, clients: u64, ops: usize, seed: u64) {
-    std::thread::scope(|sc| {
-        for t in 0..clients {
-            let port = master.port();
-            sc.spawn(move || {
-                let mut g = Gen::new(
-                    seed ^ (t + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-                    RawConn::tcp(port),
-                );
-                if t == 0 {
-                    g.setup();
-                }
-                for i in 0..ops {
-                    if t == 0 && i > 0 && i % (ops / 6).max(1) == 0 {
-                        g.rare((i / (ops / 6).max(1)) as u64 - 1);
-                    }
-                    g.step();
-                }
-            });
-        }
-    });
-}
-
-fn sync_counts(master: &Server) -> (i64, i64) {
-    let mut c = master.raw();
-    (
-        info_num(&mut c, "stats", "sync_full"),
-        info_num(&mut c, "stats", "sync_partial_ok"),
-    )
 }
 
 fn redis_replica_follows(diskless: bool) {
@@ -458,14 +376,6 @@ fn replconf_errors_match_redis() {
 }
 
 // ---- petrel as the replica ----
-
-fn replicaof(replica: &Server, master: &Server) {
-    let port = master.port().to_string();
-    assert_eq!(
-        replica.raw().cmd(&["REPLICAOF", "127.0.0.1", &port]),
-        Value::simple("OK")
-    );
-}
 
 fn petrel_replica() -> Server {
     Server::start(&[("enable-debug-command", "yes")])

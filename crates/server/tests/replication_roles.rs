@@ -8,36 +8,14 @@
 //!
 //! No timing assertions: everything waits by polling with generous limits.
 
+#[path = "common/aof_workload.rs"]
+mod aof_workload;
 mod common;
+#[path = "common/repl_links.rs"]
+mod repl_links;
 
 use common::*;
-use std::time::Instant;
-
-const PATIENCE: Duration = Duration::from_secs(60);
-
-fn info_field(c: &mut RawConn, section: &str, field: &str) -> Option<String> {
-    let v = c.cmd(&["INFO", section]);
-    let text = String::from_utf8_lossy(v.as_bytes().unwrap_or_default()).into_owned();
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")).map(|s| s.to_string()))
-}
-
-fn info_num(c: &mut RawConn, section: &str, field: &str) -> i64 {
-    info_field(c, section, field)
-        .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
-        .parse()
-        .unwrap()
-}
-
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let end = Instant::now() + PATIENCE;
-    while !cond() {
-        if Instant::now() > end {
-            panic!("timed out waiting for {what}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
+use repl_links::*;
 
 fn is_err(v: &Value) -> bool {
     matches!(v, Value::Error(_))
@@ -62,14 +40,6 @@ fn both(args: &[(&str, &str)]) -> Vec<Server> {
         v.push(r);
     }
     v
-}
-
-fn link_up(replica: &Server) {
-    let mut c = replica.raw();
-    wait_for("the replica's link to come up", || {
-        info_field(&mut c, "replication", "master_link_status").as_deref() == Some("up")
-            && info_field(&mut c, "replication", "master_sync_in_progress").as_deref() == Some("0")
-    });
 }
 
 fn caught_up(master: &Server, replica: &Server) {

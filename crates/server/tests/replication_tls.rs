@@ -15,36 +15,13 @@ mod aof_workload;
 mod common;
 #[path = "common/repl_links.rs"]
 mod repl_links;
+#[path = "common/tls_certs.rs"]
+mod tls_certs;
 
 use common::*;
 use repl_links::*;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
-
-struct Certs {
-    _dir: TempDir,
-    path: PathBuf,
-}
-
-impl Certs {
-    fn file(&self, name: &str) -> String {
-        self.path.join(name).display().to_string()
-    }
-}
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run openssl");
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use tls_certs::*;
 
 /// Two CAs; a node certificate of the first (server and client use, as
 /// Redis nodes use one certificate for both sides of a link).

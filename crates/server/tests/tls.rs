@@ -11,35 +11,13 @@
 //! `redis` module).
 
 mod common;
+#[path = "common/tls_certs.rs"]
+mod tls_certs;
 use common::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-
-/// The certificates of one test binary (made once, in a temporary dir).
-struct Certs {
-    _dir: TempDir,
-    path: PathBuf,
-}
-
-impl Certs {
-    fn file(&self, name: &str) -> String {
-        self.path.join(name).display().to_string()
-    }
-}
-
-fn openssl(dir: &Path, args: &[&str]) {
-    let out = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run openssl");
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use tls_certs::*;
 
 const CA_CONF: &str = "[ ca ]\ndefault_ca = CA_default\n[ CA_default ]\ndir = .\n\
 database = ./index.txt\nnew_certs_dir = .\nserial = ./serial\ndefault_md = sha256\n\
