@@ -15,38 +15,31 @@ use commands::kernel::cluster::{flags, Node, State, NO_OWNER, SLOTS};
 use super::codec::{self, mtype, wflags, Body, Gossip, Header, Message};
 use super::{now_ms, Bus};
 
+/// Petrel's node flags and the bus's, bit for bit.
+const FLAG_MAP: [(u16, u16); 9] = [
+    (flags::MASTER, wflags::MASTER),
+    (flags::SLAVE, wflags::SLAVE),
+    (flags::PFAIL, wflags::PFAIL),
+    (flags::FAIL, wflags::FAIL),
+    (flags::MYSELF, wflags::MYSELF),
+    (flags::HANDSHAKE, wflags::HANDSHAKE),
+    (flags::NOADDR, wflags::NOADDR),
+    (flags::MEET, wflags::MEET),
+    (flags::NOFAILOVER, wflags::NOFAILOVER),
+];
+
 /// Petrel's node flags to the bus's.
 pub fn to_wire(f: u16) -> u16 {
-    let map = [
-        (flags::MASTER, wflags::MASTER),
-        (flags::SLAVE, wflags::SLAVE),
-        (flags::PFAIL, wflags::PFAIL),
-        (flags::FAIL, wflags::FAIL),
-        (flags::MYSELF, wflags::MYSELF),
-        (flags::HANDSHAKE, wflags::HANDSHAKE),
-        (flags::NOADDR, wflags::NOADDR),
-        (flags::MEET, wflags::MEET),
-        (flags::NOFAILOVER, wflags::NOFAILOVER),
-    ];
-    map.iter()
+    FLAG_MAP
+        .iter()
         .filter(|(p, _)| f & p != 0)
         .fold(0, |a, (_, w)| a | w)
 }
 
 /// The bus's node flags to Petrel's (bits Petrel does not keep dropped).
 pub fn from_wire(w: u16) -> u16 {
-    let map = [
-        (flags::MASTER, wflags::MASTER),
-        (flags::SLAVE, wflags::SLAVE),
-        (flags::PFAIL, wflags::PFAIL),
-        (flags::FAIL, wflags::FAIL),
-        (flags::MYSELF, wflags::MYSELF),
-        (flags::HANDSHAKE, wflags::HANDSHAKE),
-        (flags::NOADDR, wflags::NOADDR),
-        (flags::MEET, wflags::MEET),
-        (flags::NOFAILOVER, wflags::NOFAILOVER),
-    ];
-    map.iter()
+    FLAG_MAP
+        .iter()
         .filter(|(_, b)| w & b != 0)
         .fold(0, |a, (p, _)| a | p)
 }
