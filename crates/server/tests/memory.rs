@@ -387,29 +387,35 @@ fn memory_usage_equals_used_memory_change() {
         // commands); the measured run then sees only the key's own bytes.
         load_and_close(&s, &mut c, &cmds);
         assert_eq!(int(c.cmd(&["DEL", "k"])), 1);
-        let before = heap_memory(&mut c);
-        load_and_close(&s, &mut c, &cmds);
-        let after = heap_memory(&mut c);
-        assert_eq!(text(c.cmd(&["TYPE", "k"])), ty);
-        assert_eq!(text(c.cmd(&["OBJECT", "ENCODING", "k"])), enc, "{ty}");
-        let usage = int(c.cmd(&["MEMORY", "USAGE", "k"]));
-        let share = int(c.cmd(&["MEMORY", "USAGE", "{k}probe"]));
-        assert!(share > 0 && share < 100, "slot share {share}");
-        // Keys owning 4 KiB or more also have an entry in the big-key index
-        // (MEMORY TOPKEYS): MEMORY USAGE counts it too, so no allowance.
-        assert_eq!(
-            usage - share,
-            after - before,
-            "{ty}/{enc}: MEMORY USAGE {usage} (share {share}) vs created +{}",
-            after - before
-        );
-        assert_eq!(int(c.cmd(&["DEL", "k"])), 1);
-        let freed = after - heap_memory(&mut c);
-        assert_eq!(
-            freed,
-            usage - share,
-            "{ty}/{enc}: deleted -{freed}, MEMORY USAGE {usage} (share {share})"
-        );
+        // Up to three tries: a background change of a few bytes that
+        // belongs to no key (a connection's buffers resized by the clients
+        // cron between the two readings) can land between them. A wrong
+        // MEMORY USAGE is wrong every time; every try is reported.
+        let mut tries = Vec::new();
+        for _ in 0..3 {
+            let before = heap_memory(&mut c);
+            load_and_close(&s, &mut c, &cmds);
+            let after = heap_memory(&mut c);
+            assert_eq!(text(c.cmd(&["TYPE", "k"])), ty);
+            assert_eq!(text(c.cmd(&["OBJECT", "ENCODING", "k"])), enc, "{ty}");
+            let usage = int(c.cmd(&["MEMORY", "USAGE", "k"]));
+            let share = int(c.cmd(&["MEMORY", "USAGE", "{k}probe"]));
+            assert!(share > 0 && share < 100, "slot share {share}");
+            assert_eq!(int(c.cmd(&["DEL", "k"])), 1);
+            let freed = after - heap_memory(&mut c);
+            // Keys owning 4 KiB or more also have an entry in the big-key
+            // index (MEMORY TOPKEYS): MEMORY USAGE counts it too, so no
+            // allowance.
+            let created = after - before;
+            if usage - share == created && freed == created {
+                tries.clear();
+                break;
+            }
+            tries.push(format!(
+                "MEMORY USAGE {usage} (share {share}) vs created +{created}, deleted -{freed}"
+            ));
+        }
+        assert!(tries.is_empty(), "{ty}/{enc}: {tries:?}");
     }
 }
 
@@ -549,13 +555,19 @@ fn split_strings_with_and_without_ttl() {
     // no key (see memory_usage_equals_used_memory_change; here 64 bytes at
     // some SET EX of an early round, kept after the DEL, on main before
     // split strings as well). The round after a clean one is measured.
+    // A measured round can also be disturbed by a background change of a
+    // few bytes that belongs to no key (this connection's buffers resized
+    // by the clients cron between two readings): up to 8 rounds, every
+    // measured one that missed is reported. A wrong figure misses always.
     let mut clean = false;
+    let mut misses = Vec::new();
     for round in 0..8 {
         let measured = clean;
         c.cmd(&["SET", key, "1"]);
         let usage0 = int(c.cmd(&["MEMORY", "USAGE", key]));
         c.cmd(&["DEL", key]);
         let before = heap_memory(&mut c);
+        let mut exact = true;
         for (cmd, block, ttl) in steps {
             c.cmd(cmd);
             assert_eq!(text(c.cmd(&["GET", key])), value);
@@ -565,17 +577,23 @@ fn split_strings_with_and_without_ttl() {
             let usage = int(c.cmd(&["MEMORY", "USAGE", key]));
             assert_eq!(usage - usage0, block, "{cmd:?}");
             if measured {
-                assert_eq!(heap_memory(&mut c) - before, block, "{cmd:?}");
+                let grew = heap_memory(&mut c) - before;
+                if grew != block {
+                    exact = false;
+                    misses.push(format!("round {round} {cmd:?}: +{grew}, want +{block}"));
+                }
             }
         }
         c.cmd(&["DEL", key]);
         clean = heap_memory(&mut c) == before;
-        if measured {
-            assert!(clean, "round {round}: memory left after DEL");
+        if measured && !clean {
+            misses.push(format!("round {round}: memory left after DEL"));
+        }
+        if measured && exact && clean {
             return;
         }
     }
-    panic!("no round left the server's memory where it was");
+    panic!("no measured round was exact: {misses:?}");
 }
 
 fn stats_map(v: Value) -> Vec<(String, Value)> {
