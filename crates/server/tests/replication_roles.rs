@@ -415,6 +415,59 @@ fn failover_swaps_roles(master: &Server, replica: &Server, to: bool) {
     assert_eq!(m.cmd(&["DEBUG", "DIGEST"]), r.cmd(&["DEBUG", "DIGEST"]));
 }
 
+/// Issue 21 point 3 with FAILOVER: a master with two petrel replicas
+/// hands its role to one (`FAILOVER TO`); the other, pointed at the new
+/// master, continues by partial resync, and no write that WAIT confirmed
+/// on the old master is lost.
+#[test]
+fn failover_then_a_sibling_continues_by_partial_resync() {
+    let master = start_node(false).unwrap();
+    let a = start_node(false).unwrap();
+    let b = start_node(false).unwrap();
+    pair(&master, &a);
+    let mut rb = b.raw();
+    assert_eq!(
+        rb.cmd(&["REPLICAOF", "127.0.0.1", &master.port().to_string()]),
+        Value::simple("OK")
+    );
+    link_up(&b);
+    let mut m = master.raw();
+    for i in 0..200 {
+        m.cmd(&["SET", &format!("confirmed:{i}"), &i.to_string()]);
+    }
+    assert_eq!(m.cmd(&["WAIT", "2", "5000"]), Value::Int(2));
+    let aport = a.port().to_string();
+    assert_eq!(
+        m.cmd(&["FAILOVER", "TO", "127.0.0.1", &aport]),
+        Value::simple("OK")
+    );
+    wait_for("the target to become the master", || {
+        role_of(&a) == "master" && role_of(&master) == "slave"
+    });
+    link_up(&master);
+    // The sibling follows the new master and continues from its offset.
+    let mut ra = a.raw();
+    let full_before = info_num(&mut ra, "stats", "sync_full");
+    assert_eq!(
+        rb.cmd(&["REPLICAOF", "127.0.0.1", &aport]),
+        Value::simple("OK")
+    );
+    link_up(&b);
+    assert_eq!(info_num(&mut ra, "stats", "sync_full"), full_before);
+    assert_eq!(info_num(&mut ra, "stats", "sync_partial_ok"), 2);
+    assert_eq!(ra.cmd(&["SET", "after", "failover"]), Value::simple("OK"));
+    assert_eq!(ra.cmd(&["WAIT", "2", "5000"]), Value::Int(2));
+    for s in [&master, &b] {
+        let mut c = s.raw();
+        assert_eq!(
+            c.cmd(&["GET", "confirmed:199"]),
+            Value::Bulk(b"199".to_vec())
+        );
+        assert_eq!(c.cmd(&["GET", "after"]), Value::Bulk(b"failover".to_vec()));
+        assert_eq!(c.cmd(&["DEBUG", "DIGEST"]), ra.cmd(&["DEBUG", "DIGEST"]));
+    }
+}
+
 #[test]
 fn failover_petrel_master_to_petrel_replica() {
     let master = start_node(false).unwrap();
