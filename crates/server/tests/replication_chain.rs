@@ -226,3 +226,38 @@ fn replica_without_its_master_refuses_sync() {
         err("NOMASTERLINK Can't SYNC while not connected with my master")
     );
 }
+
+/// Issue 21 point 1's chain: redis-server -> petrel -> redis-server, with
+/// disk and with diskless full syncs on both links, after the random
+/// workload (every type, TTLs, MULTI/EXEC, scripts, blocking pops, several
+/// databases, FLUSHALL): data, digests and offsets equal on all three, and
+/// WAIT on the top counts the petrel replica.
+#[test]
+fn redis_petrel_redis_chain_disk_and_diskless() {
+    for diskless in ["yes", "no"] {
+        let args = [
+            ("enable-debug-command", "yes"),
+            ("repl-diskless-sync", diskless),
+            ("repl-diskless-sync-delay", "0"),
+            ("repl-ping-replica-period", "1"),
+        ];
+        let Some(top) = RefRedis::start_with(Opts::new(&args)) else {
+            return;
+        };
+        workload(&top, 2, 1000, 41);
+        let middle = Server::start(&args);
+        replicaof(&middle, &top);
+        link_up(&middle);
+        let sub = RefRedis::start_with(Opts::new(&args)).expect("redis-server");
+        replicaof(&sub, &middle);
+        link_up(&sub);
+        assert_all_in_sync(&top, &[&middle, &sub], "after the full syncs");
+        workload(&top, 3, 1500, 42);
+        assert_all_in_sync(&top, &[&middle, &sub], "after the workload");
+        assert_eq!(
+            top.raw().cmd(&["WAIT", "1", "5000"]),
+            Value::Int(1),
+            "diskless {diskless}"
+        );
+    }
+}
