@@ -177,7 +177,7 @@ fn on_empty_db_loads_from_the_socket_only_when_empty() {
     wait_log(&replica, CUT_SOCKET);
     link_up(&replica);
     assert_eq!(replica.raw().cmd(&["DEBUG", "DIGEST"]), digest);
-    assert!(replica.log().contains("bytes from master to parser"));
+    assert!(replica.wait_log("bytes from master to parser", PATIENCE));
 
     // Not empty: through a file; the cut transfer leaves the old data.
     let (replica, old) = replica_with("on-empty-db", true);

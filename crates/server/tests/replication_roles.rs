@@ -473,10 +473,8 @@ fn failover_petrel_master_to_petrel_replica() {
     let master = start_node(false).unwrap();
     let replica = start_node(false).unwrap();
     failover_swaps_roles(&master, &replica, false);
-    assert!(master.log().contains("FAILOVER requested to any replica."));
-    assert!(replica
-        .log()
-        .contains("MASTER MODE enabled (failover request from"));
+    assert!(master.wait_log("FAILOVER requested to any replica.", PATIENCE));
+    assert!(replica.wait_log("MASTER MODE enabled (failover request from", PATIENCE));
 }
 
 #[test]
@@ -572,9 +570,11 @@ fn failover_waits_pauses_writes_and_can_be_aborted() {
         m.cmd(&["FAILOVER", "ABORT"]),
         err("ERR No failover in progress.")
     );
-    assert!(master.log().contains(&format!(
-        "FAILOVER to 127.0.0.1:{port} aborted: Failover manually aborted"
-    )));
+    // The log is read from the server's output by another thread.
+    assert!(master.wait_log(
+        &format!("FAILOVER to 127.0.0.1:{port} aborted: Failover manually aborted"),
+        PATIENCE
+    ));
 
     // A TIMEOUT without FORCE goes back to normal.
     assert_eq!(m.cmd(&["FAILOVER", "TIMEOUT", "300"]), Value::simple("OK"));
