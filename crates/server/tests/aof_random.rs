@@ -33,32 +33,7 @@ const EXEMPT: &[(&str, &str)] = &[(
 /// Runs `clients` threads of `ops` random operations each; returns the
 /// names of the commands sent.
 fn workload(srv: &Server, clients: u64, ops: usize, seed: u64) -> BTreeSet<String> {
-    let seen = std::sync::Mutex::new(BTreeSet::new());
-    std::thread::scope(|sc| {
-        for t in 0..clients {
-            let port = srv.port();
-            let seen = &seen;
-            sc.spawn(move || {
-                let mut g = Gen::new(
-                    seed ^ (t + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-                    RawConn::tcp(port),
-                );
-                if t == 0 {
-                    g.setup();
-                }
-                for i in 0..ops {
-                    // The rare whole-database operations, once each, at
-                    // fixed points of the first client's run.
-                    if t == 0 && i > 0 && i % (ops / 6).max(1) == 0 {
-                        g.rare((i / (ops / 6).max(1)) as u64 - 1);
-                    }
-                    g.step();
-                }
-                seen.lock().unwrap().extend(g.seen);
-            });
-        }
-    });
-    seen.into_inner().unwrap()
+    run_clients(srv.port(), clients, ops, seed)
 }
 
 /// Touches every key of the universe in both databases used, so keys

@@ -810,3 +810,32 @@ pub fn write_commands(reply: &Value) -> BTreeSet<String> {
     }
     out
 }
+
+/// `clients` generators on `port`, `ops` steps each (the first client sets
+/// up and runs the rare whole-database operations, once each, at fixed
+/// points of its run); returns every key any of them wrote.
+pub fn run_clients(port: u16, clients: u64, ops: usize, seed: u64) -> BTreeSet<String> {
+    let seen = std::sync::Mutex::new(BTreeSet::new());
+    std::thread::scope(|sc| {
+        for t in 0..clients {
+            let seen = &seen;
+            sc.spawn(move || {
+                let mut g = Gen::new(
+                    seed ^ (t + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                    RawConn::tcp(port),
+                );
+                if t == 0 {
+                    g.setup();
+                }
+                for i in 0..ops {
+                    if t == 0 && i > 0 && i % (ops / 6).max(1) == 0 {
+                        g.rare((i / (ops / 6).max(1)) as u64 - 1);
+                    }
+                    g.step();
+                }
+                seen.lock().unwrap().extend(g.seen);
+            });
+        }
+    });
+    seen.into_inner().unwrap()
+}

@@ -4,7 +4,7 @@
 
 #![allow(dead_code)]
 
-use super::aof_workload::{Gen, KEYS, KINDS};
+use super::aof_workload::{KEYS, KINDS};
 use super::*;
 use std::time::Instant;
 
@@ -65,26 +65,7 @@ pub fn sync_counts(srv: &Server) -> (i64, i64) {
 
 /// `clients` generators, `ops` steps each, on the master.
 pub fn workload(master: &Server, clients: u64, ops: usize, seed: u64) {
-    std::thread::scope(|sc| {
-        for t in 0..clients {
-            let port = master.port();
-            sc.spawn(move || {
-                let mut g = Gen::new(
-                    seed ^ (t + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-                    RawConn::tcp(port),
-                );
-                if t == 0 {
-                    g.setup();
-                }
-                for i in 0..ops {
-                    if t == 0 && i > 0 && i % (ops / 6).max(1) == 0 {
-                        g.rare((i / (ops / 6).max(1)) as u64 - 1);
-                    }
-                    g.step();
-                }
-            });
-        }
-    });
+    super::aof_workload::run_clients(master.port(), clients, ops, seed);
 }
 
 /// Lets short TTLs pass and touches every key of the workload on the
