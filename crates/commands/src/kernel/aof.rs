@@ -64,6 +64,9 @@ pub struct Files {
     pub incr: File,
     /// Bytes that a failed write left unwritten (retried first).
     pub retry: Vec<u8>,
+    /// An empty buffer swapped with the journal's stream buffer on each
+    /// write-out, so that neither side allocates per event-loop pass.
+    pub spare: Vec<u8>,
     /// Size of the base file and of all incremental files, for INFO
     /// (`aof_base_size`, `aof_current_size`).
     pub base_size: u64,

@@ -205,6 +205,7 @@ fn open_on_start(srv: &Server, s: &Settings) -> Result<(), String> {
                     manifest: m,
                     incr,
                     retry: Vec::new(),
+                    spare: Vec::new(),
                     base_size,
                     incr_size,
                     temp_incr: None,
@@ -436,6 +437,7 @@ fn rewrite_locked(srv: &Server, s: &Settings, starting: bool) -> Result<(), Stri
         manifest: new,
         incr,
         retry: Vec::new(),
+        spare: Vec::new(),
         base_size,
         incr_size: 0,
         temp_incr: None,
@@ -458,6 +460,9 @@ fn rewrite_locked(srv: &Server, s: &Settings, starting: bool) -> Result<(), Stri
     Ok(())
 }
 
+/// The largest buffer `write_out` keeps for reuse.
+const SPARE_KEEP: usize = 1 << 20;
+
 /// Writes the journal's pending stream to the open incremental file, and
 /// fdatasyncs it when `sync` (see the module doc).
 pub fn write_out(srv: &Server, sync: bool) {
@@ -465,17 +470,32 @@ pub fn write_out(srv: &Server, sync: bool) {
     let Some(f) = guard.as_mut() else {
         return;
     };
+    // The pending stream is swapped out for the spare buffer (cleared),
+    // not copied: the journal keeps appending into reused capacity.
     let (bytes, target) = {
+        let mut spare = std::mem::take(&mut f.spare);
+        spare.clear();
         let mut out = srv.journal.out.lock();
-        (std::mem::take(&mut out.buf), srv.journal.appended())
+        std::mem::swap(&mut out.buf, &mut spare);
+        (spare, srv.journal.appended())
     };
     let mut ok = true;
     if !f.retry.is_empty() || !bytes.is_empty() {
-        let mut all = std::mem::take(&mut f.retry);
-        all.extend_from_slice(&bytes);
-        match f.incr.write_all(&all) {
+        let res = if f.retry.is_empty() {
+            f.incr.write_all(&bytes)
+        } else {
+            f.retry.extend_from_slice(&bytes);
+            f.incr.write_all(&f.retry)
+        };
+        let len = if f.retry.is_empty() {
+            bytes.len()
+        } else {
+            f.retry.len()
+        };
+        match res {
             Ok(()) => {
-                f.incr_size += all.len() as u64;
+                f.incr_size += len as u64;
+                f.retry.clear();
                 srv.aof.written.store(target, Relaxed);
                 if srv.aof.write_failed.swap(false, Relaxed) {
                     crate::base::log::warning(
@@ -485,13 +505,19 @@ pub fn write_out(srv: &Server, sync: bool) {
             }
             Err(e) => {
                 ok = false;
-                f.retry = all;
+                if f.retry.is_empty() {
+                    f.retry.extend_from_slice(&bytes);
+                }
                 *srv.aof.last_write_error.lock() = e.to_string();
                 if !srv.aof.write_failed.swap(true, Relaxed) {
                     crate::base::log::warning(&format!("Error writing to the AOF file: {e}"));
                 }
             }
         }
+    }
+    // A burst's large buffer is not kept for ever.
+    if bytes.capacity() <= SPARE_KEEP {
+        f.spare = bytes;
     }
     if sync && ok && srv.aof.synced.load(Relaxed) < srv.aof.written.load(Relaxed) {
         if let Err(e) = f.incr.sync_data() {

@@ -361,6 +361,7 @@ fn cut_enabling_claimed(
             manifest: m,
             incr,
             retry: Vec::new(),
+            spare: Vec::new(),
             base_size: 0,
             incr_size: 0,
             temp_incr: Some(temp),
