@@ -29,6 +29,8 @@
 //! ```
 //! `scripts/bench-fullsync` runs it for petrel and redis-server masters.
 
+mod load_common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -46,8 +48,7 @@ struct Args {
 }
 
 fn die(msg: &str) -> ! {
-    eprintln!("fullsync_load: {msg}");
-    std::process::exit(2)
+    load_common::die("fullsync_load", msg)
 }
 
 fn parse_args() -> Args {
@@ -60,15 +61,8 @@ fn parse_args() -> Args {
         pipeline: 16,
         warmup: 2.0,
     };
-    let v: Vec<String> = std::env::args().skip(1).collect();
-    if !v.len().is_multiple_of(2) {
-        die(&format!("options take a value: {v:?}"));
-    }
-    for pair in v.chunks(2) {
-        let n: f64 = pair[1]
-            .parse()
-            .unwrap_or_else(|_| die(&format!("{} needs a number, got {}", pair[0], pair[1])));
-        match pair[0].as_str() {
+    for (name, n) in load_common::numeric_options("fullsync_load") {
+        match name.as_str() {
             "--master-port" => a.master_port = n as u16,
             "--replica-port" => a.replica_port = n as u16,
             "--master-pid" => a.master_pid = n as u32,

@@ -50,15 +50,8 @@ fn parse_args() -> Args {
         seconds: 10.0,
         warmup: 1.0,
     };
-    let v: Vec<String> = std::env::args().skip(1).collect();
-    if !v.len().is_multiple_of(2) {
-        die(&format!("options take a value: {v:?}"));
-    }
-    for pair in v.chunks(2) {
-        let n: f64 = pair[1]
-            .parse()
-            .unwrap_or_else(|_| die(&format!("{} needs a number, got {}", pair[0], pair[1])));
-        match pair[0].as_str() {
+    for (name, n) in load_common::numeric_options("ping_load") {
+        match name.as_str() {
             "--port" => a.port = n as u16,
             "--clients" => a.clients = (n as usize).max(1),
             "--pipeline" => a.pipeline = (n as usize).max(1),
