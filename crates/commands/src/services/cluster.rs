@@ -310,8 +310,10 @@ mod tests {
     /// Redis 7.0's announced ports (deriveAnnouncedPorts), case by case.
     #[test]
     fn announced_ports_follow_tls_cluster() {
-        let mut s = Settings::default();
-        s.port = 7000;
+        let mut s = Settings {
+            port: 7000,
+            ..Settings::default()
+        };
         s.tls.port = 7100;
         assert_eq!(announced_ports(&s), (7000, 0));
         assert_eq!((listen_bus_port(&s), bus_port(&s)), (17000, 17000));
