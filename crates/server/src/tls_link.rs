@@ -13,7 +13,9 @@
 //! * The replica checks the master's certificate chain against
 //!   `tls-ca-cert-file`/`-dir` but not the host name, as Redis (OpenSSL
 //!   without a host check); it presents `tls-client-cert-file`/`-key-file`
-//!   when set, else `tls-cert-file`/`-key-file`.
+//!   when set, else `tls-cert-file`/`-key-file`, and offers the protocols
+//!   and suites of `tls-protocols`/`tls-ciphers`/`tls-ciphersuites`
+//!   ([`client_config`], which the cluster bus's links use too).
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
