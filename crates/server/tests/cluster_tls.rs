@@ -410,6 +410,51 @@ fn redis_cli_creates_a_tls_cluster_of_petrel_nodes() {
         .expect("openssl");
     let out = String::from_utf8_lossy(&bus.stderr).into_owned();
     assert!(out.contains("Verification: OK"), "{out}");
+    // A replica joins over the TLS bus and replicates from its master's
+    // announced (TLS) port over TLS (`tls-replication yes`).
+    let r = tls_node(Kind::Petrel, "node", "ca", &[]);
+    meet(&r, &nodes[0]);
+    let master = myid(&nodes[0]);
+    wait_for("the new node is known", || {
+        let t = plain_cmd(&r, &["CLUSTER", "NODES"]);
+        if t.lines().count() == 4 && !t.contains("handshake") {
+            Ok(())
+        } else {
+            Err(t)
+        }
+    });
+    assert_eq!(plain_cmd(&r, &["CLUSTER", "REPLICATE", &master]), "OK");
+    wait_for("the replica's link is up", || {
+        let info = plain_cmd(&r, &["INFO", "replication"]);
+        if info.contains("master_link_status:up")
+            && info.contains(&format!("master_port:{}", nodes[0].tls))
+        {
+            Ok(())
+        } else {
+            Err(info)
+        }
+    });
+    let (key, _) = key_of(&refs, 0);
+    assert_eq!(plain_cmd(&nodes[0], &["SET", &key, "replicated"]), "OK");
+    wait_for("the write reaches the replica", || {
+        let mut c = r.s.raw();
+        c.cmd(&["READONLY"]);
+        match text(c.cmd(&["GET", &key])) {
+            v if v == "replicated" => Ok(()),
+            v => Err(v),
+        }
+    });
+    wait_for("every node sees the replica", || {
+        let id = myid(&r);
+        for n in &nodes {
+            let t = tls_cmd(n, &["CLUSTER", "NODES"]);
+            let want = format!("{id} 127.0.0.1:{}@{} slave {master} ", r.tls, r.cport);
+            if !t.contains(&want) {
+                return Err(t);
+            }
+        }
+        Ok(())
+    });
 }
 
 #[test]
