@@ -12,6 +12,7 @@ pub mod log;
 pub mod net;
 pub mod spin;
 pub mod tls;
+pub mod tls_bus;
 pub mod tls_link;
 pub mod worker;
 
@@ -92,8 +93,11 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     // TLS: the context is built before any listener opens; settings that
     // cannot be used end the process, as in Redis.
     if tls::in_use(&settings.tls) {
-        match tls::build(&settings.tls) {
-            Ok(c) => tls::install(Some(c)),
+        match tls::build(&settings.tls).and_then(|c| Ok((c, tls_bus::build(&settings.tls)?))) {
+            Ok((c, bus)) => {
+                tls::install(Some(c));
+                tls_bus::install(bus);
+            }
             Err(e) => {
                 warning!("{e}");
                 return Err("Failed to configure TLS. Check logs for more info.".into());

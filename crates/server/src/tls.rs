@@ -58,7 +58,11 @@ pub fn config_hook(
     } else {
         None
     };
-    Ok(Some(Box::new(move || install(ctx))))
+    let bus = crate::tls_bus::build(&s.tls)?;
+    Ok(Some(Box::new(move || {
+        install(ctx);
+        crate::tls_bus::install(bus);
+    })))
 }
 
 pub(crate) fn load_certs(path: &str) -> Result<Vec<CertificateDer<'static>>, String> {
@@ -148,22 +152,26 @@ pub(crate) fn load_roots(t: &TlsSettings) -> Result<RootCertStore, String> {
     Ok(roots)
 }
 
-/// Builds the server context of the settings. Errors say what is wrong
-/// (for the log), in Redis's words where Redis has them.
+/// Builds the server context of the settings (client certificates as
+/// `tls-auth-clients` says). Errors say what is wrong (for the log), in
+/// Redis's words where Redis has them.
 pub fn build(t: &TlsSettings) -> Result<Arc<ServerConfig>, String> {
-    if t.cert_file.is_empty() {
-        return Err("No tls-cert-file configured!".into());
-    }
-    if t.key_file.is_empty() {
-        return Err("No tls-key-file configured!".into());
-    }
-    let needs_ca = t.auth_clients != TlsAuthClients::No || t.cluster || t.replication;
-    if needs_ca && t.ca_cert_file.is_empty() && t.ca_cert_dir.is_empty() {
-        return Err("Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or tls-auth-clients are enabled!".into());
-    }
-    let certs = load_certs(&t.cert_file)?;
-    let key = load_key(&t.key_file, &t.key_file_pass)?;
+    build_with(t, t.auth_clients)
+}
 
+/// The crypto provider holding the cipher suites `tls-ciphers` and
+/// `tls-ciphersuites` select (in their order) and the protocol versions
+/// `tls-protocols` allows that have a suite left: what every TLS context
+/// of the server uses, listener and outgoing links alike.
+pub(crate) fn suites(
+    t: &TlsSettings,
+) -> Result<
+    (
+        Arc<rustls::crypto::CryptoProvider>,
+        Vec<&'static rustls::SupportedProtocolVersion>,
+    ),
+    String,
+> {
     let (v12, v13) = names::protocols(&t.protocols)?;
     let want12 = if v12 {
         names::tls12_suites(&t.ciphers)?
@@ -199,11 +207,32 @@ pub fn build(t: &TlsSettings) -> Result<Arc<ServerConfig>, String> {
     if versions.is_empty() {
         return Err("No usable protocol version and cipher left by tls-protocols, tls-ciphers and tls-ciphersuites".into());
     }
-    let provider = Arc::new(provider);
+    Ok((Arc::new(provider), versions))
+}
+
+/// [`build`] with client certificates asked as `auth` says (the cluster
+/// bus always requires one, as Redis does).
+pub(crate) fn build_with(
+    t: &TlsSettings,
+    auth: TlsAuthClients,
+) -> Result<Arc<ServerConfig>, String> {
+    if t.cert_file.is_empty() {
+        return Err("No tls-cert-file configured!".into());
+    }
+    if t.key_file.is_empty() {
+        return Err("No tls-key-file configured!".into());
+    }
+    let needs_ca = t.auth_clients != TlsAuthClients::No || t.cluster || t.replication;
+    if needs_ca && t.ca_cert_file.is_empty() && t.ca_cert_dir.is_empty() {
+        return Err("Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or tls-auth-clients are enabled!".into());
+    }
+    let certs = load_certs(&t.cert_file)?;
+    let key = load_key(&t.key_file, &t.key_file_pass)?;
+    let (provider, versions) = suites(t)?;
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(&versions)
         .map_err(|e| format!("Failed to configure TLS protocols: {e}"))?;
-    let builder = match t.auth_clients {
+    let builder = match auth {
         TlsAuthClients::No if t.ca_cert_file.is_empty() && t.ca_cert_dir.is_empty() => {
             builder.with_no_client_auth()
         }

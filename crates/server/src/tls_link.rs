@@ -13,7 +13,9 @@
 //! * The replica checks the master's certificate chain against
 //!   `tls-ca-cert-file`/`-dir` but not the host name, as Redis (OpenSSL
 //!   without a host check); it presents `tls-client-cert-file`/`-key-file`
-//!   when set, else `tls-cert-file`/`-key-file`.
+//!   when set, else `tls-cert-file`/`-key-file`, and offers the protocols
+//!   and suites of `tls-protocols`/`tls-ciphers`/`tls-ciphersuites`
+//!   ([`client_config`], which the cluster bus's links use too).
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
@@ -21,7 +23,6 @@ use std::os::fd::{FromRawFd, IntoRawFd};
 use std::sync::Arc;
 use std::time::Duration;
 
-use commands::kernel::config::params::tls as names;
 use commands::kernel::config::{Settings, TlsSettings};
 use commands::services::replication::socket::LinkIo;
 use parking_lot::Mutex;
@@ -207,7 +208,13 @@ pub fn dial(tcp: TcpStream, host: &str, s: &Settings) -> Result<Arc<dyn LinkIo>,
     Ok(Arc::new(link))
 }
 
-fn client_config(t: &TlsSettings) -> Result<Arc<ClientConfig>, String> {
+/// The client side of outgoing TLS links (replication and cluster bus):
+/// `tls-client-cert-file`/`-key-file` when set, else
+/// `tls-cert-file`/`-key-file`, presented to the peer; the peer's chain
+/// checked against `tls-ca-cert-file`/`-dir` (not its name); the
+/// protocols and cipher suites of `tls-protocols`, `tls-ciphers` and
+/// `tls-ciphersuites`, as the listener's.
+pub(crate) fn client_config(t: &TlsSettings) -> Result<Arc<ClientConfig>, String> {
     let (cert, key, pass) = if !t.client_cert_file.is_empty() {
         (
             &t.client_cert_file,
@@ -218,15 +225,7 @@ fn client_config(t: &TlsSettings) -> Result<Arc<ClientConfig>, String> {
         (&t.cert_file, &t.key_file, &t.key_file_pass)
     };
     let roots = Arc::new(crate::tls::load_roots(t)?);
-    let (v12, v13) = names::protocols(&t.protocols)?;
-    let mut versions: Vec<&'static rustls::SupportedProtocolVersion> = Vec::new();
-    if v13 {
-        versions.push(&rustls::version::TLS13);
-    }
-    if v12 {
-        versions.push(&rustls::version::TLS12);
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let (provider, versions) = crate::tls::suites(t)?;
     let verifier = WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
         .build()
         .map_err(|e| format!("Failed to configure CA certificate(s) file/directory: {e}"))?;

@@ -381,6 +381,7 @@ impl Worker {
             }
             self.srv.clients.add(shared.clone());
             let mut client = Client::new(shared, nc.is_unix, nc.is_local);
+            client.is_tls = stream.is_tls();
             client.authenticated = !self.srv.acl.auth_required();
             self.by_id.insert(id, slot);
             let mut conn = Conn::new(stream, token, client);

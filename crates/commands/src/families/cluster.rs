@@ -256,7 +256,8 @@ fn nodes(ctx: &mut Ctx, _args: &[&[u8]]) {
         return;
     }
     refresh(ctx);
-    let text = crate::kernel::cluster::conf::nodes_text(&ctx.srv.cluster.read());
+    let use_pport = crate::services::cluster::use_pport(ctx.settings, ctx.client.is_tls);
+    let text = crate::kernel::cluster::conf::nodes_text(&ctx.srv.cluster.read(), use_pport);
     ctx.out.verbatim(b"txt", text.as_bytes());
 }
 
@@ -320,7 +321,9 @@ fn slots_node(ctx: &mut Ctx, n: &crate::kernel::cluster::Node) {
         Some(e) => ctx.out.bulk(e.as_bytes()),
         None => ctx.out.null(),
     }
-    ctx.out.int(n.port as i64);
+    let use_pport = crate::services::cluster::use_pport(ctx.settings, ctx.client.is_tls);
+    ctx.out
+        .int(crate::kernel::cluster::conf::client_port_of(n, use_pport) as i64);
     ctx.out.bulk(n.id.as_bytes());
     ctx.out.map_len(extra.len());
     for (k, v) in extra {
@@ -378,11 +381,25 @@ fn shard_node(ctx: &mut Ctx, n: &crate::kernel::cluster::Node) {
     use crate::kernel::cluster::flags;
     let ep = crate::services::cluster::preferred_endpoint(ctx.settings, n).to_string();
     let with_host = !n.hostname.is_empty();
-    ctx.out.map_len(7 + with_host as usize);
+    // With `tls-cluster yes` the announced port is the TLS one and `pport`
+    // the plaintext one (each shown when known), whoever asks.
+    let (port, tls_port) = if ctx.settings.tls.cluster {
+        (n.pport, n.port)
+    } else {
+        (n.port, 0)
+    };
+    ctx.out
+        .map_len(6 + (port != 0) as usize + (tls_port != 0) as usize + with_host as usize);
     ctx.out.bulk(b"id");
     ctx.out.bulk(n.id.as_bytes());
-    ctx.out.bulk(b"port");
-    ctx.out.int(n.port as i64);
+    if port != 0 {
+        ctx.out.bulk(b"port");
+        ctx.out.int(port as i64);
+    }
+    if tls_port != 0 {
+        ctx.out.bulk(b"tls-port");
+        ctx.out.int(tls_port as i64);
+    }
     ctx.out.bulk(b"ip");
     ctx.out.bulk(n.ip.as_bytes());
     ctx.out.bulk(b"endpoint");

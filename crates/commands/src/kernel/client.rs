@@ -327,6 +327,10 @@ pub struct Client {
     pub cluster_asking: bool,
     /// Set when the connection arrived over a unix socket.
     pub is_unix: bool,
+    /// Set when the connection speaks TLS (cluster mode with `tls-cluster`
+    /// shows such clients the nodes' TLS ports, others their plaintext
+    /// ones).
+    pub is_tls: bool,
     /// Name bytes and table index of the last top-level command looked up.
     pub last_lookup: Option<(Vec<u8>, usize)>,
     /// MULTI/WATCH state.
@@ -379,6 +383,7 @@ impl Client {
             no_touch: false,
             monitor: false,
             is_unix,
+            is_tls: false,
             is_local,
             pubsub: Default::default(),
             tx: Default::default(),

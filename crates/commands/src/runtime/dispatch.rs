@@ -347,6 +347,7 @@ fn cluster_gate(
 ) -> Result<(), crate::services::cluster::Redirect> {
     let now_ms = crate::base::clock::cached_time_ms();
     let readonly = client.cluster_readonly;
+    let use_pport = crate::services::cluster::use_pport(settings, client.is_tls);
     if spec.flags & flag::RUNS_QUEUE != 0 {
         let Some(queue) = client.tx.queue.as_ref() else {
             return Ok(());
@@ -362,7 +363,7 @@ fn cluster_gate(
             }
         }
         return crate::services::cluster::check_calls(
-            srv, settings, &calls, writes, asking, readonly, now_ms,
+            srv, settings, &calls, writes, asking, readonly, now_ms, use_pport,
         );
     }
     let writes = spec.flags & flag::WRITE != 0;
@@ -374,6 +375,7 @@ fn cluster_gate(
         asking,
         readonly,
         now_ms,
+        use_pport,
     )
 }
 

@@ -115,6 +115,8 @@ pub fn execute_from_script(
             false,
             client.cluster_readonly,
             sc.now_ms,
+            // A script's errors name no node.
+            false,
         );
         match r {
             Ok(()) => {}

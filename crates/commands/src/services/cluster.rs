@@ -6,34 +6,80 @@ use crate::kernel::cluster::{conf, State};
 use crate::kernel::config::Settings;
 use crate::kernel::server::Server;
 
-/// The bus port this node announces: `cluster-announce-bus-port`, else
-/// `cluster-port`, else the client port + 10000.
-pub fn bus_port(s: &Settings) -> u16 {
-    if s.cluster.announce_bus_port != 0 {
-        s.cluster.announce_bus_port
-    } else if s.cluster.port != 0 {
-        s.cluster.port
-    } else {
-        s.port.wrapping_add(10000)
-    }
-}
-
-/// The client port this node announces.
-pub fn client_port(s: &Settings) -> u16 {
-    if s.cluster.announce_port != 0 {
-        s.cluster.announce_port
+/// The client port cluster mode is based on: the TLS port with
+/// `tls-cluster yes`, else the plaintext port (Redis: the bus port is this
+/// + 10000 unless `cluster-port` is set).
+fn base_port(s: &Settings) -> u16 {
+    if s.tls.cluster {
+        s.tls.port
     } else {
         s.port
     }
 }
 
-/// Puts the announced port, bus port, hostname and (if set) address into
-/// the node's own entry. True if anything changed.
+/// The bus port this node listens on: `cluster-port`, else the base
+/// client port ([`base_port`]) + 10000.
+pub fn listen_bus_port(s: &Settings) -> u16 {
+    if s.cluster.port != 0 {
+        s.cluster.port
+    } else {
+        base_port(s).wrapping_add(10000)
+    }
+}
+
+/// The bus port this node announces: `cluster-announce-bus-port`, else
+/// the port it listens on.
+pub fn bus_port(s: &Settings) -> u16 {
+    if s.cluster.announce_bus_port != 0 {
+        s.cluster.announce_bus_port
+    } else {
+        listen_bus_port(s)
+    }
+}
+
+/// The client port this node announces (the bus header's `port`): with
+/// `tls-cluster yes` the TLS port (`cluster-announce-tls-port` if set),
+/// else the plaintext port; `cluster-announce-port` overrides it when no
+/// announced TLS port applies (Redis's deriveAnnouncedPorts).
+pub fn client_port(s: &Settings) -> u16 {
+    announced_ports(s).0
+}
+
+/// The plaintext client port this node announces with `tls-cluster yes`
+/// (the bus header's `pport`); 0 without it.
+pub fn plaintext_port(s: &Settings) -> u16 {
+    announced_ports(s).1
+}
+
+/// (port, pport) as Redis 7.0 derives them.
+fn announced_ports(s: &Settings) -> (u16, u16) {
+    let mut port = base_port(s);
+    let mut pport = if s.tls.cluster { s.port } else { 0 };
+    if s.tls.cluster && s.cluster.announce_tls_port != 0 {
+        port = s.cluster.announce_tls_port;
+        pport = s.cluster.announce_port;
+    } else if s.cluster.announce_port != 0 {
+        port = s.cluster.announce_port;
+    }
+    (port, pport)
+}
+
+/// Whether a client on a plaintext connection is shown the nodes'
+/// plaintext ports: only when the cluster runs over TLS (`tls-cluster
+/// yes`), whose announced ports are TLS ports (Redis's use of `pport`).
+pub fn use_pport(s: &Settings, client_is_tls: bool) -> bool {
+    s.tls.cluster && !client_is_tls
+}
+
+/// Puts the announced ports, hostname and (if set) address into the
+/// node's own entry. True if anything changed.
 pub fn refresh_myself(st: &mut State, s: &Settings) -> bool {
     let me = st.me;
     let n = &mut st.nodes[me];
     let before = n.clone();
-    n.port = client_port(s);
+    let (port, pport) = announced_ports(s);
+    n.port = port;
+    n.pport = pport;
     n.cport = bus_port(s);
     n.hostname = s.cluster.announce_hostname.clone();
     if !s.cluster.announce_ip.is_empty() {
@@ -51,7 +97,7 @@ pub fn load_at_startup(srv: &Server) -> Result<(), String> {
         return Ok(());
     }
     let settings = srv.config.get();
-    if settings.cluster.port == 0 && settings.port > 55535 {
+    if settings.cluster.port == 0 && base_port(&settings) > 55535 {
         return Err("Redis port number too high. Cluster communication port is 10,000 port numbers higher than your Redis port. Your Redis port number must be 55535 or less.".into());
     }
     let path = srv.cluster.path().to_path_buf();
@@ -128,10 +174,12 @@ pub fn preferred_endpoint<'a>(s: &Settings, n: &'a crate::kernel::cluster::Node)
     }
 }
 
-/// The `host:port` a redirection names for node `i`.
-fn redirect_addr(st: &State, s: &Settings, i: usize) -> String {
+/// The `host:port` a redirection names for node `i` (`use_pport`: see
+/// [`use_pport`]).
+fn redirect_addr(st: &State, s: &Settings, i: usize, use_pport: bool) -> String {
     let n = &st.nodes[i];
-    format!("{}:{}", preferred_endpoint(s, n), n.port)
+    let port = crate::kernel::cluster::conf::client_port_of(n, use_pport);
+    format!("{}:{}", preferred_endpoint(s, n), port)
 }
 
 /// The keys of one call, as the key specs find them (keys of `not_key`
@@ -150,7 +198,9 @@ fn call_keys<'a>(spec: &crate::kernel::spec::CommandSpec, args: &[&'a [u8]]) -> 
 
 /// Redis's slot check (getNodeByQuery) for the calls `calls` (one command,
 /// or EXEC's queue) of a client that sent ASKING (`asking`) or READONLY:
-/// Ok when this node serves them all.
+/// Ok when this node serves them all. Redirections name the nodes'
+/// plaintext ports when `use_pport` (see [`use_pport`]).
+#[allow(clippy::too_many_arguments)]
 pub fn check_calls(
     srv: &Server,
     s: &Settings,
@@ -159,6 +209,7 @@ pub fn check_calls(
     asking: bool,
     readonly: bool,
     now_ms: u64,
+    use_pport: bool,
 ) -> Result<(), Redirect> {
     use crate::kernel::cluster::flags;
     let st = srv.cluster.read();
@@ -224,7 +275,7 @@ pub fn check_calls(
         }
         let to = st.migrating.get(&slot).and_then(|id| st.find(id));
         return match to {
-            Some(i) => Err(Redirect::Ask(slot, redirect_addr(&st, s, i))),
+            Some(i) => Err(Redirect::Ask(slot, redirect_addr(&st, s, i, use_pport))),
             // A target forgotten since: Redis would have cleared the mark.
             None => Err(Redirect::TryAgain),
         };
@@ -244,7 +295,42 @@ pub fn check_calls(
         return Ok(());
     }
     if owner != st.me {
-        return Err(Redirect::Moved(slot, redirect_addr(&st, s, owner)));
+        return Err(Redirect::Moved(
+            slot,
+            redirect_addr(&st, s, owner, use_pport),
+        ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Redis 7.0's announced ports (deriveAnnouncedPorts), case by case.
+    #[test]
+    fn announced_ports_follow_tls_cluster() {
+        let mut s = Settings {
+            port: 7000,
+            ..Settings::default()
+        };
+        s.tls.port = 7100;
+        assert_eq!(announced_ports(&s), (7000, 0));
+        assert_eq!((listen_bus_port(&s), bus_port(&s)), (17000, 17000));
+        s.tls.cluster = true;
+        assert_eq!(announced_ports(&s), (7100, 7000));
+        assert_eq!(listen_bus_port(&s), 17100);
+        s.cluster.announce_port = 8000;
+        assert_eq!(announced_ports(&s), (8000, 7000));
+        s.cluster.announce_tls_port = 8100;
+        assert_eq!(announced_ports(&s), (8100, 8000));
+        s.cluster.port = 9000;
+        s.cluster.announce_bus_port = 9100;
+        assert_eq!((listen_bus_port(&s), bus_port(&s)), (9000, 9100));
+        s.tls.cluster = false;
+        assert_eq!(announced_ports(&s), (8000, 0));
+        assert!(!use_pport(&s, false));
+        s.tls.cluster = true;
+        assert!(use_pport(&s, false) && !use_pport(&s, true));
+    }
 }

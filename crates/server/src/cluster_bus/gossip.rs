@@ -71,7 +71,7 @@ impl Bus {
             mtype: ty,
             port: me.port,
             cport: me.cport,
-            pport: s.tls.port,
+            pport: me.pport,
             current_epoch: st.current_epoch,
             config_epoch: st.nodes[shown].config_epoch,
             sender: codec::field(&me.id),
@@ -140,7 +140,7 @@ impl Bus {
                     port: node.port,
                     cport: node.cport,
                     flags: to_wire(node.flags),
-                    pport: 0,
+                    pport: node.pport,
                     notused1: 0,
                 }
             })
@@ -301,6 +301,7 @@ impl Bus {
                     id: commands::kernel::cluster::new_node_id(),
                     ip,
                     port: h.port,
+                    pport: h.pport,
                     cport: h.cport,
                     flags: flags::HANDSHAKE,
                     ctime: now,
@@ -414,7 +415,7 @@ impl Bus {
                     // at the address that answered.
                     if s != st.me {
                         let ip = st.nodes[ln].ip.clone();
-                        self.update_address(st, s, &ip, h.port, h.cport);
+                        self.update_address(st, s, &ip, (h.port, h.pport), h.cport);
                     }
                     let id = st.nodes[ln].id.clone();
                     st.remove_node(ln);
@@ -441,6 +442,7 @@ impl Bus {
                 n.flags |= flags::NOADDR;
                 n.ip.clear();
                 n.port = 0;
+                n.pport = 0;
                 n.cport = 0;
                 if let Some(l) = self.links.get_mut(&t) {
                     l.dead = true;
@@ -460,7 +462,7 @@ impl Bus {
         if let (Some(s), mtype::PING) = (sender, h.mtype) {
             if inbound && st.nodes[s].flags & flags::HANDSHAKE == 0 {
                 let ip = self.sender_ip(t, h);
-                self.update_address(st, s, &ip, h.port, h.cport);
+                self.update_address(st, s, &ip, (h.port, h.pport), h.cport);
             }
         }
         if !inbound && h.mtype == mtype::PONG {
@@ -556,14 +558,23 @@ impl Bus {
         }
     }
 
-    /// Moves node `s` to a new address (its links are reopened there).
-    fn update_address(&mut self, st: &mut State, s: usize, ip: &str, port: u16, cport: u16) {
+    /// Moves node `s` to a new address (its links are reopened there);
+    /// `ports` are its announced client port and plaintext port (`pport`).
+    fn update_address(
+        &mut self,
+        st: &mut State,
+        s: usize,
+        ip: &str,
+        (port, pport): (u16, u16),
+        cport: u16,
+    ) {
         let n = &mut st.nodes[s];
-        if n.ip == ip && n.port == port && n.cport == cport {
+        if n.ip == ip && n.port == port && n.pport == pport && n.cport == cport {
             return;
         }
         n.ip = ip.to_string();
         n.port = port;
+        n.pport = pport;
         n.cport = cport;
         n.flags &= !flags::NOADDR;
         let id = n.id.clone();
@@ -693,10 +704,13 @@ impl Bus {
                     }
                     if node.flags & (flags::FAIL | flags::PFAIL) != 0
                         && gf & (flags::NOADDR | flags::FAIL | flags::PFAIL) == 0
-                        && (node.ip != ip || node.port != g.port || node.cport != g.cport)
+                        && (node.ip != ip
+                            || node.port != g.port
+                            || node.pport != g.pport
+                            || node.cport != g.cport)
                         && n != st.me
                     {
-                        self.update_address(st, n, &ip, g.port, g.cport);
+                        self.update_address(st, n, &ip, (g.port, g.pport), g.cport);
                     }
                 }
                 None => {
@@ -706,6 +720,7 @@ impl Bus {
                             id,
                             ip,
                             port: g.port,
+                            pport: g.pport,
                             cport: g.cport,
                             flags: gf & !(flags::MYSELF | flags::MEET | flags::HANDSHAKE),
                             ctime: now,

@@ -1,20 +1,25 @@
-//! One bus connection: a non-blocking TCP stream, the bytes read but not
-//! yet a whole message, and the bytes queued to send.
+//! One bus connection: a non-blocking stream (plain TCP, or TLS with
+//! `tls-cluster yes`, see `crate::tls_bus`), the bytes read but not yet a
+//! whole message, and the bytes queued to send.
 //!
 //! Invariants: `rbuf` never holds a whole message after [`Link::read`]
 //! returns (whole ones are handed out); a link that saw an I/O error, a
 //! bad frame, or end of stream is `dead` and is dropped by the bus.
 //! An outbound link (`inbound == false`) belongs to the node it was opened
 //! for (`node`); an inbound one learns its node from the first message.
+//! A TLS link whose handshake fails is logged (Redis's words, verbose
+//! level) and dead.
 
 use std::io::{ErrorKind, Read, Write};
 
-use mio::net::TcpStream;
-
 use super::codec;
+use crate::tls_bus::BusStream;
 
 pub struct Link {
-    pub stream: TcpStream,
+    pub stream: BusStream,
+    /// Who is at the other end, for the log: the peer's address, or the
+    /// node and the address this node dialed.
+    pub peer: String,
     pub inbound: bool,
     /// The node id this link talks to, once known.
     pub node: Option<String>,
@@ -28,9 +33,16 @@ pub struct Link {
 }
 
 impl Link {
-    pub fn new(stream: TcpStream, inbound: bool, node: Option<String>, now: u64) -> Link {
+    pub fn new(
+        stream: BusStream,
+        peer: String,
+        inbound: bool,
+        node: Option<String>,
+        now: u64,
+    ) -> Link {
         Link {
             stream,
+            peer,
             inbound,
             node,
             ctime: now,
@@ -54,11 +66,16 @@ impl Link {
                 Ok(n) => self.rbuf.extend_from_slice(&buf[..n]),
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(_) => {
+                Err(e) => {
+                    self.tls_failed(&e);
                     self.dead = true;
                     break;
                 }
             }
+        }
+        if self.stream.is_tls() && !self.dead && !self.wbuf.is_empty() {
+            // What was queued while the handshake went on can go now.
+            self.flush();
         }
         let mut at = 0;
         loop {
@@ -84,10 +101,34 @@ impl Link {
         self.flush();
     }
 
-    /// Sends queued bytes until the socket would block.
+    /// Logs a TLS handshake that failed, as Redis does (verbose): on an
+    /// accepted link "Error accepting cluster node connection", on one this
+    /// node opened "Connection with Node ... failed".
+    fn tls_failed(&self, e: &std::io::Error) {
+        if !self.stream.handshaking() {
+            return;
+        }
+        if self.inbound {
+            crate::verbose!("Error accepting cluster node connection: {e}");
+        } else {
+            crate::verbose!("Connection with {} failed: {e}", self.peer);
+        }
+    }
+
+    /// Sends queued bytes (and what TLS queued) until the socket would
+    /// block.
     pub fn flush(&mut self) {
         if self.connecting {
             return;
+        }
+        match self.stream.flush_tls() {
+            Ok(()) => {}
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+            Err(e) => {
+                self.tls_failed(&e);
+                self.dead = true;
+                return;
+            }
         }
         while !self.wbuf.is_empty() {
             match self.stream.write(&self.wbuf) {
@@ -100,7 +141,8 @@ impl Link {
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(_) => {
+                Err(e) => {
+                    self.tls_failed(&e);
                     self.dead = true;
                     return;
                 }
@@ -114,7 +156,7 @@ impl Link {
         if !self.connecting {
             return;
         }
-        match self.stream.take_error() {
+        match self.stream.tcp().take_error() {
             Ok(Some(_)) | Err(_) => self.dead = true,
             Ok(None) => match self.stream.peer_addr() {
                 Ok(_) => {

@@ -2,7 +2,9 @@
 //! (`cluster-port`, else port + 10000), run by one thread.
 //!
 //! * `codec`: the binary messages, byte for byte.
-//! * `link`: one TCP connection and its buffers.
+//! * `link`: one connection and its buffers. With `tls-cluster yes` the
+//!   bus port accepts TLS only and links this node opens speak TLS
+//!   (`crate::tls_bus`); whether a link is TLS is decided when it is made.
 //! * `gossip`: what a received message does to the cluster state (the
 //!   handshake, gossip, slot ownership by config epoch, FAIL, UPDATE).
 //! * `cron`: what happens every 100 ms (connecting, pinging, failure
@@ -30,6 +32,7 @@ use commands::kernel::server::Server;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token};
 
+use crate::tls_bus::BusStream;
 use link::Link;
 
 /// The waker's token (PUBLISH messages to relay).
@@ -63,11 +66,7 @@ pub fn spawn(srv: Arc<Server>) -> Result<(), String> {
         return Ok(());
     }
     let s = srv.settings();
-    let port = if s.cluster.port != 0 {
-        s.cluster.port
-    } else {
-        s.port.wrapping_add(10000)
-    };
+    let port = commands::services::cluster::listen_bus_port(&s);
     let mut listeners: Vec<TcpListener> =
         crate::net::bind_tcp(&s.bind, port, s.tcp_backlog as i32)?
             .into_iter()
@@ -244,9 +243,26 @@ impl Bus {
         loop {
             let r = self.listeners[i].accept();
             match r {
-                Ok((stream, _)) => {
+                Ok((stream, peer)) => {
                     let _ = stream.set_nodelay(true);
-                    self.add_link(Link::new(stream, true, None, now_ms()));
+                    crate::verbose!("Accepting cluster node connection from {peer}");
+                    let stream = if self.srv.settings().tls.cluster {
+                        let made = crate::tls_bus::current()
+                            .ok_or_else(|| "TLS is not configured".to_string())
+                            .and_then(|c| {
+                                BusStream::accepted(stream, &c).map_err(|e| e.to_string())
+                            });
+                        match made {
+                            Ok(s) => s,
+                            Err(e) => {
+                                crate::warning!("Error accepting cluster node connection: {e}");
+                                continue;
+                            }
+                        }
+                    } else {
+                        BusStream::Plain(stream)
+                    };
+                    self.add_link(Link::new(stream, peer.to_string(), true, None, now_ms()));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -265,7 +281,7 @@ impl Bus {
             .poll
             .registry()
             .register(
-                &mut link.stream,
+                link.stream.tcp_mut(),
                 Token(t),
                 Interest::READABLE | Interest::WRITABLE,
             )
@@ -285,7 +301,26 @@ impl Bus {
         };
         let stream = TcpStream::connect(addr).ok()?;
         let _ = stream.set_nodelay(true);
-        Some(self.add_link(Link::new(stream, false, Some(id.to_string()), now_ms())))
+        let peer = format!("Node {id} at {ip}:{cport}");
+        let stream = if self.srv.settings().tls.cluster {
+            let c = crate::tls_bus::current()?;
+            match BusStream::connecting(stream, addr.ip(), &c) {
+                Ok(s) => s,
+                Err(e) => {
+                    crate::verbose!("Connection with {peer} failed: {e}");
+                    return None;
+                }
+            }
+        } else {
+            BusStream::Plain(stream)
+        };
+        Some(self.add_link(Link::new(
+            stream,
+            peer,
+            false,
+            Some(id.to_string()),
+            now_ms(),
+        )))
     }
 
     /// Drops dead links; true if there were any.
@@ -299,7 +334,7 @@ impl Bus {
         let any = !dead.is_empty();
         for t in dead {
             if let Some(mut l) = self.links.remove(&t) {
-                let _ = self.poll.registry().deregister(&mut l.stream);
+                let _ = self.poll.registry().deregister(l.stream.tcp_mut());
             }
         }
         any

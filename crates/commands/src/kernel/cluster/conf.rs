@@ -14,8 +14,16 @@ use super::{flags, Node, State, NO_OWNER, SLOTS};
 
 /// One node's line, without the line end.
 pub fn node_line(st: &State, i: usize) -> String {
+    node_line_for(st, i, false)
+}
+
+/// One node's line as a client sees it: with `use_pport` (a plaintext
+/// client of a `tls-cluster` node) the node's plaintext port when it is
+/// known, else the port it announces (Redis's clusterGenNodeDescription).
+pub fn node_line_for(st: &State, i: usize, use_pport: bool) -> String {
     let n = &st.nodes[i];
-    let mut s = format!("{} {}:{}@{}", n.id, n.ip, n.port, n.cport);
+    let port = client_port_of(n, use_pport);
+    let mut s = format!("{} {}:{}@{}", n.id, n.ip, port, n.cport);
     if !n.hostname.is_empty() {
         s.push(',');
         s.push_str(&n.hostname);
@@ -60,11 +68,23 @@ pub fn node_line(st: &State, i: usize) -> String {
     s
 }
 
-/// CLUSTER NODES: every node's line, each ending in "\n".
-pub fn nodes_text(st: &State) -> String {
+/// The client port of `n` shown to a client: its plaintext port
+/// (`pport`) for a plaintext client of a `tls-cluster` node
+/// (`use_pport`) when it is known, else the port it announces.
+pub fn client_port_of(n: &Node, use_pport: bool) -> u16 {
+    if use_pport && n.pport != 0 {
+        n.pport
+    } else {
+        n.port
+    }
+}
+
+/// CLUSTER NODES: every node's line, each ending in "\n" (`use_pport`:
+/// see [`node_line_for`]).
+pub fn nodes_text(st: &State, use_pport: bool) -> String {
     let mut s = String::new();
     for i in 0..st.nodes.len() {
-        s.push_str(&node_line(st, i));
+        s.push_str(&node_line_for(st, i, use_pport));
         s.push('\n');
     }
     s

@@ -81,8 +81,14 @@ pub mod flags {
 pub struct Node {
     pub id: String,
     pub ip: String,
+    /// The client port it announces: its TLS port when it runs
+    /// `tls-cluster yes`, else its plaintext port.
     pub port: u16,
     pub cport: u16,
+    /// With `tls-cluster yes`, its plaintext client port (the bus header's
+    /// and gossip's `pport`); 0 when unknown or not in use. Not saved in
+    /// nodes.conf (as Redis 7.0): learned again from the bus.
+    pub pport: u16,
     pub hostname: String,
     pub flags: u16,
     /// The master's id, for a replica.

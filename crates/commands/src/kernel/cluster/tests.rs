@@ -94,3 +94,18 @@ fn state_follows_coverage() {
     assert!(st.is_ok(false));
     assert_eq!(st.ranges_of(0), vec![(0, 6), (8, 16383)]);
 }
+
+/// A plaintext client of a `tls-cluster` node sees a node's plaintext
+/// port when it is known; nodes.conf keeps the announced (TLS) port.
+#[test]
+fn plaintext_clients_see_pport_when_known() {
+    let mut st = State::new_alone(7100, 17100);
+    st.nodes[0].ip = "127.0.0.1".into();
+    st.nodes[0].pport = 7000;
+    let line = |st: &State, p| conf::node_line_for(st, 0, p);
+    assert!(line(&st, true).contains(" 127.0.0.1:7000@17100 "));
+    assert!(line(&st, false).contains(" 127.0.0.1:7100@17100 "));
+    assert!(conf::file_text(&st).contains(" 127.0.0.1:7100@17100 "));
+    st.nodes[0].pport = 0;
+    assert!(line(&st, true).contains(" 127.0.0.1:7100@17100 "));
+}
