@@ -16,6 +16,9 @@
 //! * Lock order: the journal's `out` lock, then `Master::inner`, then a
 //!   replica's `out`. The feed is called under the journal's `out` lock,
 //!   so the stream's order is the journal's.
+//! * A replica's output is `LinkOut::buf` in memory up to
+//!   [`spool::SPOOL_THRESHOLD`], the older rest in its spool file
+//!   ([`spool`]); the feed does no I/O, and the output limits count both.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::Arc;
@@ -23,6 +26,8 @@ use std::sync::Arc;
 use parking_lot::{Condvar, Mutex};
 
 use crate::kernel::client::ClientShared;
+
+pub mod spool;
 
 /// The current and previous replication IDs.
 #[derive(Debug, Clone)]
@@ -235,6 +240,8 @@ pub struct LinkOut {
     pub closed: bool,
     /// Since when (unix ms) the buffer is over the soft limit.
     pub soft_since: Option<u64>,
+    /// The pending bytes older than `buf`, on disk ([`spool`]).
+    pub spool: spool::Spool,
 }
 
 /// One replica attached to this master.
@@ -254,6 +261,9 @@ pub struct ReplicaLink {
     pub out: Mutex<LinkOut>,
     /// Signalled when `out` gets bytes or closes.
     pub ready: Condvar,
+    /// Wakes the link's spooler: `out.buf` reached the spool threshold,
+    /// or the link closed.
+    pub spool_wake: Condvar,
     /// Closed for exceeding the output buffer limit (logged once).
     pub over_limit: AtomicBool,
 }
@@ -270,6 +280,7 @@ impl ReplicaLink {
             acks: AtomicU64::new(0),
             out: Mutex::new(LinkOut::default()),
             ready: Condvar::new(),
+            spool_wake: Condvar::new(),
             over_limit: AtomicBool::new(false),
         }
     }
@@ -278,6 +289,7 @@ impl ReplicaLink {
     pub fn close(&self) {
         self.out.lock().closed = true;
         self.ready.notify_all();
+        self.spool_wake.notify_all();
     }
 
     pub fn is_closed(&self) -> bool {
@@ -442,7 +454,11 @@ impl Master {
                 continue;
             }
             o.buf.extend_from_slice(bytes);
-            let len = o.buf.len() as u64;
+            if o.wants_spool() {
+                r.spool_wake.notify_one();
+            }
+            // Spooled bytes count: the limits see what Redis would hold.
+            let len = o.pending();
             let over_hard = limit.hard > 0 && len > limit.hard;
             let over_soft = limit.soft > 0 && len > limit.soft;
             if over_soft {
@@ -456,12 +472,16 @@ impl Master {
             if over_hard {
                 o.closed = true;
             }
-            if o.closed {
+            let closed = o.closed;
+            if closed {
                 o.buf = Vec::new();
                 r.over_limit.store(true, Relaxed);
             }
             drop(o);
             r.ready.notify_all();
+            if closed {
+                r.spool_wake.notify_all();
+            }
         }
     }
 }

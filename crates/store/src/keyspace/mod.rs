@@ -147,6 +147,19 @@ pub struct ExpireReport {
     pub timed_out: bool,
 }
 
+thread_local! {
+    /// Set by [`Keyspace::with_expired_visible`].
+    static EXPIRED_VISIBLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Does this thread see expired keys as present (see
+/// [`Keyspace::with_expired_visible`]; only consulted while expiry is
+/// frozen)?
+#[inline]
+pub(crate) fn expired_visible() -> bool {
+    EXPIRED_VISIBLE.with(|v| v.get())
+}
+
 /// The whole keyspace.
 pub struct Keyspace {
     parts: Box<[Padded]>,
@@ -824,6 +837,23 @@ impl Keyspace {
     pub fn set_expiry_frozen(&self, frozen: bool) {
         self.expiry_frozen
             .store(frozen, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Runs `f` with keys whose TTL passed seen as present by this
+    /// thread's lookups, writes and deletes while expiry is frozen: a
+    /// replica's master client (Redis 7.0's `expireIfNeeded` leaves keys
+    /// alone for the master, whose own `DEL` will remove them; other
+    /// clients see them as missing). No effect while expiry runs: expired
+    /// keys are then deleted on access as always.
+    pub fn with_expired_visible<R>(f: impl FnOnce() -> R) -> R {
+        struct Restore(bool);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                EXPIRED_VISIBLE.with(|v| v.set(self.0));
+            }
+        }
+        let _restore = Restore(EXPIRED_VISIBLE.with(|v| v.replace(true)));
+        f()
     }
 
     /// Is expiry frozen (see [`Keyspace::set_expiry_frozen`])?

@@ -269,6 +269,14 @@ impl Partition {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// Is `e` expired for the caller: its TTL passed, unless expiry is
+    /// frozen and this thread sees expired keys as present (a replica's
+    /// master client, `Keyspace::with_expired_visible`).
+    #[inline]
+    fn expired_for_caller(&self, e: &Entry, now_ms: u64) -> bool {
+        e.is_expired(now_ms) && !(self.frozen() && super::expired_visible())
+    }
+
     /// Looks a key up, dropping it if expired. No statistics, no touch
     /// (write lookups, TTL, TYPE, EXISTS).
     /// The entry becomes the pending lookup (module docs): changes made
@@ -288,20 +296,25 @@ impl Partition {
                 .expiry_frozen
                 .load(std::sync::atomic::Ordering::Relaxed)
             {
+                if !super::expired_visible() {
+                    return None;
+                }
+                // The master client of a replica: the key is present
+                // until the master's DEL (`expired_for_caller`).
+            } else {
+                let old = d
+                    .table
+                    .remove(d.table_hash(key.hash), |e| e.matches(key))
+                    .unwrap();
+                d.sizes.sub(&old);
+                d.expires -= 1;
+                self.stats.expired_keys += 1;
+                if self.track_expired || self.journal_expired {
+                    self.log_expired(db, key.bytes);
+                }
+                self.evict_shared.dispose_expired(old.into_value());
                 return None;
             }
-            let old = d
-                .table
-                .remove(d.table_hash(key.hash), |e| e.matches(key))
-                .unwrap();
-            d.sizes.sub(&old);
-            d.expires -= 1;
-            self.stats.expired_keys += 1;
-            if self.track_expired || self.journal_expired {
-                self.log_expired(db, key.bytes);
-            }
-            self.evict_shared.dispose_expired(old.into_value());
-            return None;
         }
         let before = match last {
             // The same entry as the settled lookup (a run of commands on
@@ -379,7 +392,7 @@ impl Partition {
             // An overwrite keeps the access counter (and counts as an access).
             let rand = self.evict.rng.next() as u32;
             match self.dbs[db].as_deref().and_then(|d| d.find(key)) {
-                Some(o) if !o.is_expired(now_ms) => {
+                Some(o) if !self.expired_for_caller(o, now_ms) => {
                     byte = t.touched(o.value().evict_byte(), rand);
                 }
                 _ => self.note_created(db, key.bytes, ttl.is_some()),
@@ -413,7 +426,7 @@ impl Partition {
             if o.has_expire() {
                 d.expires -= 1;
             }
-            if o.is_expired(now_ms) {
+            if self.expired_for_caller(o, now_ms) {
                 if !self.frozen() {
                     self.stats.expired_keys += 1;
                     if self.track_expired || self.journal_expired {
@@ -575,7 +588,7 @@ impl Partition {
         if old.has_expire() {
             d.expires -= 1;
         }
-        if old.is_expired(now_ms) {
+        if self.expired_for_caller(&old, now_ms) {
             if !self.frozen() {
                 self.stats.expired_keys += 1;
                 if self.track_expired || self.journal_expired {

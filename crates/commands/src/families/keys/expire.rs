@@ -175,7 +175,15 @@ fn expire_generic(ctx: &mut Ctx, args: &[&[u8]], relative: bool, secs: bool) {
             return ctx.out.int(0);
         }
     }
-    if when <= now as i64 {
+    // A time already past deletes the key, except on a replica (Redis's
+    // `checkAlreadyExpired`): its master's PEXPIREAT sets the TTL, and the
+    // key goes when the master's DEL comes.
+    let on_replica = srv
+        .replication
+        .replica
+        .is_replica
+        .load(std::sync::atomic::Ordering::Relaxed);
+    if when <= now as i64 && !on_replica {
         let old = p.remove(db, &k, now);
         drop(p);
         drop(old);

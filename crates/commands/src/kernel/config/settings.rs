@@ -432,6 +432,9 @@ pub struct ReplSettings {
     pub diskless_sync: bool,
     /// `repl-diskless-sync-delay`, seconds to wait for more replicas.
     pub diskless_sync_delay: u64,
+    /// `repl-diskless-sync-max-replicas`: a diskless transfer starts
+    /// before the delay ends once this many replicas wait (0: no limit).
+    pub diskless_sync_max_replicas: u64,
     /// `repl-diskless-load`: where a replica's full sync payload goes.
     pub diskless_load: DisklessLoad,
     /// `repl-backlog-size`, bytes.
@@ -463,6 +466,7 @@ impl Default for ReplSettings {
         ReplSettings {
             diskless_sync: true,
             diskless_sync_delay: 5,
+            diskless_sync_max_replicas: 0,
             diskless_load: DisklessLoad::Disabled,
             backlog_size: 1 << 20,
             backlog_ttl: 3600,

@@ -10,33 +10,34 @@
 //!    its offset: `+CONTINUE`, then the backlog from that offset. The
 //!    link joins the replica list under the master lock in the same step
 //!    as the backlog is read, so no byte is missed or doubled.
-//! 3. Otherwise a full sync: after `repl-diskless-sync-delay` (diskless),
-//!    the cut is taken under the journal's order lock (no write is half
-//!    done), the link's output starts at the stream offset of the cut,
-//!    `+FULLRESYNC <replid> <offset>` goes out, and the forkless snapshot
-//!    (`store::keyspace::snapshot`, as BGSAVE) is written as an RDB either
-//!    straight to the socket between `$EOF:<mark>` marks (diskless) or to a
-//!    temporary file in `dir` sent as `$<len>` (disk). Writes meanwhile
-//!    wait in the link's output.
+//! 3. Otherwise a full sync ([`super::fullsync`]): one snapshot cut,
+//!    shared with the replicas that start together, the link's output
+//!    activated at the cut's offset, `+FULLRESYNC <replid> <offset>`, and
+//!    the RDB straight to the socket (diskless) or through a temporary
+//!    file in `dir` (disk). Writes meanwhile wait in the link's output.
 //! 4. Then the link's output is written as it comes: the stream.
 //!
 //! The link ends on a socket error, CLIENT KILL, or an output buffer over
 //! the replica class's `client-output-buffer-limit`.
+//!
+//! Three threads serve a link: this one (payload, then stream), the
+//! reader of ACKs, and the spooler, which moves what the replica does not
+//! read beyond a few MB to disk (`kernel::replication::spool`); the
+//! stream is sent from there first, then from memory.
 
-use std::io::{BufWriter, Read, Write};
+use std::io::{Read, Write};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::base::log::{log, LogLevel};
 use crate::kernel::client::SyncRequest;
 use crate::kernel::client::{cflag, Client};
-use crate::kernel::persistence::SaveControl;
+use crate::kernel::replication::spool::{self, Next};
 use crate::kernel::replication::{state, ReplicaLink};
 use crate::kernel::server::Server;
-use crate::services::snapshot::{self, sink::RdbSink};
 
-use super::socket::{Counting, Socket};
+use super::socket::Socket;
 
 /// A connection handed over by a worker after SYNC/PSYNC.
 pub struct Handoff {
@@ -108,12 +109,30 @@ fn run(srv: Arc<Server>, h: Handoff) {
                 .ok();
         }
     }
+    // The spooler moves what the replica does not read (it loads its
+    // payload, or it is slow) to disk (`kernel::replication::spool`).
+    let spooler = reader_thread.as_ref().and_then(|_| {
+        let link2 = link.clone();
+        let dir = std::path::PathBuf::from(&settings.dir);
+        std::thread::Builder::new()
+            .name(format!("petrel-repl-sp-{}", client.id))
+            .spawn(move || {
+                spool::run_spooler(&link2, &dir, &|warn, msg| {
+                    if warn {
+                        warning(msg)
+                    } else {
+                        notice(msg)
+                    }
+                })
+            })
+            .ok()
+    });
     if reader_thread.is_some() {
         super::ensure_stream(&srv, &settings);
         notice(&format!("Replica {name} asks for synchronization"));
         let ok = match try_partial(&srv, &link, &client, &req, &mut socket) {
             Some(r) => r,
-            None => full_sync(&srv, &link, &client, &req, &mut socket, &name),
+            None => super::fullsync::full_sync(&srv, &link, &client, &req, &mut socket, &name),
         };
         if ok && !client.repl.rdb_only {
             stream(&srv, &link, &mut socket);
@@ -123,6 +142,9 @@ fn run(srv: Arc<Server>, h: Handoff) {
     link.close();
     socket.shutdown();
     if let Some(t) = reader_thread {
+        let _ = t.join();
+    }
+    if let Some(t) = spooler {
         let _ = t.join();
     }
     super::detach_link(&srv, &link);
@@ -142,7 +164,7 @@ fn run(srv: Arc<Server>, h: Handoff) {
 }
 
 /// Writes, counting the bytes as replication output.
-fn send(srv: &Server, link: &ReplicaLink, socket: &mut Socket, bytes: &[u8]) -> bool {
+pub(super) fn send(srv: &Server, link: &ReplicaLink, socket: &mut Socket, bytes: &[u8]) -> bool {
     if socket.write_all(bytes).is_err() {
         return false;
     }
@@ -206,364 +228,49 @@ fn try_partial(
     Some(send(srv, link, socket, reply.as_bytes()))
 }
 
-/// Sends the newline keepalive Redis sends to a replica waiting for its
-/// payload (the replica's handshake tolerates empty lines).
-fn keepalive(srv: &Server, link: &ReplicaLink, socket: &mut Socket, last: &mut Instant) -> bool {
-    if last.elapsed() >= Duration::from_secs(1) {
-        *last = Instant::now();
-        return send(srv, link, socket, b"\n");
-    }
-    true
-}
-
-fn full_sync(
-    srv: &Arc<Server>,
-    link: &Arc<ReplicaLink>,
-    client: &Client,
-    req: &SyncRequest,
-    socket: &mut Socket,
-    name: &str,
-) -> bool {
-    let m = &srv.replication.master;
-    m.stats.sync_full.fetch_add(1, Relaxed);
-    if let SyncRequest::Psync { replid, .. } = req {
-        if replid != "?" {
-            m.stats.sync_partial_err.fetch_add(1, Relaxed);
-            notice(&format!(
-                "Partial resynchronization not accepted: Replication ID mismatch or offset out of range (Replica asked for '{replid}')"
-            ));
-        } else {
-            notice(&format!("Full resync requested by replica {name}"));
-        }
-    }
-    {
-        let mut g = m.inner.lock();
-        g.replicas.push(link.clone());
-    }
-    let settings = srv.settings();
-    let diskless = settings.repl.diskless_sync && client.repl.capa_eof;
-    let mut last_ping = Instant::now();
-    if diskless {
-        let until = Instant::now() + Duration::from_secs(settings.repl.diskless_sync_delay);
-        while Instant::now() < until {
-            if link.is_closed() || !keepalive(srv, link, socket, &mut last_ping) {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        notice("Starting BGSAVE for SYNC with target: replicas sockets");
-    } else {
-        notice("Starting BGSAVE for SYNC with target: disk");
-    }
-    // The cut, under the order lock: no write is half done, and the
-    // stream from here on goes to the link.
-    let now = crate::base::clock::unix_time_ms();
-    let sink = Arc::new(RdbSink::new(
-        snapshot::write_options(&settings),
-        snapshot::meta_mode(&settings),
-        srv.keyspace.clone(),
-        now,
-    ));
-    let side = &srv.replication.replica;
-    let (snap, offset, functions, stream_db, ids) = loop {
-        {
-            // On a replica the cut falls between two applied units of
-            // its master's stream (`ReplicaSide::apply_lock`), and the
-            // payload carries that stream's ID and offset.
-            let unit = side.apply_lock.lock();
-            if side.is_replica.load(Relaxed) && !super::can_serve_replicas(srv) {
-                return false;
-            }
-            let stream_db = if side.is_replica.load(Relaxed) {
-                side.stream_db.load(Relaxed)
-            } else {
-                0
-            };
-            let order = srv.journal.order.write();
-            let functions = snapshot::function_codes(srv);
-            if let Some(snap) = srv.keyspace.begin_snapshot(sink.clone(), now) {
-                let mut out = srv.journal.out.lock();
-                // The stream after the cut selects its database first.
-                out.db = None;
-                let g = m.inner.lock();
-                let offset = g.offset;
-                let mut o = link.out.lock();
-                o.buf.clear();
-                o.active = true;
-                drop(o);
-                drop(g);
-                drop(out);
-                drop(order);
-                let ids = srv.replication.ids();
-                drop(unit);
-                break (snap, offset, functions, stream_db, ids);
-            }
-        }
-        // Another snapshot (BGSAVE, an AOF rewrite) runs: wait for it.
-        if link.is_closed() || !keepalive(srv, link, socket, &mut last_ping) {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    sink.set_snapshot(snap.clone());
-    let walk_sink = sink.clone();
-    let keyspace = srv.keyspace.clone();
-    let walk_snap = snap.clone();
-    let walk = std::thread::Builder::new()
-        .name("petrel-repl-snap".into())
-        .spawn(move || {
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                keyspace.walk_snapshot(&walk_snap)
-            }));
-            if !matches!(r, Ok(Ok(()))) {
-                walk_sink.abort();
-            }
-            walk_sink.close();
-        });
-    if walk.is_err() {
-        sink.abort();
-        let _ = srv.keyspace.walk_snapshot(&snap);
-        return false;
-    }
-    if let SyncRequest::Psync { .. } = req {
-        let line = format!("+FULLRESYNC {} {offset}\r\n", ids.replid);
-        if !send(srv, link, socket, line.as_bytes()) {
-            sink.abort();
-            return false;
-        }
-    }
-    let rdb_meta = RdbMeta {
-        functions,
-        counts: snap.counts().to_vec(),
-        replid: ids.replid.clone(),
-        offset,
-        stream_db,
-    };
-    let acks_before = link.acks.load(Relaxed);
-    let ok = if diskless {
-        send_diskless(srv, link, socket, &sink, &rdb_meta)
-            && first_ack_after_payload(link, acks_before, &settings, name)
-    } else {
-        send_disk(srv, link, socket, &sink, &rdb_meta, &settings)
-    };
-    if let Ok(w) = walk {
-        let _ = w.join();
-    }
-    if ok {
-        link.state.store(state::ONLINE, Relaxed);
-        notice(&format!("Synchronization with replica {name} succeeded"));
-    } else {
-        warning(&format!("Full synchronization with replica {name} failed"));
-    }
-    ok
-}
-
-/// After a diskless payload, waits for the replica's first `REPLCONF
-/// ACK` before the stream may follow (Redis 7.0 does the same): a replica
-/// finds the end of a `$EOF:` payload by the mark being the last bytes it
-/// has read, so bytes sent right after the mark would hide it and the
-/// replica would take the stream for more payload. Nothing is sent while
-/// waiting; the loading replica's newline keepalives keep the link alive
-/// (`repl-timeout` after its last message fails the sync).
-fn first_ack_after_payload(
-    link: &ReplicaLink,
-    acks_before: u64,
-    settings: &crate::kernel::config::Settings,
-    name: &str,
-) -> bool {
-    notice(&format!(
-        "Streamed RDB transfer with replica {name} succeeded (socket). Waiting for REPLCONF ACK from replica to enable streaming"
-    ));
-    let timeout_ms = settings.repl.timeout.max(1) * 1000;
-    while link.acks.load(Relaxed) == acks_before {
-        if link.is_closed() {
-            return false;
-        }
-        let now = crate::base::clock::unix_time_ms();
-        if now.saturating_sub(link.ack_ms.load(Relaxed)) > timeout_ms {
-            warning(&format!(
-                "Disconnecting timedout replica (streaming sync): {name}"
-            ));
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    true
-}
-
-/// What goes into the payload besides the entries.
-struct RdbMeta {
-    functions: Vec<Vec<u8>>,
-    counts: Vec<store::keyspace::snapshot::DbCounts>,
-    replid: String,
-    offset: u64,
-    /// `repl-stream-db`: 0 on a master (its stream selects a database
-    /// first after the cut), the master client's on a replica.
-    stream_db: u32,
-}
-
-/// Writes the whole RDB from the sink into `w`; returns `w` and the size.
-fn write_rdb<W: Write>(
-    srv: &Server,
-    sink: &RdbSink,
-    meta: &RdbMeta,
-    w: W,
-) -> std::io::Result<(W, u64)> {
-    let settings = srv.settings();
-    let aux = snapshot::aux_now();
-    let mut rdb = rdb::Writer::new(w, snapshot::write_options(&settings))?;
-    rdb.aux(b"redis-ver", crate::REDIS_VERSION.as_bytes())?;
-    rdb.aux_int(b"redis-bits", 64)?;
-    rdb.aux_int(b"ctime", aux.ctime as i64)?;
-    rdb.aux_int(b"used-mem", aux.used_mem as i64)?;
-    rdb.aux_int(b"repl-stream-db", meta.stream_db as i64)?;
-    rdb.aux(b"repl-id", meta.replid.as_bytes())?;
-    rdb.aux_int(b"repl-offset", meta.offset as i64)?;
-    rdb.aux_int(b"aof-base", 0)?;
-    for code in &meta.functions {
-        rdb.function(code)?;
-    }
-    let mut current: Option<u32> = None;
-    let mut resized = vec![false; meta.counts.len()];
-    let complete = sink.run_writer(|db, bytes| {
-        if current != Some(db) {
-            rdb.select_db(db)?;
-            if let Some(r) = resized.get_mut(db as usize).filter(|r| !**r) {
-                *r = true;
-                let c = meta.counts[db as usize];
-                rdb.resize_db(c.keys, c.expires)?;
-            }
-            current = Some(db);
-        }
-        rdb.raw(bytes)
-    });
-    if !complete {
-        return Err(std::io::Error::other("the snapshot was aborted"));
-    }
-    rdb.finish()
-}
-
-/// The diskless payload: `$EOF:<mark>\r\n`, the RDB, the mark.
-fn send_diskless(
-    srv: &Server,
-    link: &ReplicaLink,
-    socket: &mut Socket,
-    sink: &RdbSink,
-    meta: &RdbMeta,
-) -> bool {
-    let mark = crate::base::text::random_hex(40);
-    if !send(srv, link, socket, format!("$EOF:{mark}\r\n").as_bytes()) {
-        sink.abort();
-        return false;
-    }
-    link.state.store(state::SEND_BULK, Relaxed);
-    let out = BufWriter::with_capacity(
-        64 * 1024,
-        Counting {
-            inner: &mut *socket,
-            written: 0,
-        },
-    );
-    let written = match write_rdb(srv, sink, meta, out) {
-        Ok((buf, _)) => match buf.into_inner() {
-            Ok(c) => c.written,
-            Err(_) => {
-                sink.abort();
-                return false;
-            }
-        },
-        Err(_) => {
-            sink.abort();
-            return false;
-        }
-    };
-    srv.replication
-        .master
-        .stats
-        .net_repl_output_bytes
-        .fetch_add(written, Relaxed);
-    send(srv, link, socket, mark.as_bytes())
-}
-
-/// The disk payload: the RDB written to a temporary file in `dir`, then
-/// sent as `$<len>\r\n` and the file's bytes.
-fn send_disk(
-    srv: &Server,
-    link: &ReplicaLink,
-    socket: &mut Socket,
-    sink: &RdbSink,
-    meta: &RdbMeta,
-    settings: &crate::kernel::config::Settings,
-) -> bool {
-    let path = std::path::Path::new(&settings.dir).join(format!(
-        "temp-repl-{}-{}.rdb",
-        std::process::id(),
-        link.shared.id
-    ));
-    struct Remove<'a>(&'a std::path::Path);
-    impl Drop for Remove<'_> {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_file(self.0);
-        }
-    }
-    let file = match std::fs::File::create(&path) {
-        Ok(f) => f,
-        Err(e) => {
-            warning(&format!("Can't write the RDB for SYNC: {e}"));
-            sink.abort();
-            return false;
-        }
-    };
-    let _remove = Remove(&path);
-    let size = match write_rdb(srv, sink, meta, BufWriter::new(file)) {
-        Ok((mut w, size)) => {
-            if w.flush().is_err() {
-                return false;
-            }
-            size
-        }
-        Err(e) => {
-            warning(&format!("Write error saving DB on disk: {e}"));
-            sink.abort();
-            return false;
-        }
-    };
-    link.state.store(state::SEND_BULK, Relaxed);
-    if !send(srv, link, socket, format!("${size}\r\n").as_bytes()) {
-        return false;
-    }
-    let Ok(mut f) = std::fs::File::open(&path) else {
-        return false;
-    };
-    let mut buf = vec![0u8; 64 * 1024];
+/// Writes the link's output as it arrives, until the link closes: the
+/// spooled part first, read back from its file, then the memory (the
+/// order `kernel::replication::spool` keeps).
+fn stream(srv: &Server, link: &ReplicaLink, socket: &mut Socket) {
+    use std::os::unix::fs::FileExt;
+    let mut chunk = Vec::new();
     loop {
-        match f.read(&mut buf) {
-            Ok(0) => return true,
-            Ok(n) => {
-                if !send(srv, link, socket, &buf[..n]) {
-                    return false;
+        let mut release = None;
+        let next = {
+            let mut o = link.out.lock();
+            loop {
+                if o.closed {
+                    return;
+                }
+                match o.next_to_send(&mut release) {
+                    Next::Wait => link.ready.wait(&mut o),
+                    next => break next,
                 }
             }
-            Err(_) => return false,
-        }
-    }
-}
-
-/// Writes the link's output as it arrives, until the link closes.
-fn stream(srv: &Server, link: &ReplicaLink, socket: &mut Socket) {
-    loop {
-        let bytes = {
-            let mut o = link.out.lock();
-            while o.buf.is_empty() && !o.closed {
-                link.ready.wait(&mut o);
-            }
-            if o.closed {
-                return;
-            }
-            std::mem::take(&mut o.buf)
         };
-        if !send(srv, link, socket, &bytes) {
-            return;
+        // A drained spool file is closed here, outside the lock.
+        drop(release);
+        match next {
+            Next::File { file, pos, len } => {
+                chunk.resize(len, 0);
+                if let Err(e) = file.read_exact_at(&mut chunk, pos) {
+                    warning(&format!(
+                        "Can't read back the spooled stream of replica {}:{}: {e}",
+                        link.ip, link.port
+                    ));
+                    return;
+                }
+                if !send(srv, link, socket, &chunk) {
+                    return;
+                }
+                link.out.lock().sent_from_file(len);
+            }
+            Next::Memory(bytes) => {
+                if !send(srv, link, socket, &bytes) {
+                    return;
+                }
+            }
+            Next::Wait => {}
         }
     }
 }

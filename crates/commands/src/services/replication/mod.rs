@@ -50,12 +50,20 @@
 //! replica, expiry is frozen (`Server::refresh_expiry_freeze`): expired
 //! keys read as missing but stay until the master's `DEL`.
 //!
-//! Not built yet:
-//! `repl-diskless-sync-max-replicas`, one snapshot shared by several
-//! replicas syncing at once (each takes its own, one after the other).
+//! * **Full sync** ([`fullsync`]): one snapshot for the replicas that
+//!   start together (a diskless group formed during
+//!   `repl-diskless-sync-delay`, cut short by
+//!   `repl-diskless-sync-max-replicas`; a disk RDB being written, joined
+//!   while the backlog covers its cut).
+//! * **A replica that does not read** (it loads its payload, or it is
+//!   slow) has its pending stream beyond a few MB spooled to an unlinked
+//!   file in `dir` (`kernel::replication::spool`): the master's memory
+//!   stays bounded during a full sync under full-speed writes, and the
+//!   replica output limits still count every pending byte, as Redis.
 
 pub mod diskless_load;
 pub mod failover;
+pub mod fullsync;
 pub mod master;
 pub mod master_link;
 pub mod replica;
@@ -454,12 +462,17 @@ pub fn backlog_memory(srv: &Server) -> u64 {
 }
 
 /// Bytes held for replicas beside the backlog: each attached replica's
-/// output buffer (the stream waiting to be sent, which grows while a full
-/// sync sends its payload). INFO `mem_clients_slaves`.
+/// output buffer in memory (the stream waiting to be sent, which grows
+/// while a full sync sends its payload, up to the spool threshold) and
+/// the chunk its spooler is writing; not what is spooled to disk.
+/// INFO `mem_clients_slaves`.
 pub fn replica_buffers_memory(srv: &Server) -> u64 {
     let links: Vec<Arc<ReplicaLink>> = srv.replication.master.inner.lock().replicas.clone();
     links
         .iter()
-        .map(|l| l.out.lock().buf.capacity() as u64)
+        .map(|l| {
+            let o = l.out.lock();
+            o.buf.capacity() as u64 + o.spool.in_flight()
+        })
         .sum()
 }

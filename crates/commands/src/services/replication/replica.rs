@@ -26,14 +26,14 @@
 //! as `repl-diskless-load` says ([`super::diskless_load`]).
 //!
 //! While this server is a replica, expiry is frozen: expired keys read as
-//! missing (the master's commands too: see the limits below) and are
-//! deleted only by the master's `DEL`. A `PSYNC ... FAILOVER` from the
-//! master promotes this server first ([`promote_for_failover`]); a link
-//! made by this server's own FAILOVER sends it (`failover`).
-//!
-//! Unlike Redis, the master's own commands also see an expired (not yet
-//! deleted) key as missing: a master command on a key whose TTL passed on
-//! this replica's clock but not on the master's may apply differently.
+//! missing to its clients and are deleted only by the master's `DEL`. The
+//! master client's commands see them as present (Redis 7.0's
+//! `expireIfNeeded`; `Keyspace::with_expired_visible` around each
+//! command): a master command on a key whose TTL passed on this replica's
+//! clock but not on the master's applies to the same value as on the
+//! master. A `PSYNC ... FAILOVER` from the master promotes this server
+//! first ([`promote_for_failover`]); a link made by this server's own
+//! FAILOVER sends it (`failover`).
 
 use std::io::Write;
 use std::net::TcpStream;
@@ -460,13 +460,17 @@ impl Applier<'_> {
             return;
         }
         let settings = self.srv.settings();
-        (self.srv.hooks.execute_queued)(
-            self.srv,
-            &mut self.client,
-            &settings,
-            &args,
-            &mut self.out,
-        );
+        // The master's view: keys expired on this replica's clock are
+        // still there (see the module doc).
+        store::keyspace::Keyspace::with_expired_visible(|| {
+            (self.srv.hooks.execute_queued)(
+                self.srv,
+                &mut self.client,
+                &settings,
+                &args,
+                &mut self.out,
+            )
+        });
         self.out.clear();
     }
 

@@ -113,20 +113,3 @@ impl Write for Socket {
         Ok(())
     }
 }
-
-/// Counts the bytes written through it.
-pub struct Counting<W> {
-    pub inner: W,
-    pub written: u64,
-}
-
-impl<W: Write> Write for Counting<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.written += n as u64;
-        Ok(n)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}

@@ -253,14 +253,6 @@ pub static ABSENT: &[Param] = &[
         "replication"
     ),
     absent!(
-        "repl-diskless-sync-max-replicas",
-        [],
-        true,
-        "0",
-        Same::Int,
-        "replication"
-    ),
-    absent!(
         "repl-disable-tcp-nodelay",
         [],
         true,

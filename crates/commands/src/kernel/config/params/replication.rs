@@ -97,6 +97,16 @@ pub static REPLICATION: &[Param] = &[
             Ok(())
         }
     ),
+    p!(
+        "repl-diskless-sync-max-replicas",
+        true,
+        "0",
+        |s| s.repl.diskless_sync_max_replicas.to_string(),
+        |s, v| {
+            s.repl.diskless_sync_max_replicas = int_in(v, 0, i32::MAX as i64)? as u64;
+            Ok(())
+        }
+    ),
     Param {
         name: "repl-ping-replica-period",
         aliases: &["repl-ping-slave-period"],
