@@ -105,18 +105,21 @@ fn options<'a>(args: &[&'a [u8]]) -> Result<Options<'a>, &'static str> {
     Ok(o)
 }
 
-/// Redis's migrateGetKeys: the key argument, or with KEYS (and an empty
-/// key argument) every argument after KEYS; AUTH's and AUTH2's arguments
-/// are skipped, whatever they say.
+/// Redis's migrateGetKeys: the key argument, or with KEYS every argument
+/// after KEYS (no key at all when the key argument is not empty then);
+/// AUTH's and AUTH2's arguments are skipped, whatever they say.
 fn migrate_keys(args: &[&[u8]]) -> Option<Vec<usize>> {
     let mut i = 6;
     while i < args.len() {
-        if eq_ic(args[i], "auth") {
+        if eq_ic(args[i], "keys") {
+            if !args[3].is_empty() {
+                return None;
+            }
+            return Some((i + 1..args.len()).collect());
+        } else if eq_ic(args[i], "auth") {
             i += 1;
         } else if eq_ic(args[i], "auth2") {
             i += 2;
-        } else if eq_ic(args[i], "keys") && args[3].is_empty() {
-            return Some((i + 1..args.len()).collect());
         }
         i += 1;
     }
@@ -332,9 +335,24 @@ fn migrate_cmd(ctx: &mut Ctx, args: &[&[u8]]) {
     let (host, port) = (args[1], args[2]);
     let mut may_retry = true;
     let (mut t, cached, replies) = loop {
-        let Some((mut t, cached)) = migrate::checkout(host, port, timeout) else {
-            drop(g);
-            return ctx.error(IOERR_CONNECT);
+        let (mut t, cached) = match migrate::checkout(host, port, timeout) {
+            Ok(c) => c,
+            Err(migrate::ConnectFail::Connecting) => {
+                drop(g);
+                return ctx.error(IOERR_CONNECT);
+            }
+            // Found out when writing, as Redis does (see ConnectFail).
+            Err(migrate::ConnectFail::Refused) => {
+                if may_retry {
+                    may_retry = false;
+                    continue;
+                }
+                drop(g);
+                return ctx.error(ioerr(IoFail {
+                    writing: true,
+                    timed_out: false,
+                }));
+            }
         };
         let select = (t.last_db != Some(dbid)).then_some(dbid);
         let req = request(&o, args, &outgoing, select, cluster);
@@ -456,10 +474,10 @@ mod tests {
         let o = options(&r).unwrap();
         assert!(o.replace && !o.copy);
         assert_eq!((o.first_key, o.num_keys), (8, 3));
-        // KEYS with a non-empty key argument: the key argument only.
+        // KEYS with a non-empty key argument: no keys (an error).
         let a = argv("MIGRATE h 1 k 0 5 KEYS a");
         let r: Vec<&[u8]> = a.iter().map(|v| v.as_slice()).collect();
-        assert_eq!(migrate_keys(&r), Some(vec![3]));
+        assert_eq!(migrate_keys(&r), None);
         // AUTH's and AUTH2's arguments are never the KEYS option.
         let a = argv("MIGRATE h 1 '' 0 5 AUTH keys AUTH2 keys x KEYS a");
         let r: Vec<&[u8]> = a.iter().map(|v| v.as_slice()).collect();

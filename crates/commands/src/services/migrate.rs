@@ -62,34 +62,59 @@ fn port_of(arg: &[u8]) -> u32 {
     n
 }
 
+/// Why no connection was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnectFail {
+    /// The address did not resolve, or the connection did not complete
+    /// within the timeout: Redis's "error or timeout connecting".
+    Connecting,
+    /// The target refused (or reset) it. Redis connects without waiting
+    /// for the outcome and learns this when it writes the request, so it
+    /// is a write error (one retry, then "error or timeout writing").
+    Refused,
+}
+
 /// Opens a TCP connection within `timeout` (every address the host
 /// resolves to is tried).
-fn connect(host: &str, port: &[u8], timeout: Duration) -> Option<TcpStream> {
+fn connect(host: &str, port: &[u8], timeout: Duration) -> Result<TcpStream, ConnectFail> {
     let port = port_of(port);
-    if port == 0 || port > 65535 {
-        return None;
+    if port > 65535 {
+        return Err(ConnectFail::Connecting);
     }
-    let addrs = (host, port as u16).to_socket_addrs().ok()?;
+    if port == 0 {
+        return Err(ConnectFail::Refused);
+    }
+    let addrs = (host, port as u16)
+        .to_socket_addrs()
+        .map_err(|_| ConnectFail::Connecting)?;
+    let mut fail = ConnectFail::Connecting;
     for a in addrs {
-        if let Ok(s) = TcpStream::connect_timeout(&a, timeout) {
-            let _ = s.set_nodelay(true);
-            return Some(s);
+        match TcpStream::connect_timeout(&a, timeout) {
+            Ok(s) => {
+                let _ = s.set_nodelay(true);
+                return Ok(s);
+            }
+            Err(e) if timed_out(&e) => {}
+            Err(_) => fail = ConnectFail::Refused,
         }
     }
-    None
+    Err(fail)
 }
 
 /// A socket to `host`:`port` and whether it is the cache's: the cached
 /// one if idle, else a new connection (cached when the target had none).
-/// `None` when the connection fails within `timeout`.
-pub fn checkout(host: &[u8], port: &[u8], timeout: Duration) -> Option<(Target, bool)> {
+pub fn checkout(
+    host: &[u8],
+    port: &[u8],
+    timeout: Duration,
+) -> Result<(Target, bool), ConnectFail> {
     let name = cache_name(host, port);
     {
         let mut c = CACHE.lock();
         if let Some(slot) = c.get_mut(&name) {
             if let Some(mut t) = slot.take() {
                 t.last_use = Instant::now();
-                return Some((t, true));
+                return Ok((t, true));
             }
         }
     }
@@ -103,7 +128,7 @@ pub fn checkout(host: &[u8], port: &[u8], timeout: Duration) -> Option<(Target, 
     let mut c = CACHE.lock();
     if c.contains_key(&name) {
         // Another MIGRATE holds the cached one: this socket is temporary.
-        return Some((t, false));
+        return Ok((t, false));
     }
     if c.len() >= CACHE_ITEMS {
         // Too many: drop an idle one (the map's order is arbitrary).
@@ -112,11 +137,11 @@ pub fn checkout(host: &[u8], port: &[u8], timeout: Duration) -> Option<(Target, 
             Some(k) => {
                 c.remove(&k);
             }
-            None => return Some((t, false)),
+            None => return Ok((t, false)),
         }
     }
     c.insert(name, None);
-    Some((t, true))
+    Ok((t, true))
 }
 
 fn cache_name(host: &[u8], port: &[u8]) -> String {
@@ -251,8 +276,9 @@ mod tests {
             let (mut s, _) = l.accept().unwrap();
             s.write_all(b"+OK\r\n-ERR bad\r\n+NO").unwrap();
         });
-        let (mut t, cached) =
-            checkout(b"127.0.0.1", port.as_bytes(), Duration::from_secs(5)).expect("connects");
+        let (mut t, cached) = checkout(b"127.0.0.1", port.as_bytes(), Duration::from_secs(5))
+            .ok()
+            .expect("connects");
         h.join().unwrap();
         let d = Duration::from_secs(5);
         assert_eq!(t.line(d).unwrap(), b"+OK");
@@ -272,8 +298,9 @@ mod tests {
     fn a_silent_peer_times_out() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port().to_string();
-        let (mut t, cached) =
-            checkout(b"127.0.0.1", port.as_bytes(), Duration::from_secs(5)).unwrap();
+        let (mut t, cached) = checkout(b"127.0.0.1", port.as_bytes(), Duration::from_secs(5))
+            .ok()
+            .unwrap();
         let r = t.line(Duration::from_millis(50));
         assert_eq!(
             r,
@@ -300,7 +327,19 @@ mod tests {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port().to_string();
         drop(l);
-        assert!(checkout(b"127.0.0.1", port.as_bytes(), Duration::from_secs(1)).is_none());
-        assert!(checkout(b"127.0.0.1", b"0", Duration::from_secs(1)).is_none());
+        let refused = |port: &[u8]| {
+            checkout(b"127.0.0.1", port, Duration::from_secs(1))
+                .err()
+                .expect("no connection")
+        };
+        assert_eq!(refused(port.as_bytes()), ConnectFail::Refused);
+        assert_eq!(refused(b"x"), ConnectFail::Refused);
+        assert_eq!(refused(b"70000"), ConnectFail::Connecting);
+        assert_eq!(
+            checkout(b"no.such.host.invalid", b"1", Duration::from_secs(1))
+                .err()
+                .expect("no connection"),
+            ConnectFail::Connecting
+        );
     }
 }
