@@ -492,6 +492,37 @@ fn mixed_cluster_reshards_both_ways_under_writes() {
     assert_eq!(total as usize, KEYS + KEYS / 10 * 2 + last.len());
 }
 
+/// With the AOF on, every write holds the journal's order lock: a command
+/// let through on a MIGRATING slot checks its slot again under it
+/// (`services::cluster::Pass`), so no write lands on a key MIGRATE moved.
+#[test]
+fn petrel_cluster_with_aof_reshards_under_writes() {
+    if !have_tool("redis-cli", &["--version"]) {
+        return;
+    }
+    let aof = [("appendonly", "yes")];
+    let p1 = node_with(Kind::Petrel, &aof);
+    let p2 = node_with(Kind::Petrel, &aof);
+    let p3 = node_with(Kind::Petrel, &aof);
+    create(&[&p1, &p2, &p3]);
+    let w = start_writer(p3.port());
+    reshard(&p1, &p2, 400);
+    reshard(&p2, &p1, 300);
+    let last = w.finish();
+    check_all(&[&p1, &p2, &p3]);
+    let mut c = ClusterClient::new(p1.port());
+    assert!(!last.is_empty());
+    for (k, v) in &last {
+        assert_eq!(
+            c.cmd(&["GET", k]),
+            Value::Bulk(v.clone().into_bytes()),
+            "{k}"
+        );
+    }
+    let total: i64 = [&p1, &p2, &p3].iter().map(|s| dbsize(s)).sum();
+    assert_eq!(total as usize, last.len());
+}
+
 /// A master that loses a slot holding keys to a greater config epoch (and
 /// keeps another slot) deletes that slot's keys, as Redis 7.0 does after
 /// an UPDATE; the keys of the slot it keeps stay.
