@@ -79,6 +79,8 @@ pub const FAMILIES: &[Family] = &[
     family!(replication),
     // CLUSTER, READONLY, READWRITE, ASKING on kernel::cluster.
     family!(cluster),
+    // MIGRATE over services::migrate's cached connections.
+    family!(migrate),
 ];
 
 /// Every family's DEBUG subcommands, in DEBUG HELP order.

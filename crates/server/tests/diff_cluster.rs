@@ -213,6 +213,9 @@ CLUSTER KEYSLOT foo
 CLUSTER ADDSLOTS 1
 CLUSTER KEYSLOT
 CLUSTER NOSUCH
+CLUSTER HELP
+CLUSTER REPLICAS abc
+CLUSTER SLAVES abc
 READONLY
 READWRITE
 ASKING
@@ -328,6 +331,13 @@ fn cluster_commands_match_redis() {
             &["CLUSTER", "MEET", "127.0.0.1"],
             &["CLUSTER", "REPLICATE", "abc"],
             &["CLUSTER", "REPLICATE"],
+            &["CLUSTER", "REPLICAS", "<id>"],
+            &["CLUSTER", "SLAVES", "<id>"],
+            &["CLUSTER", "REPLICAS", "abc"],
+            &["CLUSTER", "SLAVES", "abc"],
+            &["CLUSTER", "REPLICAS"],
+            &["CLUSTER", "HELP"],
+            &["CLUSTER", "HELP", "x"],
             &["READONLY"],
             &["READWRITE"],
             &["ASKING"],

@@ -731,6 +731,99 @@ fn setslot(ctx: &mut Ctx, args: &[&[u8]]) {
     })
 }
 
+/// CLUSTER REPLICAS / SLAVES node-id: the CLUSTER NODES lines of a
+/// master's replicas.
+fn replicas(ctx: &mut Ctx, args: &[&[u8]]) {
+    if !enabled(ctx) {
+        return;
+    }
+    refresh(ctx);
+    let id = String::from_utf8_lossy(args[2]).into_owned();
+    let st = ctx.srv.cluster.read();
+    let lines = match st.find(&id) {
+        None => Err(format!("ERR Unknown node {id}")),
+        Some(i) if !st.nodes[i].is_master() => {
+            Err("ERR The specified node is not a master".to_string())
+        }
+        Some(i) => Ok(replicas_of(&st, i)
+            .into_iter()
+            .map(|r| crate::kernel::cluster::conf::node_line(&st, r))
+            .collect::<Vec<String>>()),
+    };
+    drop(st);
+    match lines {
+        Ok(l) => ctx.bulk_array(&l),
+        Err(e) => ctx.error(&e),
+    }
+}
+
+/// CLUSTER HELP: Redis 7.0's text.
+fn help(ctx: &mut Ctx, _args: &[&[u8]]) {
+    if !enabled(ctx) {
+        return;
+    }
+    ctx.reply_help(HELP);
+}
+
+const HELP: &[&str] = &[
+    "CLUSTER <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "ADDSLOTS <slot> [<slot> ...]",
+    "    Assign slots to current node.",
+    "ADDSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+    "    Assign slots which are between <start-slot> and <end-slot> to current node.",
+    "BUMPEPOCH",
+    "    Advance the cluster config epoch.",
+    "COUNT-FAILURE-REPORTS <node-id>",
+    "    Return number of failure reports for <node-id>.",
+    "COUNTKEYSINSLOT <slot>",
+    "    Return the number of keys in <slot>.",
+    "DELSLOTS <slot> [<slot> ...]",
+    "    Delete slots information from current node.",
+    "DELSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
+    "    Delete slots information which are between <start-slot> and <end-slot> from current node.",
+    "FAILOVER [FORCE|TAKEOVER]",
+    "    Promote current replica node to being a master.",
+    "FORGET <node-id>",
+    "    Remove a node from the cluster.",
+    "GETKEYSINSLOT <slot> <count>",
+    "    Return key names stored by current node in a slot.",
+    "FLUSHSLOTS",
+    "    Delete current node own slots information.",
+    "INFO",
+    "    Return information about the cluster.",
+    "KEYSLOT <key>",
+    "    Return the hash slot for <key>.",
+    "MEET <ip> <port> [<bus-port>]",
+    "    Connect nodes into a working cluster.",
+    "MYID",
+    "    Return the node id.",
+    "NODES",
+    "    Return cluster configuration seen by node. Output format:",
+    "    <id> <ip:port> <flags> <master> <pings> <pongs> <epoch> <link> <slot> ...",
+    "REPLICATE <node-id>",
+    "    Configure current node as replica to <node-id>.",
+    "RESET [HARD|SOFT]",
+    "    Reset current node (default: soft).",
+    "SET-CONFIG-EPOCH <epoch>",
+    "    Set config epoch of current node.",
+    "SETSLOT <slot> (IMPORTING <node-id>|MIGRATING <node-id>|STABLE|NODE <node-id>)",
+    "    Set slot state.",
+    "REPLICAS <node-id>",
+    "    Return <node-id> replicas.",
+    "SAVECONFIG",
+    "    Force saving cluster configuration on disk.",
+    "SLOTS",
+    "    Return information about slots range mappings. Each range is made of:",
+    "    start, end, master and replicas IP addresses, ports and ids",
+    "SHARDS",
+    "    Return information about slot range mappings and the nodes associated with them.",
+    "LINKS",
+    "    Return information about all network links between this node and its peers.",
+    "    Output format is an array where each array element is a map containing attributes of a link",
+    "HELP",
+    "    Prints this help.",
+];
+
 /// READONLY / READWRITE: whether this connection reads from a replica.
 fn readonly(ctx: &mut Ctx, _args: &[&[u8]]) {
     if !enabled(ctx) {
@@ -780,6 +873,7 @@ const SUBS: &[CommandSpec] = &[
     sub!("flushslots", 2, ADMIN, flushslots, "O(1)", "Delete a node's own slots information"),
     sub!("forget", 3, ADMIN, forget, "O(1)", "Remove a node from the nodes table"),
     sub!("getkeysinslot", 4, INFO, getkeysinslot, "O(log(N)) where N is the number of requested keys", "Return local key names in the specified hash slot"),
+    sub!("help", 2, flag::LOADING | flag::STALE, help, "O(1)", "Show helpful text about the different subcommands"),
     sub!("info", 2, INFO, info, "O(1)", "Provides info about Redis Cluster node state"),
     sub!("keyslot", 3, INFO, keyslot, "O(N) where N is the number of bytes in the key", "Returns the hash slot of the specified key"),
     sub!("links", 2, INFO, links, "O(N) where N is the total number of Cluster nodes", "Returns a list of all TCP links to and from peer nodes in cluster"),
@@ -787,11 +881,13 @@ const SUBS: &[CommandSpec] = &[
     sub!("myid", 2, INFO, myid, "O(1)", "Return the node id"),
     sub!("nodes", 2, INFO, nodes, "O(N) where N is the total number of Cluster nodes", "Get Cluster config for the node"),
     sub!("replicate", 3, ADMIN, replicate, "O(1)", "Reconfigure a node as a replica of the specified master node"),
+    sub!("replicas", 3, flag::ADMIN | flag::STALE, replicas, "O(1)", "List replica nodes of the specified master node"),
     sub!("reset", -2, flag::ADMIN | flag::NOSCRIPT | flag::STALE, reset, "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect.", "Reset a Redis Cluster node"),
     sub!("saveconfig", 2, ADMIN, saveconfig, "O(1)", "Forces the node to save cluster state on disk"),
     sub!("set-config-epoch", 3, ADMIN, set_config_epoch, "O(1)", "Set the configuration epoch in a new node"),
     sub!("setslot", -4, ADMIN, setslot, "O(1)", "Bind a hash slot to a specific node"),
     sub!("shards", 2, INFO, shards, "O(N) where N is the total number of cluster nodes", "Get array of cluster slots to node mappings"),
+    sub!("slaves", 3, flag::ADMIN | flag::STALE, replicas, "O(1)", "List replica nodes of the specified master node"),
     sub!("slots", 2, INFO, slots, "O(N) where N is the total number of Cluster nodes", "Get array of Cluster slot to node mappings"),
 ];
 

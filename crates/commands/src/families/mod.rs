@@ -11,7 +11,8 @@
 //! `scripting` behind a host trait); `streams` and `geo` are folders here.
 //! `replication` has replication (SYNC, PSYNC, REPLCONF, WAIT, ROLE,
 //! REPLICAOF); `cluster` has CLUSTER, READONLY, READWRITE and ASKING on
-//! `kernel::cluster`.
+//! `kernel::cluster`; `migrate` has MIGRATE (its connections are
+//! `services::migrate`).
 //! `persistence` holds SAVE/BGSAVE/LASTSAVE/DUMP/RESTORE (the codec is
 //! crate `rdb`, the machinery `services::snapshot`); `acl` the ACL command
 //! family (the permission check itself is `services::acl`, run by dispatch).
@@ -26,6 +27,7 @@ pub mod hashes;
 pub mod hyperloglog;
 pub mod keys;
 pub mod lists;
+pub mod migrate;
 pub mod persistence;
 pub mod pubsub;
 pub mod replication;

@@ -73,6 +73,9 @@ pub mod flag {
     pub const SUBSCRIBED_OK: u32 = 1 << 19;
     /// Allowed in sentinel mode (reported for COMMAND INFO fidelity).
     pub const SENTINEL_OK: u32 = 1 << 20;
+    /// Served in cluster mode as if the client had sent ASKING first
+    /// (RESTORE-ASKING: MIGRATE's writes into a slot being imported).
+    pub const ASKING: u32 = 1 << 28;
 
     // Flags for the runtime (never shown by COMMAND INFO): dispatch treats
     // commands by these, never by their names.
@@ -118,6 +121,7 @@ pub mod flag {
         (STALE, "stale"),
         (SKIP_MONITOR, "skip_monitor"),
         (SKIP_SLOWLOG, "skip_slowlog"),
+        (ASKING, "asking"),
         (FAST, "fast"),
         (NO_AUTH, "no_auth"),
         (NO_MANDATORY_KEYS, "no_mandatory_keys"),

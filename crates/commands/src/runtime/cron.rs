@@ -29,6 +29,7 @@ pub fn tick(srv: &Server) {
     if LAST_SECOND_S.swap(now / 1000, Relaxed) != now / 1000 {
         crate::base::sched::idle_allocator_threads();
         srv.keyspace.release_empty_dbs();
+        crate::services::migrate::close_idle();
     }
     let p = srv.pause_state();
     if p.until_ms != 0 && p.until_ms <= now {

@@ -231,23 +231,30 @@ fn execute_inner(
     }
     // Cluster mode: the slot check, once, for every command (and for EXEC,
     // its whole queue), as Redis does right after the permission check.
-    if srv.cluster.enabled && client.replay_now_ms.is_none() {
-        if let Err(r) = cluster_gate(srv, client, settings, spec, args, asking) {
-            entry
-                .stats
-                .rejected_calls
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            if spec.flags & flag::RUNS_QUEUE != 0 {
-                // A redirected EXEC drops the transaction and answers the
-                // redirection itself.
-                crate::services::transactions::discard_transaction(srv, client);
-                reject(srv, out, &r.text());
-            } else {
-                reject_cmd(srv, client, args[0], out, &r.text());
+    // The pass is held until the command has run (`services::cluster::Pass`).
+    let _pass = if srv.cluster.enabled && client.replay_now_ms.is_none() {
+        let asking = asking || spec.flags & flag::ASKING != 0;
+        match cluster_gate(srv, client, settings, spec, args, asking) {
+            Ok(pass) => pass,
+            Err(r) => {
+                entry
+                    .stats
+                    .rejected_calls
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if spec.flags & flag::RUNS_QUEUE != 0 {
+                    // A redirected EXEC drops the transaction and answers the
+                    // redirection itself.
+                    crate::services::transactions::discard_transaction(srv, client);
+                    reject(srv, out, &r.text());
+                } else {
+                    reject_cmd(srv, client, args[0], out, &r.text());
+                }
+                return Outcome::Done;
             }
-            return Outcome::Done;
         }
-    }
+    } else {
+        None
+    };
     if client.protocol == resp::Protocol::Resp2
         && spec.flags & flag::SUBSCRIBED_OK == 0
         && client.pubsub.is_subscribed()
@@ -337,20 +344,20 @@ fn execute_inner(
 
 /// The cluster slot check of one command, or of EXEC's queue
 /// (`services::cluster::check_calls`).
-fn cluster_gate(
-    srv: &Server,
+fn cluster_gate<'a>(
+    srv: &'a Server,
     client: &Client,
     settings: &Settings,
     spec: &'static CommandSpec,
     args: &[&[u8]],
     asking: bool,
-) -> Result<(), crate::services::cluster::Redirect> {
+) -> Result<Option<crate::services::cluster::Pass<'a>>, crate::services::cluster::Redirect> {
     let now_ms = crate::base::clock::cached_time_ms();
     let readonly = client.cluster_readonly;
     let use_pport = crate::services::cluster::use_pport(settings, client.is_tls);
     if spec.flags & flag::RUNS_QUEUE != 0 {
         let Some(queue) = client.tx.queue.as_ref() else {
-            return Ok(());
+            return Ok(None);
         };
         let mut calls = Vec::with_capacity(queue.len());
         let mut writes = false;
@@ -362,12 +369,12 @@ fn cluster_gate(
                 calls.push((spec, argv));
             }
         }
-        return crate::services::cluster::check_calls(
+        return crate::services::cluster::check_calls_pass(
             srv, settings, &calls, writes, asking, readonly, now_ms, use_pport,
         );
     }
     let writes = spec.flags & flag::WRITE != 0;
-    crate::services::cluster::check_calls(
+    crate::services::cluster::check_calls_pass(
         srv,
         settings,
         &[(spec, args.to_vec())],
@@ -629,7 +636,19 @@ pub(crate) fn call(
         crate::services::monitor::feed_monitors(srv, client, redacted.as_deref().unwrap_or(args));
     }
     // The write journal's unit around the handler (services::journal).
+    let outermost = !crate::services::journal::in_scope();
     let journal = journal_scope(srv, spec);
+    // Let through on a MIGRATING slot before this thread got the journal's
+    // order lock: a MIGRATE that held it meanwhile may have moved the keys,
+    // so the slot check is made again (`services::cluster::Pass`).
+    if outermost && journal.is_some() && crate::services::cluster::holds_pass() {
+        let asking = spec.flags & flag::ASKING != 0;
+        if let Err(r) = cluster_gate(srv, client, settings, spec, args, asking) {
+            drop(journal);
+            reject_cmd(srv, client, args[0], out, &r.text());
+            return;
+        }
+    }
     let db_before = client.db;
     let start = crate::base::stopwatch::Stopwatch::start();
     let mut ctx = Ctx {

@@ -196,6 +196,48 @@ fn call_keys<'a>(spec: &crate::kernel::spec::CommandSpec, args: &[&'a [u8]]) -> 
     }
 }
 
+thread_local! {
+    /// Passes held by this thread's running command.
+    static MY_PASSES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A command let through on a MIGRATING slot because its keys are here,
+/// until it has run (dropping it ends it). Redis checks and runs a command
+/// in one step; here another worker's MIGRATE could move the keys between
+/// the check and the command, which would then write a key the target
+/// already has. So the check takes the pass while it holds the key's
+/// partition, and MIGRATE, holding its keys' partitions, waits until no
+/// other command holds one ([`others_passing`]): a command checked later
+/// waits for MIGRATE's partition, finds its key gone, and is sent ASK.
+pub struct Pass<'a>(&'a std::sync::atomic::AtomicU64);
+
+impl<'a> Pass<'a> {
+    fn new(c: &'a std::sync::atomic::AtomicU64) -> Pass<'a> {
+        c.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        MY_PASSES.with(|m| m.set(m.get() + 1));
+        Pass(c)
+    }
+}
+
+impl Drop for Pass<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        MY_PASSES.with(|m| m.set(m.get() - 1));
+    }
+}
+
+/// Does this thread's running command hold a [`Pass`]?
+pub fn holds_pass() -> bool {
+    MY_PASSES.with(|m| m.get() > 0)
+}
+
+/// Commands of other threads let through on a MIGRATING slot and not
+/// finished (see [`Pass`]).
+pub fn others_passing(srv: &Server) -> u64 {
+    let all = srv.cluster.passes.load(std::sync::atomic::Ordering::SeqCst);
+    all.saturating_sub(MY_PASSES.with(|m| m.get()))
+}
+
 /// Redis's slot check (getNodeByQuery) for the calls `calls` (one command,
 /// or EXEC's queue) of a client that sent ASKING (`asking`) or READONLY:
 /// Ok when this node serves them all. Redirections name the nodes'
@@ -211,6 +253,23 @@ pub fn check_calls(
     now_ms: u64,
     use_pport: bool,
 ) -> Result<(), Redirect> {
+    check_calls_pass(srv, s, calls, writes, asking, readonly, now_ms, use_pport).map(drop)
+}
+
+/// [`check_calls`], with the [`Pass`] the caller holds until the command
+/// has run when it is let through on a MIGRATING slot.
+#[allow(clippy::too_many_arguments)]
+pub fn check_calls_pass<'a>(
+    srv: &'a Server,
+    s: &Settings,
+    calls: &[(&crate::kernel::spec::CommandSpec, Vec<&[u8]>)],
+    writes: bool,
+    asking: bool,
+    readonly: bool,
+    now_ms: u64,
+    use_pport: bool,
+) -> Result<Option<Pass<'a>>, Redirect> {
+    let mut pass: Option<Pass<'a>> = None;
     use crate::kernel::cluster::flags;
     let st = srv.cluster.read();
     let mut first: Option<(&[u8], u16)> = None;
@@ -246,9 +305,15 @@ pub fn check_calls(
                 let k = store::object::Key::new(key);
                 let here = {
                     let g = srv.keyspace.lock(&k);
-                    g.db(0)
+                    let here = g
+                        .db(0)
                         .and_then(|d| d.find(&k))
-                        .is_some_and(|e| !e.is_expired(now_ms))
+                        .is_some_and(|e| !e.is_expired(now_ms));
+                    // Taken under the partition's lock (see `Pass`).
+                    if here && migrating && pass.is_none() {
+                        pass = Some(Pass::new(&srv.cluster.passes));
+                    }
+                    here
                 };
                 if here {
                     existing += 1;
@@ -259,7 +324,7 @@ pub fn check_calls(
         }
     }
     let (Some(owner), Some((_, slot))) = (owner, first) else {
-        return Ok(());
+        return Ok(None);
     };
     if !st.is_ok(s.cluster.require_full_coverage) {
         if !s.cluster.allow_reads_when_down {
@@ -284,7 +349,7 @@ pub fn check_calls(
         if multiple && missing > 0 {
             return Err(Redirect::TryAgain);
         }
-        return Ok(());
+        return Ok(None);
     }
     let me = st.myself();
     if readonly
@@ -292,7 +357,7 @@ pub fn check_calls(
         && me.flags & flags::SLAVE != 0
         && me.master.as_deref() == Some(st.nodes[owner].id.as_str())
     {
-        return Ok(());
+        return Ok(None);
     }
     if owner != st.me {
         return Err(Redirect::Moved(
@@ -300,7 +365,78 @@ pub fn check_calls(
             redirect_addr(&st, s, owner, use_pport),
         ));
     }
-    Ok(())
+    Ok(pass)
+}
+
+/// Redis's delKeysInSlot, for slots this node lost while holding keys in
+/// them (an UPDATE or a claim at a greater config epoch gave them to
+/// another master, and this node stays a master): deletes their keys, in
+/// batches that each hold the slot's partition for a moment, each key
+/// journaled as `DEL` (`UNLINK` with `lazyfree-lazy-server-del`) so
+/// replicas and the AOF drop it too, with its `del` keyspace event and
+/// WATCHes touched. Slots this node owns again by the time it runs are
+/// left alone. Returns the number of keys deleted.
+pub fn del_keys_in_slots(srv: &Server, slots: &[u16]) -> usize {
+    let lost: Vec<u16> = {
+        let st = srv.cluster.read();
+        slots
+            .iter()
+            .copied()
+            .filter(|&s| st.owner_of(s) != Some(st.me))
+            .collect()
+    };
+    let settings = srv.settings();
+    let (lazy, flags) = (
+        settings.lazyfree_lazy_server_del,
+        settings.notify_keyspace_events,
+    );
+    let mut none = resp::ReplyBuf::new(resp::Protocol::Resp2);
+    let mut total = 0;
+    for slot in lost {
+        loop {
+            let n = crate::services::journal::shared_section(srv, || {
+                let now = crate::base::clock::unix_time_ms();
+                let keys = srv.keyspace.keys_in_slot(0, slot, now, 256);
+                let mut gone = Vec::with_capacity(keys.len());
+                {
+                    let mut g = srv
+                        .keyspace
+                        .lock_partition(srv.keyspace.partition_of_slot(slot));
+                    for k in &keys {
+                        if let Some(e) = g.remove(0, &store::object::Key::new(k), now) {
+                            gone.push(e);
+                        }
+                    }
+                }
+                for e in &gone {
+                    let key = e.key();
+                    crate::services::journal::deleted(srv, 0, &key, lazy);
+                    if srv.watches.any() {
+                        srv.watches.touch(Some(0), &key);
+                    }
+                    srv.notify_keyspace_event(
+                        flags,
+                        crate::kernel::notify::Event {
+                            class: crate::kernel::notify::GENERIC,
+                            name: "del",
+                            key: &key,
+                            db: 0,
+                        },
+                        0,
+                        &mut none,
+                    );
+                }
+                let n = gone.len();
+                srv.lazyfree.free_entries(gone, lazy);
+                n
+            });
+            if n == 0 {
+                break;
+            }
+            total += n;
+        }
+    }
+    total
 }
 
 #[cfg(test)]

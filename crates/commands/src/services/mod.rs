@@ -19,6 +19,8 @@
 //!   backlog, the replica links, WAIT).
 //! * [`snapshot`]: RDB saves (forkless BGSAVE, SAVE), loading, save
 //!   points, and the MISCONF rule.
+//! * [`migrate`]: MIGRATE's cached connections to target instances and
+//!   its request/reply exchange over them.
 //!
 //! Services may use `kernel` and `base`, never `runtime`, `families` or
 //! `registry`.
@@ -37,6 +39,7 @@ pub mod expiry;
 pub mod journal;
 pub mod keysizes;
 pub mod memory;
+pub mod migrate;
 pub mod monitor;
 pub mod replication;
 pub mod scan;

@@ -615,6 +615,7 @@ impl Bus {
                         "Slot {slot} with keys given to node {} (a greater config epoch)",
                         st.nodes[sender].id
                     );
+                    self.lost_slots.push(slot as u16);
                 }
                 took_mine |= o == st.me as u32;
                 st.owner[slot] = sender as u32;

@@ -54,6 +54,10 @@ pub struct Bus {
     /// This node became a replica of the master at this address: start
     /// replicating (once the state is unlocked).
     replicaof: Option<(String, u16)>,
+    /// Slots this node lost with keys in them while staying a master:
+    /// their keys are deleted once the state is unlocked
+    /// (`services::cluster::del_keys_in_slots`).
+    lost_slots: Vec<u16>,
 }
 
 fn now_ms() -> u64 {
@@ -90,6 +94,7 @@ pub fn spawn(srv: Arc<Server>) -> Result<(), String> {
         rng: now_ms() ^ ((std::process::id() as u64) << 32) | 1,
         save: false,
         replicaof: None,
+        lost_slots: Vec::new(),
     };
     std::thread::Builder::new()
         .name("petrel-cluster-bus".into())
@@ -190,7 +195,14 @@ impl Bus {
         }
         drop(st);
         if let Some(master) = self.replicaof.take() {
+            // A replica now: the full sync replaces the keys of lost slots.
+            self.lost_slots.clear();
             commands::services::replication::replica::replicaof(&srv, Some(master));
+        }
+        let lost = std::mem::take(&mut self.lost_slots);
+        if !lost.is_empty() {
+            let n = commands::services::cluster::del_keys_in_slots(&srv, &lost);
+            crate::notice!("Deleted {n} keys of {} lost slots", lost.len());
         }
     }
 

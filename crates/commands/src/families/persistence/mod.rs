@@ -1,4 +1,5 @@
-//! Persistence commands: SAVE, BGSAVE [SCHEDULE], LASTSAVE, DUMP, RESTORE,
+//! Persistence commands: SAVE, BGSAVE [SCHEDULE], LASTSAVE, DUMP, RESTORE
+//! (and RESTORE-ASKING, MIGRATE's form of it),
 //! and the DEBUG subcommands RELOAD and SET-SKIP-CHECKSUM-VALIDATION. The
 //! work is `services::snapshot` (files) and crate `rdb` (payloads).
 
@@ -71,6 +72,18 @@ pub const COMMANDS: &[CommandSpec] = &[
         KeyPos::ONE,
         "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
         "Creates a key from the serialized representation of a value.",
+        dump::restore
+    ),
+    // MIGRATE's form of RESTORE: served, in cluster mode, as if ASKING had
+    // been sent (the slot is being imported).
+    cmd!(
+        "restore-asking",
+        -4,
+        flag::WRITE | flag::DENYOOM | flag::ASKING,
+        &["keyspace", "write", "slow", "dangerous"],
+        KeyPos::ONE,
+        "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
+        "An internal command for migrating keys in a cluster",
         dump::restore
     ),
 ];

@@ -294,9 +294,12 @@ fn command_info(ctx: &mut Ctx, args: &[&[u8]]) {
 
 fn reply_arg(ctx: &mut Ctx, a: &crate::kernel::spec::Arg) {
     use crate::kernel::spec::argflag;
+    // A pure token always has its token, even the empty one (MIGRATE's
+    // `""` instead of a key).
+    let has_token = !a.token.is_empty() || a.typ == crate::kernel::spec::ArgType::PureToken;
     let mut n = 2;
     n += (a.key_spec_index >= 0) as usize;
-    n += !a.token.is_empty() as usize;
+    n += has_token as usize;
     n += !a.summary.is_empty() as usize;
     n += !a.since.is_empty() as usize;
     n += !a.deprecated_since.is_empty() as usize;
@@ -317,7 +320,7 @@ fn reply_arg(ctx: &mut Ctx, a: &crate::kernel::spec::Arg) {
         ("since", a.since),
         ("deprecated_since", a.deprecated_since),
     ] {
-        if !v.is_empty() {
+        if !v.is_empty() || (field == "token" && has_token) {
             ctx.out.bulk(field.as_bytes());
             ctx.out.bulk(v.as_bytes());
         }

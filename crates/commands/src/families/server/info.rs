@@ -567,15 +567,17 @@ fn stats_section(srv: &Server, t: &mut String) {
         "{}",
         srv.pubsub.channel_names(None, true).len()
     );
-    for f in [
-        "latest_fork_usec:0",
-        "total_forks:0",
-        "migrate_cached_sockets:0",
-        "slave_expires_tracked_keys:0",
-    ] {
+    for f in ["latest_fork_usec:0", "total_forks:0"] {
         t.push_str(f);
         t.push_str("\r\n");
     }
+    field!(
+        t,
+        "migrate_cached_sockets",
+        "{}",
+        crate::services::migrate::cached()
+    );
+    t.push_str("slave_expires_tracked_keys:0\r\n");
     for (name, v) in crate::services::defrag::info_stats(&srv.defrag) {
         let _ = write!(t, "{name}:{v}\r\n");
     }

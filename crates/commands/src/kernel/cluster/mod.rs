@@ -381,6 +381,10 @@ pub struct Cluster {
     links: parking_lot::Mutex<Vec<LinkInfo>>,
     /// Wakes the bus thread (set when it starts).
     wake: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>,
+    /// Commands let through the slot check on a MIGRATING slot (their keys
+    /// are here) that have not finished yet (`services::cluster::Pass`):
+    /// MIGRATE waits for the others to finish before it moves keys.
+    pub passes: std::sync::atomic::AtomicU64,
 }
 
 impl Cluster {
@@ -400,6 +404,7 @@ impl Cluster {
             outbox: Default::default(),
             links: Default::default(),
             wake: Default::default(),
+            passes: Default::default(),
         }
     }
 
