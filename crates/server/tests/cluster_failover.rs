@@ -484,6 +484,17 @@ fn manual_failovers(master_kind: Kind, replica_kind: Kind, steps: Steps) {
         let info = text(cmd(master.0, &["INFO", "replication"]));
         assert!(info.contains("role:master"), "{info}");
         assert_keys(master.0, &keys);
+        // The default mode went through the paused master's offset.
+        if opt.is_empty() && master.0.kind == Kind::Petrel {
+            let log = master.0.log();
+            let want = "All master replication stream processed, manual failover can start.";
+            assert!(log.contains(want), "{log}");
+        }
+        if opt.is_empty() && replica.0.kind == Kind::Petrel {
+            let log = replica.0.log();
+            let want = format!("Manual failover requested by replica {}.", master.1);
+            assert!(log.contains(&want), "{log}");
+        }
     }
 }
 
