@@ -484,6 +484,17 @@ fn manual_failovers(master_kind: Kind, replica_kind: Kind, steps: Steps) {
         let info = text(cmd(master.0, &["INFO", "replication"]));
         assert!(info.contains("role:master"), "{info}");
         assert_keys(master.0, &keys);
+        // The demoted master continued from the new one by partial
+        // resync (the promotion kept the old replication ID as replid2).
+        if master.0.kind == Kind::Petrel {
+            let stats = text(cmd(master.0, &["INFO", "stats"]));
+            let partial: u64 = stats
+                .lines()
+                .find_map(|l| l.strip_prefix("sync_partial_ok:"))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0);
+            assert!(partial > 0, "{opt}: {stats}");
+        }
         // The default mode went through the paused master's offset.
         if opt.is_empty() && master.0.kind == Kind::Petrel {
             let log = master.0.log();
