@@ -163,7 +163,8 @@ fn roles_agreed(
     for s in views {
         let table = nodes_table(s);
         let m = row(&table, master)?;
-        if !m[2].ends_with("master") || m[8..].join(" ") != slots {
+        let flags: Vec<&str> = m[2].split(',').collect();
+        if !flags.contains(&"master") || flags.contains(&"fail") || m[8..].join(" ") != slots {
             return Err(format!(
                 "{} sees master {m:?}, want slots {slots}",
                 s.port()
@@ -171,7 +172,7 @@ fn roles_agreed(
         }
         for r in replicas {
             let r = row(&table, r)?;
-            if !r[2].ends_with("slave") || r[3] != master {
+            if !r[2].split(',').any(|f| f == "slave") || r[3] != master {
                 return Err(format!(
                     "{} sees {r:?}, want a replica of {master}",
                     s.port()
@@ -670,4 +671,79 @@ fn a_spare_replica_migrates_to_an_orphaned_master() {
         "{}",
         mover.log()
     );
+}
+
+/// cluster-replica-no-failover: the replica shows `nofailover` to every
+/// node and starts no election when its master dies; CLUSTER FAILOVER
+/// FORCE still promotes it.
+#[test]
+fn a_nofailover_replica_waits_for_a_manual_failover() {
+    if !have_tools() {
+        return;
+    }
+    let (mut m, a, b) = (node(Kind::Petrel), node(Kind::Petrel), node(Kind::Petrel));
+    create(&[&m, &a, &b], 0);
+    let r = node(Kind::Petrel);
+    assert_eq!(
+        cmd(&r, &["CONFIG", "SET", "cluster-replica-no-failover", "yes"]),
+        Value::Simple(b"OK".to_vec())
+    );
+    let (mid, rid) = (myid(&m), myid(&r));
+    cmd(
+        &r,
+        &[
+            "CLUSTER",
+            "MEET",
+            "127.0.0.1",
+            &m.port().to_string(),
+            &bus_port(&m).to_string(),
+        ],
+    );
+    let all = [&m, &a, &b, &r];
+    wait_for("the new node known by all", || {
+        for s in all {
+            let t = nodes_table(s);
+            if t.len() != 4 || t.iter().any(|r| r[2].contains("handshake")) {
+                return Err(format!("{t:?}"));
+            }
+        }
+        Ok(())
+    });
+    assert_eq!(
+        cmd(&r, &["CLUSTER", "REPLICATE", &mid]),
+        Value::Simple(b"OK".to_vec())
+    );
+    let slots = row(&nodes_table(&m), &mid).unwrap()[8..].join(" ");
+    wait_for("the replica linked and flagged nofailover", || {
+        roles_agreed(&all, &mid, &slots, &[&rid])?;
+        for s in all {
+            let flags = row(&nodes_table(s), &rid)?[2].clone();
+            if !flags.ends_with("slave,nofailover") {
+                return Err(format!("{} sees {flags}", s.port()));
+            }
+        }
+        healthy(&all)
+    });
+    let keys = write_keys(&m, 20);
+    kill9(&mut m);
+    let alive = [&a, &b, &r];
+    wait_for("the master failed", || seen_failed(&alive, &mid));
+    // Longer than an election would take (node timeout, 0.5-1 s delay).
+    std::thread::sleep(Duration::from_secs(5));
+    let info = text(cmd(&r, &["INFO", "replication"]));
+    assert!(info.contains("role:slave"), "{info}");
+    assert!(
+        !r.log().contains("Starting a failover election"),
+        "{}",
+        r.log()
+    );
+    assert_eq!(
+        cmd(&r, &["CLUSTER", "FAILOVER", "FORCE"]),
+        Value::Simple(b"OK".to_vec())
+    );
+    wait_for("promoted by CLUSTER FAILOVER FORCE", || {
+        roles_agreed(&alive, &rid, &slots, &[])?;
+        healthy(&alive)
+    });
+    assert_keys(&r, &keys);
 }

@@ -3,7 +3,8 @@
 //!
 //! * **Election** ([`Bus::handle_replica_failover`], every cron and on
 //!   each vote): a replica whose master is FAIL (or that runs a manual
-//!   failover allowed to start) and whose data is recent enough
+//!   failover allowed to start; with `cluster-replica-no-failover`, only
+//!   then: it shows the `nofailover` flag) and whose data is recent enough
 //!   (`cluster-replica-validity-factor`) schedules an election 500 ms +
 //!   0-500 ms + rank × 1 s ahead (rank: siblings with a greater
 //!   replication offset; a manual failover starts at once) and tells its
@@ -253,6 +254,17 @@ impl Bus {
     /// then the election.
     pub(super) fn failover_cron(&mut self, st: &mut State) {
         let now = now_ms();
+        // cluster-replica-no-failover shows as the nofailover flag.
+        let me = st.me;
+        let was = st.nodes[me].flags;
+        if self.srv.settings().cluster.replica_no_failover {
+            st.nodes[me].flags |= flags::NOFAILOVER;
+        } else {
+            st.nodes[me].flags &= !flags::NOFAILOVER;
+        }
+        if st.nodes[me].flags != was {
+            self.save = true;
+        }
         if st.mf.end != 0 && st.mf.end < now {
             crate::warning!("Manual failover timed out.");
             self.reset_manual_failover(st);
@@ -309,6 +321,7 @@ impl Bus {
         };
         if st.myself().is_master()
             || (st.nodes[m].flags & flags::FAIL == 0 && !manual)
+            || (s.cluster.replica_no_failover && !manual)
             || kf::num_slots(st, m) == 0
         {
             self.election.cant_reason = None;
