@@ -243,6 +243,47 @@ fn replicate(ctx: &mut Ctx, args: &[&[u8]]) {
     }
 }
 
+/// CLUSTER FAILOVER [FORCE|TAKEOVER], on a replica: the checks and the
+/// start are `kernel::cluster::failover::failover_command`; the bus does
+/// the rest (MFSTART, the election). TAKEOVER promotes at once.
+fn failover(ctx: &mut Ctx, args: &[&[u8]]) {
+    use crate::kernel::cluster::failover::{failover_command, Mode};
+    if !enabled(ctx) {
+        return;
+    }
+    let mode = match args {
+        [_, _] => Mode::Default,
+        [_, _, a] if a.eq_ignore_ascii_case(b"force") => Mode::Force,
+        [_, _, a] if a.eq_ignore_ascii_case(b"takeover") => Mode::Takeover,
+        [_, _, _] => return ctx.syntax_error(),
+        _ => {
+            return ctx.error(&crate::base::errors::unknown_subcommand_or_arity(
+                &String::from_utf8_lossy(args[1]),
+                "CLUSTER",
+            ))
+        }
+    };
+    let now = ctx.now_ms;
+    let r = ctx
+        .srv
+        .cluster
+        .change(|st| failover_command(st, mode, now).map(|s| (s, mode == Mode::Takeover)));
+    match r {
+        Ok(started) => {
+            for line in &started.log {
+                crate::base::log::log(crate::base::log::LogLevel::Warning, line);
+            }
+            if started.promoted {
+                crate::services::replication::replica::unset_master(ctx.srv);
+            }
+            ctx.srv.cluster.wake_bus();
+            ctx.ok()
+        }
+        Err(e) if e.starts_with("ERR ") => ctx.error(&e),
+        Err(e) => ctx.error(&format!("ERR error saving the cluster node config: {e}")),
+    }
+}
+
 fn myid(ctx: &mut Ctx, _args: &[&[u8]]) {
     if !enabled(ctx) {
         return;
@@ -871,6 +912,7 @@ const SUBS: &[CommandSpec] = &[
     sub!("delslots", -3, ADMIN, delslots, "O(N) where N is the total number of hash slot arguments", "Set hash slots as unbound in receiving node"),
     sub!("delslotsrange", -4, ADMIN, delslotsrange, "O(N) where N is the total number of the slots between the start slot and end slot arguments.", "Set hash slots as unbound in receiving node"),
     sub!("flushslots", 2, ADMIN, flushslots, "O(1)", "Delete a node's own slots information"),
+    sub!("failover", -2, ADMIN, failover, "O(1)", "Forces a replica to perform a manual failover of its master."),
     sub!("forget", 3, ADMIN, forget, "O(1)", "Remove a node from the nodes table"),
     sub!("getkeysinslot", 4, INFO, getkeysinslot, "O(log(N)) where N is the number of requested keys", "Return local key names in the specified hash slot"),
     sub!("help", 2, flag::LOADING | flag::STALE, help, "O(1)", "Show helpful text about the different subcommands"),

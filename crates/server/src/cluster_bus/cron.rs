@@ -3,7 +3,8 @@
 //! to a node met by CLUSTER MEET, else a PING), ping a node each second
 //! (the one heard from the longest ago of five picked at random), ping
 //! every node not heard from for half the node timeout, reopen links that
-//! stopped answering, and flag PFAIL a node silent for the node timeout.
+//! stopped answering, flag PFAIL a node silent for the node timeout, then
+//! the failover steps (`failover`).
 
 use commands::kernel::cluster::{flags, State};
 
@@ -127,5 +128,6 @@ impl Bus {
                 self.mark_failing_if_needed(st, i);
             }
         }
+        self.failover_cron(st);
     }
 }

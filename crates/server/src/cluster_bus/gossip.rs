@@ -10,7 +10,7 @@
 //! about itself; a handshake node is either renamed to the id its answer
 //! carries or, when that id is already known, removed.
 
-use commands::kernel::cluster::{flags, Node, State, NO_OWNER, SLOTS};
+use commands::kernel::cluster::{failover, flags, Node, State, NO_OWNER, SLOTS};
 
 use super::codec::{self, mtype, wflags, Body, Gossip, Header, Message};
 use super::{now_ms, Bus};
@@ -91,6 +91,11 @@ impl Bus {
             h.myip = codec::field(&s.cluster.announce_ip);
         }
         h.mflags[0] |= codec::mflags0::EXT_DATA;
+        h.offset = self.my_repl_offset(st);
+        // A master paused for a replica's manual failover says so.
+        if st.nodes[st.me].is_master() && st.mf.end != 0 {
+            h.mflags[0] |= codec::mflags0::PAUSED;
+        }
         h
     }
 
@@ -290,6 +295,7 @@ impl Bus {
                     st.nodes[s].config_epoch = h.config_epoch;
                     self.save = true;
                 }
+                self.note_offset(st, s, h);
             }
         }
         let ty = h.mtype;
@@ -314,20 +320,8 @@ impl Bus {
         match ty {
             mtype::PING | mtype::PONG | mtype::MEET => self.process_ping(st, t, &msg, sender),
             mtype::FAIL => {
-                let Body::Fail { nodename } = &msg.body else {
-                    return;
-                };
-                if sender.is_none() {
-                    return;
-                }
-                if let Some(f) = st.find(&codec::field_text(nodename)) {
-                    let n = &mut st.nodes[f];
-                    if n.flags & (flags::FAIL | flags::MYSELF) == 0 {
-                        crate::notice!("FAIL message received from {sender_id} about {}", n.id);
-                        n.flags = (n.flags | flags::FAIL) & !flags::PFAIL;
-                        n.fail_time = now;
-                        self.save = true;
-                    }
+                if let (Some(_), Body::Fail { nodename }) = (sender, &msg.body) {
+                    self.process_fail(st, &sender_id, nodename);
                 }
             }
             mtype::UPDATE => {
@@ -354,6 +348,11 @@ impl Bus {
                 st.nodes[n].config_epoch = *config_epoch;
                 self.update_slots(st, n, *config_epoch, slots);
                 self.save = true;
+            }
+            mtype::FAILOVER_AUTH_REQUEST | mtype::FAILOVER_AUTH_ACK | mtype::MFSTART => {
+                if let Some(s) = sender {
+                    self.process_failover_message(st, t, s, h);
+                }
             }
             mtype::PUBLISH | mtype::PUBLISHSHARD => {
                 if sender.is_none() {
@@ -502,7 +501,11 @@ impl Bus {
                 n.flags = (n.flags & !flags::MASTER) | flags::SLAVE;
                 self.save = true;
             }
-            let known = st.find(&master_id).map(|m| st.nodes[m].id.clone());
+            let known = st.find(&master_id).map(|m| {
+                // A master with replicas may get one by migration later.
+                st.nodes[m].migrate_to = true;
+                st.nodes[m].id.clone()
+            });
             if st.nodes[s].master != known {
                 st.nodes[s].master = known;
                 self.save = true;
@@ -600,7 +603,15 @@ impl Bus {
         if sender == st.me {
             return;
         }
-        let mut took_mine = false;
+        // The master whose slots matter here: this node, or its master.
+        let me = st.me;
+        let curmaster = if st.nodes[me].is_master() {
+            Some(me)
+        } else {
+            failover::my_master(st)
+        };
+        let sender_slots = (0..SLOTS).filter(|&s| codec::slot_bit(slots, s)).count();
+        let mut migrated = 0;
         for slot in 0..SLOTS {
             if !codec::slot_bit(slots, slot) {
                 continue;
@@ -610,39 +621,43 @@ impl Bus {
                 continue;
             }
             if o == NO_OWNER || st.nodes[o as usize].config_epoch < epoch {
-                if o == st.me as u32 && self.srv.keyspace.count_in_slot(0, slot as u16) > 0 {
+                if o == me as u32 && self.srv.keyspace.count_in_slot(0, slot as u16) > 0 {
                     crate::warning!(
                         "Slot {slot} with keys given to node {} (a greater config epoch)",
                         st.nodes[sender].id
                     );
                     self.lost_slots.push(slot as u16);
                 }
-                took_mine |= o == st.me as u32;
+                if curmaster.is_some_and(|c| o == c as u32) {
+                    migrated += 1;
+                }
                 st.owner[slot] = sender as u32;
                 st.migrating.remove(&(slot as u16));
                 self.save = true;
             }
         }
-        // A master whose last slots went to `sender` becomes its replica
-        // (with cluster-allow-replica-migration, the default).
-        let me = st.me;
-        if took_mine
-            && st.nodes[me].is_master()
-            && !st.owner.contains(&(me as u32))
-            && self.srv.settings().cluster.allow_replica_migration
-        {
-            let m = &st.nodes[sender];
+        // Our master (or this master) lost its last slots to `sender`:
+        // follow `sender` (with cluster-allow-replica-migration, or when
+        // all of `sender`'s slots were ours). A replica whose master became
+        // a replica follows that master's master.
+        let allow = self.srv.settings().cluster.allow_replica_migration;
+        let my_master_master = failover::my_master(st)
+            .and_then(|m| st.nodes[m].master.as_deref())
+            .and_then(|mm| st.find(mm))
+            .filter(|&mm| mm != me);
+        let follow = curmaster.is_some_and(|c| {
+            migrated > 0 && !st.owner.contains(&(c as u32)) && (allow || sender_slots == migrated)
+        });
+        let my_master_is_replica =
+            failover::my_master(st).is_some_and(|m| st.nodes[m].flags & flags::SLAVE != 0);
+        if follow {
             crate::warning!(
                 "Configuration change detected. Reconfiguring myself as a replica of {}",
-                m.id
+                st.nodes[sender].id
             );
-            self.replicaof = Some((m.ip.clone(), m.port));
-            let id = m.id.clone();
-            let n = &mut st.nodes[me];
-            n.flags = (n.flags & !flags::MASTER) | flags::SLAVE;
-            n.master = Some(id);
-            st.migrating.clear();
-            st.importing.clear();
+            self.set_my_master(st, sender);
+        } else if let Some(mm) = my_master_master.filter(|_| my_master_is_replica) {
+            self.set_my_master(st, mm);
         }
     }
 
@@ -733,70 +748,19 @@ impl Bus {
             }
         }
     }
-
-    /// PFAIL becomes FAIL once a majority of the masters serving slots
-    /// (this one included, if a master) report the node failing.
-    pub(super) fn mark_failing_if_needed(&mut self, st: &mut State, n: usize) {
-        let now = now_ms();
-        let validity = self.srv.settings().cluster.node_timeout_ms * 2;
-        let quorum = st.size() / 2 + 1;
-        let node = &mut st.nodes[n];
-        if node.flags & flags::PFAIL == 0 || node.flags & flags::FAIL != 0 {
-            return;
-        }
-        node.fail_reports
-            .retain(|(_, t)| now.saturating_sub(*t) <= validity);
-        let mut failures = node.fail_reports.len();
-        if st.nodes[st.me].is_master() {
-            failures += 1;
-        }
-        if failures < quorum {
-            return;
-        }
-        let node = &mut st.nodes[n];
-        crate::notice!("Marking node {} as failing (quorum reached).", node.id);
-        node.flags = (node.flags | flags::FAIL) & !flags::PFAIL;
-        node.fail_time = now;
-        let id = node.id.clone();
-        if st.nodes[st.me].is_master() {
-            let m = codec::encode(&Message {
-                header: self.header(st, mtype::FAIL),
-                body: Body::Fail {
-                    nodename: codec::field(&id),
-                },
-            });
-            self.broadcast(st, &m);
-        }
-        self.save = true;
-    }
-
-    /// A failed node that is reachable again loses its FAIL flag: at once
-    /// for a replica or a master without slots, after twice the node
-    /// timeout for a master with slots.
-    fn clear_failure_if_needed(&mut self, st: &mut State, n: usize) {
-        let now = now_ms();
-        let timeout = self.srv.settings().cluster.node_timeout_ms;
-        let serving = st.owner.contains(&(n as u32));
-        let node = &mut st.nodes[n];
-        if node.flags & flags::FAIL == 0 {
-            return;
-        }
-        if !serving
-            || node.flags & flags::SLAVE != 0
-            || now.saturating_sub(node.fail_time) > timeout * 2
-        {
-            crate::notice!("Clear FAIL state for node {}: is reachable again.", node.id);
-            node.flags &= !flags::FAIL;
-            self.save = true;
-        }
-    }
 }
 
-/// Node `i` becomes a master (its master link forgotten).
+/// Node `i` becomes a master (its master link forgotten); a former
+/// replica may get replicas by migration.
 fn set_master(st: &mut State, i: usize) {
+    let was_replica = st.nodes[i].flags & flags::SLAVE != 0;
+    let me = st.me;
     let n = &mut st.nodes[i];
     n.flags = (n.flags & !flags::SLAVE) | flags::MASTER;
     n.master = None;
+    if was_replica && i != me {
+        n.migrate_to = true;
+    }
 }
 
 fn valid_id(s: &str) -> bool {

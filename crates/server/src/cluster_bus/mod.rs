@@ -6,7 +6,11 @@
 //!   bus port accepts TLS only and links this node opens speak TLS
 //!   (`crate::tls_bus`); whether a link is TLS is decided when it is made.
 //! * `gossip`: what a received message does to the cluster state (the
-//!   handshake, gossip, slot ownership by config epoch, FAIL, UPDATE).
+//!   handshake, gossip, slot ownership by config epoch, UPDATE).
+//! * `failure`: PFAIL → FAIL by the masters' reports, FAIL messages, and
+//!   clearing FAIL.
+//! * `failover`: replica elections (FAILOVER_AUTH_REQUEST/ACK) and
+//!   manual failover (CLUSTER FAILOVER, MFSTART).
 //! * `cron`: what happens every 100 ms (connecting, pinging, failure
 //!   detection).
 //!
@@ -18,6 +22,8 @@
 
 pub mod codec;
 mod cron;
+mod failover;
+mod failure;
 mod gossip;
 pub mod link;
 
@@ -58,6 +64,10 @@ pub struct Bus {
     /// their keys are deleted once the state is unlocked
     /// (`services::cluster::del_keys_in_slots`).
     lost_slots: Vec<u16>,
+    /// This replica won an election or took over: stop replicating, as a
+    /// master (once the state is unlocked).
+    promote: bool,
+    election: failover::Election,
 }
 
 fn now_ms() -> u64 {
@@ -95,6 +105,8 @@ pub fn spawn(srv: Arc<Server>) -> Result<(), String> {
         save: false,
         replicaof: None,
         lost_slots: Vec::new(),
+        promote: false,
+        election: Default::default(),
     };
     std::thread::Builder::new()
         .name("petrel-cluster-bus".into())
@@ -194,6 +206,9 @@ impl Bus {
             }
         }
         drop(st);
+        if std::mem::take(&mut self.promote) {
+            commands::services::replication::replica::unset_master(&srv);
+        }
         if let Some(master) = self.replicaof.take() {
             // A replica now: the full sync replaces the keys of lost slots.
             self.lost_slots.clear();

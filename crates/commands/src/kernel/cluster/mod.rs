@@ -13,6 +13,7 @@
 //!   applied (as Redis does) and the error is reported to the caller.
 
 pub mod conf;
+pub mod failover;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -107,6 +108,18 @@ pub struct Node {
     pub data_received: u64,
     /// Masters that reported it failing: (node id, when, ms).
     pub fail_reports: Vec<(String, u64)>,
+    /// The replication offset its last bus message announced, and when
+    /// that arrived (ms).
+    pub repl_offset: u64,
+    pub repl_offset_time: u64,
+    /// For a master: when this node last voted for one of its replicas
+    /// (ms; `failover::vote`).
+    pub voted_time: u64,
+    /// A master that had replicas, or was a replica once (Redis's
+    /// MIGRATE_TO): a replica may migrate to it when it has none left.
+    pub migrate_to: bool,
+    /// Since when it is a master without working replicas (ms; 0: not).
+    pub orphaned_time: u64,
 }
 
 impl Node {
@@ -128,6 +141,8 @@ pub struct State {
     /// Nodes forgotten by CLUSTER FORGET, not to be re-added from gossip
     /// until the time (ms) given.
     pub blacklist: BTreeMap<String, u64>,
+    /// The manual failover (CLUSTER FAILOVER) in progress, if any.
+    pub mf: failover::ManualFailover,
 }
 
 /// A fresh node id: 40 random hex digits.
@@ -147,6 +162,7 @@ impl State {
             current_epoch: 0,
             last_vote_epoch: 0,
             blacklist: BTreeMap::new(),
+            mf: failover::ManualFailover::default(),
         }
     }
 
@@ -385,6 +401,9 @@ pub struct Cluster {
     /// are here) that have not finished yet (`services::cluster::Pass`):
     /// MIGRATE waits for the others to finish before it moves keys.
     pub passes: std::sync::atomic::AtomicU64,
+    /// A master paused for a replica's manual failover: replication sends
+    /// no PING into the stream (the replica must reach its offset).
+    pub mf_pausing: std::sync::atomic::AtomicBool,
 }
 
 impl Cluster {
@@ -405,6 +424,7 @@ impl Cluster {
             links: Default::default(),
             wake: Default::default(),
             passes: Default::default(),
+            mf_pausing: Default::default(),
         }
     }
 
@@ -451,6 +471,14 @@ impl Cluster {
     /// The bus thread's waker (once, at its start).
     pub fn set_waker(&self, f: Box<dyn Fn() + Send + Sync>) {
         let _ = self.wake.set(f);
+    }
+
+    /// Wakes the bus thread (something in the state is for it to act on,
+    /// e.g. a manual failover to start).
+    pub fn wake_bus(&self) {
+        if let Some(w) = self.wake.get() {
+            w();
+        }
     }
 
     /// Hands a published message to the bus, which relays it to the other

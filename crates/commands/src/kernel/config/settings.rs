@@ -503,6 +503,9 @@ pub struct ClusterSettings {
     pub allow_replica_migration: bool,
     pub replica_validity_factor: u32,
     pub migration_barrier: u32,
+    /// `cluster-replica-no-failover`: this replica never starts an
+    /// election of its own (a manual failover still can).
+    pub replica_no_failover: bool,
     /// Index into `params::cluster::ENDPOINT_TYPES`.
     pub preferred_endpoint_type: usize,
 }

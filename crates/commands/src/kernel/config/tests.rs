@@ -156,11 +156,11 @@ fn absent_features_accept_only_their_defaults() {
         &[],
     )
     .unwrap();
-    let e = load_text("cluster-replica-no-failover yes\n", &[])
+    let e = load_text("cluster-allow-pubsubshard-when-down no\n", &[])
         .unwrap_err()
         .0;
     assert!(
-        e.contains("'cluster-replica-no-failover'") && e.contains("cluster mode"),
+        e.contains("'cluster-allow-pubsubshard-when-down'") && e.contains("cluster mode"),
         "{e}"
     );
     // The append-only file is a real feature now (`params::aof`).

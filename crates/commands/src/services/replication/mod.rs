@@ -269,9 +269,10 @@ fn cron(srv: std::sync::Weak<Server>) {
             (attached, expired)
         };
         // No PING while a failover holds the stream still (the target
-        // must reach the master's offset).
+        // must reach the master's offset), CLUSTER FAILOVER's included.
         if attached
             && !srv.replication.failover.active.load(Relaxed)
+            && !srv.cluster.mf_pausing.load(Relaxed)
             && last_ping.elapsed() >= Duration::from_secs(s.repl.ping_period)
         {
             last_ping = std::time::Instant::now();

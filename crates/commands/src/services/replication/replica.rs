@@ -76,6 +76,13 @@ pub fn promote_for_failover(srv: &Server, from: &str) {
     ));
 }
 
+/// A cluster replica that won an election (or took over) becomes a
+/// master: REPLICAOF NO ONE's promotion, so its former siblings continue
+/// from it by partial resync (Redis's replicationUnsetMaster).
+pub fn unset_master(srv: &Server) {
+    replicaof_quiet(srv, None);
+}
+
 /// REPLICAOF host port / NO ONE (None).
 pub fn replicaof(srv: &Server, target: Option<(String, u16)>) -> Outcome {
     let promoting = target.is_none() && srv.replication.replica.master.lock().is_some();

@@ -277,14 +277,6 @@ pub static ABSENT: &[Param] = &[
         "replication and cluster links"
     ),
     absent!(
-        "cluster-replica-no-failover",
-        ["cluster-slave-no-failover"],
-        true,
-        "no",
-        Same::Bool,
-        "cluster mode"
-    ),
-    absent!(
         "cluster-allow-pubsubshard-when-down",
         [],
         true,

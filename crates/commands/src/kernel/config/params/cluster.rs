@@ -95,6 +95,17 @@ pub static CLUSTER: &[Param] = &[
             Ok(())
         }
     ),
+    Param {
+        name: "cluster-replica-no-failover",
+        aliases: &["cluster-slave-no-failover"],
+        mutable: true,
+        default: || String::from("no"),
+        get: |s: &Settings| fmt_bool(s.cluster.replica_no_failover),
+        set: |s: &mut Settings, v: &str| {
+            s.cluster.replica_no_failover = parse_bool(v)?;
+            Ok(())
+        },
+    },
     p!(
         "cluster-allow-replica-migration",
         true,
