@@ -50,8 +50,7 @@ use crate::kernel::replication::{state, ReplicaLink};
 use crate::kernel::server::Server;
 use crate::services::snapshot::{self, sink::RdbSink};
 
-use super::master::send;
-use super::socket::Socket;
+use super::socket::{send, Socket};
 
 fn notice(msg: &str) {
     log(LogLevel::Notice, msg);

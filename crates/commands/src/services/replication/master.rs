@@ -37,7 +37,7 @@ use crate::kernel::replication::spool::{self, Next};
 use crate::kernel::replication::{state, ReplicaLink};
 use crate::kernel::server::Server;
 
-use super::socket::Socket;
+use super::socket::{send, Socket};
 
 /// A connection handed over by a worker after SYNC/PSYNC.
 pub struct Handoff {
@@ -161,22 +161,6 @@ fn run(srv: Arc<Server>, h: Handoff) {
     crate::services::connection::close(&srv, &mut client);
     srv.clients.remove(client.id);
     super::wake_waiters(&srv);
-}
-
-/// Writes, counting the bytes as replication output.
-pub(super) fn send(srv: &Server, link: &ReplicaLink, socket: &mut Socket, bytes: &[u8]) -> bool {
-    if socket.write_all(bytes).is_err() {
-        return false;
-    }
-    srv.replication
-        .master
-        .stats
-        .net_repl_output_bytes
-        .fetch_add(bytes.len() as u64, Relaxed);
-    link.shared
-        .tot_net_out
-        .fetch_add(bytes.len() as u64, Relaxed);
-    true
 }
 
 /// Redis's `masterTryPartialResynchronization`: Some(sent ok) when the

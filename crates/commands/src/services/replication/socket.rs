@@ -113,3 +113,24 @@ impl Write for Socket {
         Ok(())
     }
 }
+
+/// Writes, counting the bytes as replication output.
+pub(super) fn send(
+    srv: &crate::kernel::server::Server,
+    link: &crate::kernel::replication::ReplicaLink,
+    socket: &mut Socket,
+    bytes: &[u8],
+) -> bool {
+    if socket.write_all(bytes).is_err() {
+        return false;
+    }
+    srv.replication
+        .master
+        .stats
+        .net_repl_output_bytes
+        .fetch_add(bytes.len() as u64, std::sync::atomic::Ordering::Relaxed);
+    link.shared
+        .tot_net_out
+        .fetch_add(bytes.len() as u64, std::sync::atomic::Ordering::Relaxed);
+    true
+}
