@@ -326,7 +326,10 @@ pub fn check_calls_pass<'a>(
     let (Some(owner), Some((_, slot))) = (owner, first) else {
         return Ok(None);
     };
-    if !st.is_ok(s.cluster.require_full_coverage) {
+    if !srv
+        .cluster
+        .is_ok_cached(&st, s.cluster.require_full_coverage)
+    {
         if !s.cluster.allow_reads_when_down {
             return Err(Redirect::Down);
         }

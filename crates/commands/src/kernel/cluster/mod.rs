@@ -11,6 +11,11 @@
 //! * Every change made through [`Cluster::change`] is saved to the config
 //!   file before `change` returns; a change whose save fails is still
 //!   applied (as Redis does) and the error is reported to the caller.
+//! * `Cluster::generation` changes whenever a write guard on the state is
+//!   released ([`StateWrite`]), so a value computed from the state under a
+//!   read guard stays valid while the generation is unchanged: the slot
+//!   check's `cluster_state` ([`Cluster::is_ok_cached`]) is computed once
+//!   per change, not once per command (it walks all 16384 slots).
 
 pub mod conf;
 pub mod failover;
@@ -404,6 +409,39 @@ pub struct Cluster {
     /// A master paused for a replica's manual failover: replication sends
     /// no PING into the stream (the replica must reach its offset).
     pub mf_pausing: std::sync::atomic::AtomicBool,
+    /// Bumped each time a write guard on `state` is released.
+    generation: std::sync::atomic::AtomicU64,
+    /// [`State::is_ok`]'s last answer under a read guard:
+    /// `(generation + 1) << 2 | require_full_coverage << 1 | ok`, or 0.
+    ok_cache: std::sync::atomic::AtomicU64,
+}
+
+/// A write guard on the cluster state that bumps the generation when it
+/// is released (the fields drop after `drop` runs, so the bump happens
+/// while the lock is still held).
+pub struct StateWrite<'a> {
+    guard: RwLockWriteGuard<'a, State>,
+    generation: &'a std::sync::atomic::AtomicU64,
+}
+
+impl std::ops::Deref for StateWrite<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for StateWrite<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.guard
+    }
+}
+
+impl Drop for StateWrite<'_> {
+    fn drop(&mut self) {
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
 }
 
 impl Cluster {
@@ -425,12 +463,41 @@ impl Cluster {
             wake: Default::default(),
             passes: Default::default(),
             mf_pausing: Default::default(),
+            generation: Default::default(),
+            ok_cache: Default::default(),
         }
+    }
+
+    fn state_write(&self) -> StateWrite<'_> {
+        StateWrite {
+            guard: self.state.write(),
+            generation: &self.generation,
+        }
+    }
+
+    /// [`State::is_ok`] for the state `st` read through [`Cluster::read`],
+    /// computed once per generation of the state.
+    pub fn is_ok_cached(
+        &self,
+        st: &RwLockReadGuard<'_, State>,
+        require_full_coverage: bool,
+    ) -> bool {
+        use std::sync::atomic::Ordering::{Acquire, Relaxed};
+        let key =
+            ((self.generation.load(Acquire) + 1) << 2) | (u64::from(require_full_coverage) << 1);
+        let cached = self.ok_cache.load(Relaxed);
+        if cached & !1 == key {
+            return cached & 1 == 1;
+        }
+        let ok = st.is_ok(require_full_coverage);
+        // Stored under the read guard: no writer can have moved on.
+        self.ok_cache.store(key | u64::from(ok), Relaxed);
+        ok
     }
 
     /// Replaces the whole state (startup).
     pub fn install(&self, state: State) {
-        *self.state.write() = state;
+        *self.state_write() = state;
     }
 
     pub fn path(&self) -> &std::path::Path {
@@ -443,8 +510,8 @@ impl Cluster {
 
     /// The state for the cluster bus, which saves (with
     /// [`Cluster::save_locked`]) when what it changed needs it.
-    pub fn write(&self) -> RwLockWriteGuard<'_, State> {
-        self.state.write()
+    pub fn write(&self) -> StateWrite<'_> {
+        self.state_write()
     }
 
     /// Applies `f`, then saves the configuration if `f` says it changed
@@ -454,7 +521,7 @@ impl Cluster {
         &self,
         f: impl FnOnce(&mut State) -> Result<(T, bool), String>,
     ) -> Result<T, String> {
-        let mut st = self.state.write();
+        let mut st = self.state_write();
         let (v, changed) = f(&mut st)?;
         if changed {
             self.save_locked(&st)?;
@@ -465,7 +532,7 @@ impl Cluster {
     /// Applies `f` without saving: for what Redis does not save at once
     /// either (the announced ports and hostname of the node itself).
     pub fn update_unsaved<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
-        f(&mut self.state.write())
+        f(&mut self.state_write())
     }
 
     /// The bus thread's waker (once, at its start).

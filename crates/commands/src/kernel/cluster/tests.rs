@@ -109,3 +109,24 @@ fn plaintext_clients_see_pport_when_known() {
     st.nodes[0].pport = 0;
     assert!(line(&st, true).contains(" 127.0.0.1:7100@17100 "));
 }
+
+/// The slot check's cached `cluster_state` follows every change made
+/// through a write guard (`update_unsaved`, `write`), never an old answer.
+#[test]
+fn cached_cluster_state_follows_changes() {
+    let c = Cluster::new(true, std::path::PathBuf::new());
+    let mut st = State::new_alone(7000, 17000);
+    for s in 0..16384 {
+        st.owner[s] = 0;
+    }
+    c.install(st);
+    assert!(c.is_ok_cached(&c.read(), true));
+    assert!(c.is_ok_cached(&c.read(), true), "served from the cache");
+    c.update_unsaved(|st| st.owner[42] = NO_OWNER);
+    assert!(!c.is_ok_cached(&c.read(), true), "a slot without owner");
+    assert!(c.is_ok_cached(&c.read(), false), "coverage not required");
+    c.write().owner[42] = 0;
+    assert!(c.is_ok_cached(&c.read(), true));
+    c.write().nodes[0].flags |= flags::FAIL;
+    assert!(!c.is_ok_cached(&c.read(), false), "the only master failed");
+}
