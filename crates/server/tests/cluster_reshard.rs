@@ -703,3 +703,131 @@ fn cluster_replicas_lists_the_replicas_of_a_master() {
         Value::Error(b"ERR Unknown node nosuch".to_vec())
     );
 }
+
+/// A randomized workload through redis-py's `RedisCluster` (which follows
+/// MOVED and ASK itself) checked reply by reply against a model, while
+/// `redis-cli --cluster reshard` moves slots between the masters of a
+/// six-node petrel cluster (three masters, three replicas) made by
+/// `redis-cli --cluster create --cluster-replicas 1`. The only errors
+/// allowed are the redirections the client handles: anything else
+/// raises in the script, and the test fails.
+const CLUSTER_CLIENT_WORKLOAD: &str = r#"
+import os, random, sys
+from redis.cluster import RedisCluster
+port, stop_file, seed = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+rng = random.Random(seed)
+rc = RedisCluster(host='127.0.0.1', port=port)
+strings, hashes, lists = {}, {}, {}
+ops = 0
+while not os.path.exists(stop_file) or ops < 2000:
+    k = 'rk:%d' % rng.randrange(600)
+    op = rng.randrange(8)
+    if op == 0:
+        v = str(rng.randrange(10**6))
+        assert rc.set('s' + k, v) is True
+        strings['s' + k] = v
+    elif op == 1:
+        got = rc.get('s' + k)
+        want = strings.get('s' + k)
+        assert got == (want.encode() if want is not None else None), (k, got, want)
+    elif op == 2:
+        n = rc.incr('c' + k)
+        strings['c' + k] = str(int(strings.get('c' + k, '0')) + 1)
+        assert str(n) == strings['c' + k], (k, n)
+    elif op == 3:
+        f, v = 'f%d' % rng.randrange(5), str(rng.randrange(100))
+        rc.hset('h' + k, f, v)
+        hashes.setdefault('h' + k, {})[f] = v
+    elif op == 4:
+        got = {a.decode(): b.decode() for a, b in rc.hgetall('h' + k).items()}
+        assert got == hashes.get('h' + k, {}), (k, got)
+    elif op == 5:
+        v = str(rng.randrange(100))
+        n = rc.rpush('l' + k, v)
+        lists.setdefault('l' + k, []).append(v)
+        assert n == len(lists['l' + k]), (k, n)
+    elif op == 6:
+        got = [x.decode() for x in rc.lrange('l' + k, 0, -1)]
+        assert got == lists.get('l' + k, []), (k, got)
+    else:
+        victim = rng.choice(['s', 'c', 'h', 'l']) + k
+        n = rc.delete(victim)
+        had = any(victim in m for m in (strings, hashes, lists))
+        assert n == (1 if had else 0), (victim, n)
+        for m in (strings, hashes, lists):
+            m.pop(victim, None)
+    ops += 1
+# Everything the model holds is still there, once more, at the end.
+for key, v in strings.items():
+    assert rc.get(key) == v.encode(), key
+for key, h in hashes.items():
+    assert {a.decode(): b.decode() for a, b in rc.hgetall(key).items()} == h, key
+for key, l in lists.items():
+    assert [x.decode() for x in rc.lrange(key, 0, -1)] == l, key
+print('ok', ops)
+"#;
+
+#[test]
+fn redis_py_cluster_client_runs_while_slots_move_in_a_six_node_cluster() {
+    if !have_tool("redis-cli", &["--version"])
+        || !have_tool("python3", &["-c", "import redis.cluster"])
+    {
+        eprintln!("NOTICE: redis-cli or redis-py missing, test skipped");
+        return;
+    }
+    let nodes: Vec<Server> = (0..6).map(|_| node(Kind::Petrel)).collect();
+    let refs: Vec<&Server> = nodes.iter().collect();
+    let addrs: Vec<String> = nodes.iter().map(|s| s.addr()).collect();
+    let mut args = vec!["create"];
+    args.extend(addrs.iter().map(|a| a.as_str()));
+    args.extend(["--cluster-replicas", "1", "--cluster-yes"]);
+    cluster_cmd(&args);
+    check_all(&refs);
+    let masters: Vec<&Server> = nodes
+        .iter()
+        .filter(|s| matches!(cmd(s, &["ROLE"]), Value::Array(r) if r.first() == Some(&Value::Bulk(b"master".to_vec()))))
+        .collect();
+    assert_eq!(masters.len(), 3, "three masters after create");
+    wait_for("three replicas linked", || {
+        let n = nodes
+            .iter()
+            .filter(|s| text(cmd(s, &["INFO", "replication"])).contains("master_link_status:up"))
+            .count();
+        if n == 3 {
+            Ok(())
+        } else {
+            Err(format!("{n} replicas up"))
+        }
+    });
+    let dir = TempDir::new("rpyc");
+    let stop = dir.path().join("stop");
+    let child = std::process::Command::new("python3")
+        .args([
+            "-c",
+            CLUSTER_CLIENT_WORKLOAD,
+            &masters[0].port().to_string(),
+            stop.to_str().unwrap(),
+            "7",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3");
+    // redis-cli refuses to reshard until every node agrees on the last
+    // move; gossip takes a moment to reach all six.
+    reshard(masters[0], masters[1], 500);
+    check_all(&refs);
+    reshard(masters[1], masters[2], 800);
+    check_all(&refs);
+    reshard(masters[2], masters[0], 600);
+    std::fs::write(&stop, b"").unwrap();
+    let o = child.wait_with_output().unwrap();
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(o.status.success() && out.starts_with("ok "), "{out}");
+    eprintln!("redis-py workload: {}", out.trim());
+    check_all(&refs);
+}
