@@ -830,4 +830,44 @@ fn redis_py_cluster_client_runs_while_slots_move_in_a_six_node_cluster() {
     assert!(o.status.success() && out.starts_with("ok "), "{out}");
     eprintln!("redis-py workload: {}", out.trim());
     check_all(&refs);
+
+    // rebalance evens the slots out again; no key is lost on the way.
+    let keys = |ms: &[&Server]| ms.iter().map(|s| dbsize(s)).sum::<i64>();
+    let before = keys(&masters);
+    cluster_cmd(&["rebalance", &masters[0].addr(), "--cluster-yes"]);
+    check_all(&refs);
+    let counts: Vec<usize> = masters.iter().map(|s| owned_slots(s)).collect();
+    assert!(
+        counts
+            .iter()
+            .all(|&n| n.abs_diff(16384 / 3) <= 16384 / 3 / 50 + 1),
+        "{counts:?}"
+    );
+    assert_eq!(keys(&masters), before);
+
+    // add-node as a replica of a master, then del-node it.
+    let extra = node(Kind::Petrel);
+    let master_id = myid(masters[0]);
+    cluster_cmd(&[
+        "add-node",
+        &extra.addr(),
+        &masters[0].addr(),
+        "--cluster-slave",
+        "--cluster-master-id",
+        &master_id,
+    ]);
+    let mut all: Vec<&Server> = refs.clone();
+    all.push(&extra);
+    all_known(&all);
+    check_all(&all);
+    wait_for("the added replica linked", || {
+        let info = text(cmd(&extra, &["INFO", "replication"]));
+        if info.contains("master_link_status:up") {
+            Ok(())
+        } else {
+            Err(info)
+        }
+    });
+    cluster_cmd(&["del-node", &masters[0].addr(), &myid(&extra)]);
+    check_all(&refs);
 }
