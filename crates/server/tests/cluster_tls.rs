@@ -731,3 +731,43 @@ fn tls_cluster_without_tls_settings_is_refused() {
         )
     );
 }
+
+/// With `tls-cluster yes` MIGRATE connects to its target over TLS (Redis
+/// uses the cluster's connection type): to a TLS port the key moves, to a
+/// plaintext port the handshake fails with an IOERR; petrel and
+/// redis-server 7.0 move keys to each other that way.
+#[test]
+fn migrate_speaks_tls_with_tls_cluster() {
+    let standalone = [("cluster-enabled", "no")];
+    let a = tls_node(Kind::Petrel, "node", "ca", &standalone);
+    let b = tls_node(Kind::Petrel, "node", "ca", &standalone);
+    plain_cmd(&a, &["SET", "k", "v"]);
+    let b_tls = b.tls.to_string();
+    assert_eq!(
+        plain_cmd(&a, &["MIGRATE", "127.0.0.1", &b_tls, "k", "0", "5000"]),
+        "OK"
+    );
+    assert_eq!(plain_cmd(&b, &["GET", "k"]), "v");
+    assert_eq!(plain_cmd(&a, &["EXISTS", "k"]), "Int(0)");
+    plain_cmd(&a, &["SET", "k2", "v2"]);
+    let b_plain = b.s.port().to_string();
+    let r = plain_cmd(&a, &["MIGRATE", "127.0.0.1", &b_plain, "k2", "0", "1000"]);
+    assert!(r.starts_with("-IOERR"), "{r}");
+    assert_eq!(plain_cmd(&a, &["GET", "k2"]), "v2", "nothing moved");
+    if !redis_available() {
+        return;
+    }
+    let r = tls_node(Kind::Redis, "node", "ca", &standalone);
+    let r_tls = r.tls.to_string();
+    assert_eq!(
+        plain_cmd(&a, &["MIGRATE", "127.0.0.1", &r_tls, "k2", "0", "5000"]),
+        "OK"
+    );
+    assert_eq!(plain_cmd(&r, &["GET", "k2"]), "v2");
+    let a_tls = a.tls.to_string();
+    assert_eq!(
+        plain_cmd(&r, &["MIGRATE", "127.0.0.1", &a_tls, "k2", "0", "5000"]),
+        "OK"
+    );
+    assert_eq!(plain_cmd(&a, &["GET", "k2"]), "v2");
+}

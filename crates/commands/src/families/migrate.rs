@@ -335,7 +335,7 @@ fn migrate_cmd(ctx: &mut Ctx, args: &[&[u8]]) {
     let (host, port) = (args[1], args[2]);
     let mut may_retry = true;
     let (mut t, cached, replies) = loop {
-        let (mut t, cached) = match migrate::checkout(host, port, timeout) {
+        let (mut t, cached) = match migrate::checkout(host, port, timeout, ctx.settings) {
             Ok(c) => c,
             Err(migrate::ConnectFail::Connecting) => {
                 drop(g);

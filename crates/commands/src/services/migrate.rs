@@ -13,10 +13,18 @@
 //!   [`CACHE_ITEMS`]; a new target evicts a random idle one when full.
 //! * `last_db` is `None` whenever the target's selected database is not
 //!   known (new socket, or after an error reply).
+//!
+//! With `tls-cluster yes` the connection speaks TLS, as Redis's MIGRATE
+//! uses the cluster's connection type: the server's TLS dialer
+//! (`services::replication::socket`), with the client certificate and
+//! CAs of the settings, handshake within the MIGRATE timeout.
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
+
+use crate::kernel::config::Settings;
+use crate::services::replication::socket::Socket;
 use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
@@ -34,7 +42,7 @@ const LINE_MAX: usize = 1023;
 /// An open connection to a target instance.
 #[derive(Debug)]
 pub struct Target {
-    stream: TcpStream,
+    stream: Socket,
     buf: Vec<u8>,
     /// The database selected on it, when known.
     pub last_db: Option<i64>,
@@ -108,6 +116,7 @@ pub fn checkout(
     host: &[u8],
     port: &[u8],
     timeout: Duration,
+    settings: &Settings,
 ) -> Result<(Target, bool), ConnectFail> {
     let name = cache_name(host, port);
     {
@@ -119,7 +128,18 @@ pub fn checkout(
             }
         }
     }
-    let stream = connect(&String::from_utf8_lossy(host), port, timeout)?;
+    let host_text = String::from_utf8_lossy(host);
+    let tcp = connect(&host_text, port, timeout)?;
+    let stream = if settings.tls.cluster {
+        tcp.set_read_timeout(Some(timeout))
+            .and_then(|_| tcp.set_write_timeout(Some(timeout)))
+            .map_err(|_| ConnectFail::Connecting)?;
+        let dial =
+            crate::services::replication::socket::tls_dialer().ok_or(ConnectFail::Connecting)?;
+        Socket::Shared(dial(tcp, &host_text, settings).map_err(|_| ConnectFail::Connecting)?)
+    } else {
+        Socket::Tcp(tcp)
+    };
     let t = Target {
         stream,
         buf: Vec::new(),
@@ -212,7 +232,7 @@ impl Target {
             timed_out: timed_out(e),
         };
         self.stream
-            .set_write_timeout(Some(timeout))
+            .prepare(Some(timeout), Some(timeout))
             .map_err(|e| fail(&e))?;
         for piece in request.chunks(64 * 1024) {
             self.stream.write_all(piece).map_err(|e| fail(&e))?;
@@ -243,13 +263,17 @@ impl Target {
                 return Err(fail(true));
             }
             self.stream
-                .set_read_timeout(Some(left))
+                .prepare(Some(left), Some(left))
                 .map_err(|_| fail(false))?;
             let mut chunk = [0u8; 4096];
             match self.stream.read(&mut chunk) {
                 Ok(0) => return Err(fail(false)),
                 Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // A TLS session may read a record that holds no reply
+                // bytes (a TLS 1.3 session ticket) and report WouldBlock
+                // before the time is up: wait on until it is.
+                Err(e) if timed_out(&e) && Instant::now() < end => {}
                 Err(e) => return Err(fail(timed_out(&e))),
             }
         }
