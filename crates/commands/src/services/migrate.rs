@@ -301,8 +301,13 @@ mod tests {
             let (mut s, _) = l.accept().unwrap();
             s.write_all(b"+OK\r\n-ERR bad\r\n+NO").unwrap();
         });
-        let (mut t, cached) =
-            checkout(b"127.0.0.1", port.as_bytes(), Duration::from_secs(5)).expect("connects");
+        let (mut t, cached) = checkout(
+            b"127.0.0.1",
+            port.as_bytes(),
+            Duration::from_secs(5),
+            &Settings::default(),
+        )
+        .expect("connects");
         h.join().unwrap();
         let d = Duration::from_secs(5);
         assert_eq!(t.line(d).unwrap(), b"+OK");
@@ -322,8 +327,13 @@ mod tests {
     fn a_silent_peer_times_out() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port().to_string();
-        let (mut t, cached) =
-            checkout(b"127.0.0.1", port.as_bytes(), Duration::from_secs(5)).unwrap();
+        let (mut t, cached) = checkout(
+            b"127.0.0.1",
+            port.as_bytes(),
+            Duration::from_secs(5),
+            &Settings::default(),
+        )
+        .unwrap();
         let r = t.line(Duration::from_millis(50));
         assert_eq!(
             r,
@@ -351,14 +361,25 @@ mod tests {
         let port = l.local_addr().unwrap().port().to_string();
         drop(l);
         let refused = |port: &[u8]| {
-            checkout(b"127.0.0.1", port, Duration::from_secs(1)).expect_err("no connection")
+            checkout(
+                b"127.0.0.1",
+                port,
+                Duration::from_secs(1),
+                &Settings::default(),
+            )
+            .expect_err("no connection")
         };
         assert_eq!(refused(port.as_bytes()), ConnectFail::Refused);
         assert_eq!(refused(b"x"), ConnectFail::Refused);
         assert_eq!(refused(b"70000"), ConnectFail::Connecting);
         assert_eq!(
-            checkout(b"no.such.host.invalid", b"1", Duration::from_secs(1))
-                .expect_err("no connection"),
+            checkout(
+                b"no.such.host.invalid",
+                b"1",
+                Duration::from_secs(1),
+                &Settings::default()
+            )
+            .expect_err("no connection"),
             ConnectFail::Connecting
         );
     }
