@@ -7,10 +7,10 @@
 //! redis-server skip without it unless PETREL_REQUIRE_REDIS=1.
 
 mod common;
+use common::cluster::*;
 use common::*;
 
 use std::io::Read;
-use std::time::Instant;
 
 use server::cluster_bus::codec;
 
@@ -22,23 +22,6 @@ fn node(kind: Kind, extra: &[(&str, &str)]) -> Server {
         o = o.arg(k, v);
     }
     Server::start_opts(kind, o)
-}
-
-fn text(v: Value) -> String {
-    match v {
-        Value::Bulk(b) | Value::Verbatim { data: b, .. } | Value::Simple(b) => {
-            String::from_utf8_lossy(&b).into_owned()
-        }
-        other => panic!("not text: {other:?}"),
-    }
-}
-
-fn cmd(s: &Server, args: &[&str]) -> Value {
-    s.raw().cmd(args)
-}
-
-fn myid(s: &Server) -> String {
-    text(cmd(s, &["CLUSTER", "MYID"]))
 }
 
 fn bus_port(s: &Server) -> u16 {
@@ -65,18 +48,6 @@ fn nodes_table(s: &Server) -> Vec<Vec<String>> {
         .lines()
         .map(|l| l.split(' ').map(String::from).collect())
         .collect()
-}
-
-/// Waits (up to a minute; a deadline, not a timing claim) for `ok`.
-fn wait_for(what: &str, mut ok: impl FnMut() -> Result<(), String>) {
-    let end = Instant::now() + Duration::from_secs(60);
-    loop {
-        match ok() {
-            Ok(()) => return,
-            Err(e) if Instant::now() > end => panic!("{what}: {e}"),
-            Err(_) => std::thread::sleep(Duration::from_millis(100)),
-        }
-    }
 }
 
 /// Every node lists every node, connected, with its address, the flags
@@ -338,18 +309,6 @@ fn codec_roundtrips_a_redis_meet() {
         }
         other => panic!("{other:?}"),
     }
-}
-
-fn have_tool(cmd: &str, args: &[&str]) -> bool {
-    let ok = std::process::Command::new(cmd)
-        .args(args)
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        eprintln!("SKIPPED: `{cmd}` not available");
-    }
-    ok
 }
 
 fn redis_cli(args: &[String]) -> (bool, String) {

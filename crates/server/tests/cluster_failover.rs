@@ -6,9 +6,8 @@
 //! PETREL_REQUIRE_REDIS=1. Waits are deadlines, not timing claims.
 
 mod common;
+use common::cluster::*;
 use common::*;
-
-use std::time::Instant;
 
 /// Short enough to keep the tests short, long enough for a busy machine.
 const NODE_TIMEOUT: &str = "2000";
@@ -26,28 +25,11 @@ fn node(kind: Kind) -> Server {
     )
 }
 
-fn text(v: Value) -> String {
-    match v {
-        Value::Bulk(b) | Value::Verbatim { data: b, .. } | Value::Simple(b) => {
-            String::from_utf8_lossy(&b).into_owned()
-        }
-        other => panic!("not text: {other:?}"),
-    }
-}
-
-fn cmd(s: &Server, args: &[&str]) -> Value {
-    s.raw().cmd(args)
-}
-
 fn err(v: Value) -> String {
     match v {
         Value::Error(e) => String::from_utf8_lossy(&e).into_owned(),
         other => panic!("not an error: {other:?}"),
     }
-}
-
-fn myid(s: &Server) -> String {
-    text(cmd(s, &["CLUSTER", "MYID"]))
 }
 
 /// CLUSTER NODES, each line split: id, addr, flags, master, ping, pong,
@@ -81,18 +63,6 @@ fn bus_port(s: &Server) -> u16 {
         .unwrap()
         .parse()
         .unwrap()
-}
-
-/// Waits (up to 90 s; a deadline, not a timing claim) for `ok`.
-fn wait_for(what: &str, mut ok: impl FnMut() -> Result<(), String>) {
-    let end = Instant::now() + Duration::from_secs(90);
-    loop {
-        match ok() {
-            Ok(()) => return,
-            Err(e) if Instant::now() > end => panic!("{what}: {e}"),
-            Err(_) => std::thread::sleep(Duration::from_millis(100)),
-        }
-    }
 }
 
 fn have_tools() -> bool {

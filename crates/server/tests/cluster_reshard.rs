@@ -9,6 +9,7 @@
 //! need redis-cli skip without it.
 
 mod common;
+use common::cluster::*;
 use common::*;
 
 use std::collections::HashMap;
@@ -48,35 +49,6 @@ fn all_known(nodes: &[&Server]) {
     });
 }
 
-fn text(v: Value) -> String {
-    match v {
-        Value::Bulk(b) | Value::Verbatim { data: b, .. } | Value::Simple(b) => {
-            String::from_utf8_lossy(&b).into_owned()
-        }
-        other => panic!("not text: {other:?}"),
-    }
-}
-
-fn cmd(s: &Server, args: &[&str]) -> Value {
-    s.raw().cmd(args)
-}
-
-fn myid(s: &Server) -> String {
-    text(cmd(s, &["CLUSTER", "MYID"]))
-}
-
-fn have_tool(cmd: &str, args: &[&str]) -> bool {
-    let ok = std::process::Command::new(cmd)
-        .args(args)
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        eprintln!("SKIPPED: `{cmd}` not available");
-    }
-    ok
-}
-
 fn redis_cli(args: &[&str]) -> (bool, String) {
     let o = std::process::Command::new("redis-cli")
         .args(args)
@@ -98,18 +70,6 @@ fn cluster_cmd(args: &[&str]) -> String {
     assert!(ok, "redis-cli {all:?} failed:\n{out}");
     assert!(!out.contains("[ERR]"), "redis-cli {all:?}:\n{out}");
     out
-}
-
-/// Waits (up to a minute; a deadline, not a timing claim) for `ok`.
-fn wait_for(what: &str, mut ok: impl FnMut() -> Result<(), String>) {
-    let end = Instant::now() + Duration::from_secs(60);
-    loop {
-        match ok() {
-            Ok(()) => return,
-            Err(e) if Instant::now() > end => panic!("{what}: {e}"),
-            Err(_) => std::thread::sleep(Duration::from_millis(100)),
-        }
-    }
 }
 
 /// `redis-cli --cluster check` from every node passes cleanly (all slots

@@ -16,10 +16,10 @@ mod common;
 #[path = "common/tls_certs.rs"]
 mod tls_certs;
 
+use common::cluster::{have_tool, wait_for};
 use common::*;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
-use std::time::Instant;
 use tls_certs::*;
 
 /// Two CAs; `node` (signed by `ca`) and `stranger` (signed by
@@ -131,18 +131,6 @@ fn tls_node(kind: Kind, cert: &str, ca: &str, extra: &[(&str, &str)]) -> Node {
     }
 }
 
-fn have_tool(cmd: &str, args: &[&str]) -> bool {
-    let ok = Command::new(cmd)
-        .args(args)
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if !ok {
-        eprintln!("SKIPPED: `{cmd}` not available");
-    }
-    ok
-}
-
 /// `redis-cli --tls` with the CA and the node certificate as client
 /// certificate: (success, stdout and stderr).
 fn cli_tls(args: &[String]) -> (bool, String) {
@@ -194,18 +182,6 @@ fn plain_cmd(n: &Node, args: &[&str]) -> String {
 
 fn myid(n: &Node) -> String {
     plain_cmd(n, &["CLUSTER", "MYID"])
-}
-
-/// Waits (up to a minute; a deadline, not a timing claim) for `ok`.
-fn wait_for(what: &str, mut ok: impl FnMut() -> Result<(), String>) {
-    let end = Instant::now() + Duration::from_secs(60);
-    loop {
-        match ok() {
-            Ok(()) => return,
-            Err(e) if Instant::now() > end => panic!("{what}: {e}"),
-            Err(_) => std::thread::sleep(Duration::from_millis(100)),
-        }
-    }
 }
 
 /// `redis-cli --tls --cluster create` of the nodes' TLS addresses, then

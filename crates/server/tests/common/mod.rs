@@ -14,6 +14,7 @@
 //! Usage from a test file: `mod common; use common::*;`.
 #![allow(dead_code, unused_imports)]
 
+pub mod cluster;
 pub mod diff;
 pub mod raw;
 pub mod rdbdata;

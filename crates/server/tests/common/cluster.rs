@@ -1,0 +1,54 @@
+//! Helpers the cluster suites share (cluster_bus, cluster_failover,
+//! cluster_reshard, cluster_tls): reading a reply as text, one command on
+//! a fresh connection, a node's id, whether a tool is installed, and
+//! waiting for a condition with a deadline (never a timing claim).
+
+use std::time::{Duration, Instant};
+
+use super::{Server, Value};
+
+/// A bulk, verbatim or simple reply as text (anything else panics).
+pub fn text(v: Value) -> String {
+    match v {
+        Value::Bulk(b) | Value::Verbatim { data: b, .. } | Value::Simple(b) => {
+            String::from_utf8_lossy(&b).into_owned()
+        }
+        other => panic!("not text: {other:?}"),
+    }
+}
+
+/// One command on a new raw connection.
+pub fn cmd(s: &Server, args: &[&str]) -> Value {
+    s.raw().cmd(args)
+}
+
+/// CLUSTER MYID.
+pub fn myid(s: &Server) -> String {
+    text(cmd(s, &["CLUSTER", "MYID"]))
+}
+
+/// Whether `cmd args` runs and succeeds; says so when it does not.
+pub fn have_tool(cmd: &str, args: &[&str]) -> bool {
+    let ok = std::process::Command::new(cmd)
+        .args(args)
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !ok {
+        eprintln!("SKIPPED: `{cmd}` not available");
+    }
+    ok
+}
+
+/// Waits (up to 90 s: a deadline, not a timing claim) until `ok`
+/// succeeds, panicking with `what` and the last error after it.
+pub fn wait_for(what: &str, mut ok: impl FnMut() -> Result<(), String>) {
+    let end = Instant::now() + Duration::from_secs(90);
+    loop {
+        match ok() {
+            Ok(()) => return,
+            Err(e) if Instant::now() > end => panic!("{what}: {e}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(100)),
+        }
+    }
+}
