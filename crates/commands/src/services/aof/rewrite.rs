@@ -220,7 +220,7 @@ fn cut_running(
         return Err("the append only file is off".into());
     };
     let Some(snap) = srv.keyspace.begin_snapshot(sink.clone(), now) else {
-        return Err("a background save is running".into());
+        return Err(SNAPSHOT_BUSY.into());
     };
     sink.set_snapshot(snap.clone());
     let undo = |sink: &RdbSink| {
@@ -269,6 +269,9 @@ fn cut_running(
 /// Why turning the AOF on could not start: a script holds the workers
 /// (the caller schedules it for the cron).
 pub const SCRIPT_RUNNING: &str = "a script is running";
+/// The keyspace's snapshot is taken (a BGSAVE, or the walk of a rewrite
+/// that was stopped and has not let the partitions go yet).
+pub const SNAPSHOT_BUSY: &str = "a background save is running";
 
 /// How many times turning the AOF on tries to claim the workers while a
 /// script runs (yielding between tries) before giving up for this time.
@@ -328,7 +331,7 @@ fn cut_enabling_claimed(
     super::remove_stale_rewrite_files(&dir);
     let mut m = super::read_manifest(&dir, &prefix)?.unwrap_or_default();
     let Some(snap) = srv.keyspace.begin_snapshot(sink.clone(), now) else {
-        return Err("a background save is running".into());
+        return Err(SNAPSHOT_BUSY.into());
     };
     sink.set_snapshot(snap.clone());
     let temp = temp_incr_name(&prefix);

@@ -48,7 +48,13 @@ fn start_enabling(srv: &Server, s: &Settings, in_exec: bool) -> Result<(), Strin
     srv.aof.rewrite_scheduled.store(false, Relaxed);
     match rewrite::start_enabling(srv, s) {
         Ok(()) => Ok(()),
-        Err(e) if srv.persistence.bgsave_running() || e == rewrite::SCRIPT_RUNNING => {
+        // Busy (a BGSAVE, a stopped rewrite's walk still winding down, a
+        // script): scheduled, as Redis schedules it behind a running child.
+        Err(e)
+            if srv.persistence.bgsave_running()
+                || e == rewrite::SCRIPT_RUNNING
+                || e == rewrite::SNAPSHOT_BUSY =>
+        {
             srv.aof.rewrite_scheduled.store(true, Relaxed);
             Ok(())
         }
