@@ -216,6 +216,8 @@ CLUSTER NOSUCH
 CLUSTER HELP
 CLUSTER REPLICAS abc
 CLUSTER SLAVES abc
+CLUSTER FAILOVER
+CLUSTER FAILOVER FORCE
 READONLY
 READWRITE
 ASKING
@@ -338,6 +340,11 @@ fn cluster_commands_match_redis() {
             &["CLUSTER", "REPLICAS"],
             &["CLUSTER", "HELP"],
             &["CLUSTER", "HELP", "x"],
+            &["CLUSTER", "FAILOVER"],
+            &["CLUSTER", "FAILOVER", "FORCE"],
+            &["CLUSTER", "FAILOVER", "TAKEOVER"],
+            &["CLUSTER", "FAILOVER", "FOO"],
+            &["CLUSTER", "FAILOVER", "FORCE", "x"],
             &["READONLY"],
             &["READWRITE"],
             &["ASKING"],
