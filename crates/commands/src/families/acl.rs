@@ -261,8 +261,17 @@ fn acl_cat(ctx: &mut Ctx, args: &[&[u8]]) {
         }
         3 => {
             let Some(cat) = bit_of(args[2]) else {
-                let name = crate::base::text::sanitize(args[2], 128);
-                return ctx.error(&format!("ERR Unknown category '{name}'"));
+                // Redis's "%.128s" of the raw bytes, CR/LF as spaces.
+                let mut msg = b"ERR Unknown category '".to_vec();
+                msg.extend(args[2][..args[2].len().min(128)].iter().map(|&b| {
+                    if b == b'\r' || b == b'\n' {
+                        b' '
+                    } else {
+                        b
+                    }
+                }));
+                msg.push(b'\'');
+                return ctx.error_bytes(&msg);
             };
             let cmds = &ctx.srv.acl.cmds;
             let names: Vec<&str> = cmds

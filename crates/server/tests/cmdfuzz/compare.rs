@@ -121,6 +121,8 @@ pub fn norm_of(name: &str) -> Norm {
         // Random picks and ids.
         "randomkey" | "srandmember" | "spop" | "hrandfield" | "zrandmember" | "client|id"
         | "hello" | "client|unblock" | "acl|genpass" => Shape,
+        // `XADD k * ...` takes each server's own clock for the ID.
+        "xadd" => Shape,
         "ttl" | "pttl" | "expiretime" | "pexpiretime" => Ttl,
         // The server's own figures and tables.
         "info" | "client|list" | "client|info" | "time" | "lastsave" | "object|freq"
