@@ -311,19 +311,6 @@ fn codec_roundtrips_a_redis_meet() {
     }
 }
 
-fn redis_cli(args: &[String]) -> (bool, String) {
-    let o = std::process::Command::new("redis-cli")
-        .args(args)
-        .output()
-        .expect("redis-cli");
-    let out = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    (o.status.success(), out)
-}
-
 /// `redis-cli --cluster create` of `nodes` (masters only), then `check`.
 fn create_and_check(nodes: &[&Server]) {
     let mut args = vec!["--cluster".to_string(), "create".to_string()];

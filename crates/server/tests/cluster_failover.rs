@@ -79,19 +79,6 @@ fn have_tools() -> bool {
     ok
 }
 
-fn redis_cli(args: &[String]) -> (bool, String) {
-    let o = std::process::Command::new("redis-cli")
-        .args(args)
-        .output()
-        .expect("redis-cli");
-    let out = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    (o.status.success(), out)
-}
-
 /// `redis-cli --cluster create` of `nodes` (with `replicas` per master).
 fn create(nodes: &[&Server], replicas: usize) {
     let mut args = vec!["--cluster".to_string(), "create".to_string()];

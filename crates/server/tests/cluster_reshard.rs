@@ -49,19 +49,6 @@ fn all_known(nodes: &[&Server]) {
     });
 }
 
-fn redis_cli(args: &[&str]) -> (bool, String) {
-    let o = std::process::Command::new("redis-cli")
-        .args(args)
-        .output()
-        .expect("redis-cli");
-    let out = format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    (o.status.success(), out)
-}
-
 /// Runs `redis-cli --cluster <args>` and asserts it succeeded.
 fn cluster_cmd(args: &[&str]) -> String {
     let mut all = vec!["--cluster"];

@@ -52,3 +52,17 @@ pub fn wait_for(what: &str, mut ok: impl FnMut() -> Result<(), String>) {
         }
     }
 }
+
+/// `redis-cli args`: (success, stdout and stderr).
+pub fn redis_cli<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> (bool, String) {
+    let o = std::process::Command::new("redis-cli")
+        .args(args)
+        .output()
+        .expect("redis-cli");
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (o.status.success(), out)
+}
