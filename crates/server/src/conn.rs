@@ -33,6 +33,11 @@ use resp::{Limits, ReplyBuf, RequestParser};
 use crate::net::Stream;
 
 const READ_CHUNK: usize = 16 * 1024;
+/// Input one connection may read in one pass of its worker's event loop
+/// before the other ready connections get their turn (the fairness rule,
+/// see docs/ARCHITECTURE.md "Request path"). A big argument being read is
+/// not many requests and is read to its end.
+pub const READ_BUDGET: usize = 64 * 1024;
 /// Arguments at least this big get their whole size reserved up front.
 const BIG_ARG: usize = 32 * 1024;
 /// A connection with no command for longer than this is idle (Redis's
@@ -93,7 +98,11 @@ pub struct Resized {
 }
 
 pub enum ReadResult {
+    /// The socket was drained.
     Data,
+    /// [`READ_BUDGET`] was used up: the socket may hold more, and no new
+    /// edge will say so; the worker comes back to it next pass.
+    Budget,
     Eof,
 }
 
@@ -124,11 +133,13 @@ impl Conn {
         }
     }
 
-    /// Reads what the socket has. One `read` suffices when it returns less
+    /// Reads what the socket has, up to [`READ_BUDGET`] (more while a big
+    /// argument is being read). One `read` suffices when it returns less
     /// than asked: the socket was drained and edge-triggered polling reports
     /// any later data as a new event.
     pub fn read(&mut self, srv: &Server) -> io::Result<ReadResult> {
         let mut total = 0;
+        let mut result = ReadResult::Data;
         loop {
             // Free space for this read: a chunk, or for a big argument as much
             // as it still needs, but never more than doubling the buffer. The
@@ -157,6 +168,12 @@ impl Conn {
                     if n < avail && !self.stream.is_tls() {
                         break;
                     }
+                    if total >= READ_BUDGET
+                        && self.parser.pending_bulk_len().is_none_or(|n| n < BIG_ARG)
+                    {
+                        result = ReadResult::Budget;
+                        break;
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -170,7 +187,7 @@ impl Conn {
             .shared
             .tot_net_in
             .fetch_add(total as u64, Relaxed);
-        Ok(ReadResult::Data)
+        Ok(result)
     }
 
     /// Parses and executes every complete command in the query buffer.

@@ -101,6 +101,10 @@ pub struct Worker {
     /// Connections whose readable event the script pump saw while they
     /// were running a script (out of the slab): read after it.
     missed: Vec<usize>,
+    /// Connections that used their read budget this pass (`READ_BUDGET`):
+    /// read again next pass, since no new edge will come for the bytes
+    /// they left in the socket.
+    again: Vec<usize>,
     /// When the script pump last tried every connection.
     last_sweep: Instant,
 }
@@ -159,6 +163,7 @@ impl Worker {
             served_last_poll: false,
             spin_gate: crate::spin::SpinGate::new(),
             missed: Vec::new(),
+            again: Vec::new(),
             last_sweep: Instant::now(),
         }
     }
@@ -183,6 +188,11 @@ impl Worker {
                 let now = commands::base::clock::unix_time_ms();
                 timeout = timeout.min(Duration::from_millis(ms.saturating_sub(now)));
             }
+            // Input left behind by a read budget is ready now.
+            let carry = std::mem::take(&mut self.again);
+            if !carry.is_empty() {
+                timeout = Duration::ZERO;
+            }
             // Busy-poll (setting `busy-poll`): a worker that just served
             // events polls without sleeping for a few microseconds first.
             // Under request/response load the next request often arrives
@@ -197,7 +207,7 @@ impl Worker {
             events.clear();
             commands::kernel::loop_busy::pass_ends(self.index);
             let spin = self.settings.busy_poll_us;
-            if spin > 0 && self.served_last_poll {
+            if spin > 0 && self.served_last_poll && carry.is_empty() {
                 let now = Instant::now();
                 if self.spin_gate.may_spin(now) {
                     let until = now + Duration::from_micros(spin);
@@ -215,7 +225,7 @@ impl Worker {
             } else {
                 Ok(())
             };
-            self.served_last_poll = !events.is_empty();
+            self.served_last_poll = !events.is_empty() || !carry.is_empty();
             commands::kernel::loop_busy::pass_begins(self.index);
             if let Err(e) = polled {
                 if e.kind() != std::io::ErrorKind::Interrupted {
@@ -234,6 +244,12 @@ impl Worker {
             if self.drain_inbox() {
                 self.close_all();
                 return;
+            }
+            // Connections that used their read budget last pass go first,
+            // then the ready ones in the order the poll reports them; each
+            // gets one budget per turn.
+            for slot in carry {
+                self.on_readable(slot);
             }
             for ev in events.iter() {
                 if ev.token() == WAKER {
@@ -400,6 +416,11 @@ impl Worker {
         };
         match conn.read(&self.srv) {
             Ok(ReadResult::Data) => {}
+            Ok(ReadResult::Budget) => {
+                if !self.again.contains(&slot) {
+                    self.again.push(slot);
+                }
+            }
             Ok(ReadResult::Eof) => {
                 conn.dead = true;
             }
@@ -446,6 +467,7 @@ impl Worker {
             self.by_id.remove(&conn.client.id);
             self.free.push(slot);
             self.missed.retain(|&s| s != slot);
+            self.again.retain(|&s| s != slot);
             self.srv.stats.connected_clients.fetch_sub(1, Relaxed);
             crate::handoff::replica(self.srv.clone(), conn);
             return;
@@ -659,6 +681,7 @@ impl Worker {
             self.by_id.remove(&conn.client.id);
             self.srv.clients.remove(conn.client.id);
             self.srv.stats.connected_clients.fetch_sub(1, Relaxed);
+            self.again.retain(|&s| s != slot);
             self.free.push(slot);
         }
     }

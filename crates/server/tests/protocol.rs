@@ -340,3 +340,72 @@ fn ipv6_loopback_when_available() {
     c.read_exact(&mut b).unwrap();
     assert_eq!(&b, b"+PONG\r\n");
 }
+
+/// The fairness rule (docs/ARCHITECTURE.md "Request path"): a connection
+/// reads at most a read budget (64 KiB) per pass of its worker, so a
+/// client streaming a big pipeline does not keep the others waiting until
+/// it is done, and the rest of its pipeline is still served in order
+/// although no new readiness edge comes for the bytes it left behind.
+#[test]
+fn a_big_pipeline_is_served_whole_while_other_clients_get_turns() {
+    use std::io::{Read, Write};
+    let s = TestServer::start(&[("threads", "1")]);
+    const N: usize = 200_000; // 24 bytes each: ~4.6 MiB, ~70 read budgets
+                              // B waits for the pipeline's first command, so its next command
+                              // arrives while the pipeline runs.
+    let mut b = s.raw();
+    b.send_cmd(&["BLPOP", "go", "0"]);
+    let mut admin = s.raw();
+    let end = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let info = admin.cmd(&["INFO", "clients"]);
+        let text = String::from_utf8_lossy(info.as_bytes().unwrap_or_default()).into_owned();
+        if text.contains("blocked_clients:1\r\n") {
+            break;
+        }
+        assert!(std::time::Instant::now() < end, "B never blocked: {text}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut frame = Vec::with_capacity(N * 24 + 64);
+    resp::write_command(&mut frame, &["RPUSH", "go", "x"]);
+    for _ in 0..N {
+        resp::write_command(&mut frame, &["INCR", "n"]);
+    }
+    let mut a = std::net::TcpStream::connect(("127.0.0.1", s.port())).unwrap();
+    a.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut writer = a.try_clone().unwrap();
+    let sending = std::thread::spawn(move || writer.write_all(&frame));
+    assert_eq!(
+        b.read_reply(),
+        Value::Array(vec![Value::bulk("go"), Value::bulk("x")])
+    );
+    let during = match b.cmd(&["GET", "n"]) {
+        Value::Bulk(v) => String::from_utf8(v).unwrap().parse::<usize>().unwrap(),
+        other => panic!("GET n: {other:?}"),
+    };
+    assert!(
+        during < N,
+        "the other client waited for the whole pipeline (saw n = {during})"
+    );
+    // Every reply of the pipeline arrives, in order.
+    let mut replies = 0;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut last = Vec::new();
+    while replies < N + 1 {
+        let n = a.read(&mut buf).expect("replies to the pipeline");
+        assert!(n > 0, "connection closed after {replies} replies");
+        replies += buf[..n].iter().filter(|&&c| c == b'\n').count();
+        last.extend_from_slice(&buf[..n]);
+        if last.len() > 64 {
+            last.drain(..last.len() - 64);
+        }
+    }
+    sending.join().unwrap().unwrap();
+    assert_eq!(replies, N + 1);
+    assert!(
+        String::from_utf8_lossy(&last).ends_with(&format!(":{N}\r\n")),
+        "last reply: {:?}",
+        String::from_utf8_lossy(&last)
+    );
+    assert_eq!(b.cmd(&["GET", "n"]), Value::bulk(N.to_string()));
+}
