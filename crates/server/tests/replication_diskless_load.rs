@@ -3,8 +3,10 @@
 //! Petrel server) either whole or cut off midway: `on-empty-db` loads
 //! from the socket only into an empty dataset (a cut load leaves it
 //! empty), otherwise goes through a file (a cut transfer leaves the old
-//! data untouched); `swapdb` loads from the socket and puts the old data
-//! back when the transfer is cut. The log says which path was taken, in
+//! data untouched); `swapdb` loads from the socket into a keyspace of its
+//! own and drops it when the transfer is cut, the old data staying (async
+//! loading, which serves the old data meanwhile, is in
+//! `replication_async_load.rs`). The log says which path was taken, in
 //! Redis's words ("to parser" / "to disk").
 //!
 //! No timing assertions: everything waits by polling with generous limits.
@@ -220,7 +222,7 @@ fn swapdb_restores_the_old_data_when_the_transfer_is_cut() {
         "receiving streamed RDB from master with EOF to parser",
     );
     wait_log(&replica, CUT_SOCKET);
-    wait_log(&replica, "Restoring the old data kept aside");
+    wait_log(&replica, "Discarding temporary DB in background");
     wait_for("the second cut load", || {
         replica.log().matches(CUT_SOCKET).count() >= 2
     });
@@ -230,7 +232,7 @@ fn swapdb_restores_the_old_data_when_the_transfer_is_cut() {
     assert_eq!(
         replica
             .log()
-            .matches("Restoring the old data kept aside")
+            .matches("Discarding temporary DB in background")
             .count(),
         2
     );
@@ -242,7 +244,7 @@ fn swapdb_old_data_is_readable_after_a_cut_transfer() {
     let (rdb, _) = source_rdb();
     let (replica, old) = replica_with("swapdb", true);
     follow_scripted(&replica, &rdb, vec![Serve::CutEof]);
-    wait_log(&replica, "Restoring the old data kept aside");
+    wait_log(&replica, "Discarding temporary DB in background");
     let mut c = replica.raw();
     assert_eq!(c.cmd(&["DEBUG", "DIGEST"]), old);
     assert_eq!(c.cmd(&["GET", "old"]), Value::bulk("data"));

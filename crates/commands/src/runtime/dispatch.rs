@@ -459,7 +459,8 @@ fn over_memory(
 /// PING) after a failed background save (`services::snapshot::writes_refused`)
 /// or while the AOF cannot be written (`services::aof::write_error`),
 /// then replication's (NOREPLICAS, READONLY, MASTERDOWN), then LOADING
-/// for commands without the `loading` flag while the dataset loads. EXEC
+/// for commands without the `loading` flag while the dataset loads (during
+/// an async load, for commands with the `no_async_loading` flag). EXEC
 /// is judged by its queued commands; `flags` are the command's as this
 /// call sees them (a script's declared flags, `CommandSpec::flags_of`).
 fn persistence_gate(
@@ -520,7 +521,19 @@ fn persistence_gate(
             return Some(errors::MASTERDOWN.into());
         }
     }
-    if srv.persistence.is_loading() {
+    if srv.persistence.is_async_loading() {
+        // Async loading (a replica's swapdb load): the served dataset
+        // stays; only `no_async_loading` commands wait (EXEC: when one
+        // of the queued is).
+        let refused = if queue {
+            queued_any(srv, client, flag::NO_ASYNC_LOADING)
+        } else {
+            spec.flags & flag::NO_ASYNC_LOADING != 0
+        };
+        if refused {
+            return Some(errors::LOADING.into());
+        }
+    } else if srv.persistence.is_loading() {
         let refused = if queue {
             client.tx.queue.as_ref().is_some_and(|q| {
                 q.iter().any(|c| {
