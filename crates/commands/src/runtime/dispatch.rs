@@ -679,9 +679,18 @@ pub(crate) fn call(
     // and whatever it wrote to the reply before is taken back. Any other
     // panic goes on to the connection, which closes (`server::conn`).
     let mark = ctx.out.len();
-    if let Err(payload) =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(&mut ctx, args)))
-    {
+    // During a replica's async load, Redis 7.0 suspends expiry for every
+    // lookup (`keyIsExpired` while loading): clients reading the old data
+    // see keys whose TTL passed as present (`with_expired_visible`, in
+    // effect while a replica's expiry is frozen).
+    let expired_visible = srv.persistence.is_async_loading();
+    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if expired_visible {
+            store::keyspace::Keyspace::with_expired_visible(|| handler(&mut ctx, args))
+        } else {
+            handler(&mut ctx, args)
+        }
+    })) {
         match payload.downcast_ref::<store::partlock::PartitionStopped>() {
             Some(stopped) => {
                 ctx.out.truncate(mark);

@@ -24,8 +24,12 @@
 //!     is back (untouched) if the load fails.
 //!
 //!   The replica does not expire keys itself (it waits for its master's
-//!   `DEL`s); reads of the old data see a key whose TTL has passed as
-//!   missing, as at any time on a replica.
+//!   `DEL`s). During an async load Redis 7.0 suspends expiry for every
+//!   lookup (`keyIsExpired` answers "not expired" while loading), so
+//!   clients' commands then run with expired keys visible
+//!   (`runtime::dispatch`, `Keyspace::with_expired_visible`): GET, EXISTS
+//!   and PTTL (0) see a key of the old data whose TTL has passed, as
+//!   redis-server does; KEYS, SCAN and RANDOMKEY still skip it.
 //!
 //! Invariants: [`Payload`] never yields a byte past the payload (the
 //! `$<len>` count, or the `$EOF:<mark>` mark), so the stream that follows
