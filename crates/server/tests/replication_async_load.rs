@@ -307,6 +307,25 @@ fn persistence(c: &mut RawConn) -> (String, String) {
     )
 }
 
+/// SCAN's whole walk with MATCH `pattern`.
+fn scan_match(c: &mut RawConn, pattern: &str) -> Vec<Value> {
+    let mut cursor = "0".to_string();
+    let mut found = Vec::new();
+    loop {
+        let Value::Array(r) = c.cmd(&["SCAN", &cursor, "MATCH", pattern, "COUNT", "10000"]) else {
+            panic!("SCAN reply")
+        };
+        let (Value::Bulk(next), Value::Array(keys)) = (&r[0], &r[1]) else {
+            panic!("SCAN reply {r:?}")
+        };
+        found.extend(keys.iter().cloned());
+        cursor = String::from_utf8_lossy(next).into_owned();
+        if cursor == "0" {
+            return found;
+        }
+    }
+}
+
 fn follow(replica: &Server, gate: &Gate) {
     assert_eq!(
         replica
@@ -389,6 +408,14 @@ fn async_case(master_kind: Kind, replica_kind: Kind, end: End) {
     assert_eq!(c.cmd(&["GET", "shortlived"]), Value::bulk("v"));
     assert_eq!(c.cmd(&["EXISTS", "shortlived"]), Value::Int(1));
     assert_eq!(c.cmd(&["PTTL", "shortlived"]), Value::Int(0));
+    assert_eq!(
+        c.cmd(&["KEYS", "shortlived"]),
+        Value::Array(vec![Value::bulk("shortlived")])
+    );
+    assert_eq!(
+        scan_match(&mut c, "shortlived"),
+        vec![Value::bulk("shortlived")]
+    );
     c.cmd(&["SELECT", "3"]);
     assert_eq!(c.cmd(&["LLEN", "list"]), Value::Int(3));
     c.cmd(&["SELECT", "0"]);

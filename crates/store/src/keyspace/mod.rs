@@ -572,7 +572,7 @@ impl Keyspace {
                 if let Some(d) = g.db(db) {
                     loop {
                         t = d.table.scan(t, |e| {
-                            if !e.is_expired(now_ms) {
+                            if self.shown(e, now_ms) {
                                 f(e);
                                 emitted += 1;
                             }
@@ -599,13 +599,21 @@ impl Keyspace {
         }
     }
 
+    /// Does a listing (SCAN, KEYS) show `e`: live, or expired while this
+    /// thread sees expired keys as present (see
+    /// [`Keyspace::with_expired_visible`]).
+    #[inline]
+    fn shown(&self, e: &Entry, now_ms: u64) -> bool {
+        !e.is_expired(now_ms) || (self.expiry_frozen() && expired_visible())
+    }
+
     /// Visits every live key of `db`, one partition at a time (KEYS).
     pub fn for_each_key(&self, db: usize, now_ms: u64, mut f: impl FnMut(&Entry)) {
         for p in 0..self.parts.len() {
             let g = self.lock_partition(p);
             if let Some(d) = g.db(db) {
                 for e in d.table.iter() {
-                    if !e.is_expired(now_ms) {
+                    if self.shown(e, now_ms) {
                         f(e);
                     }
                 }

@@ -27,9 +27,9 @@
 //!   `DEL`s). During an async load Redis 7.0 suspends expiry for every
 //!   lookup (`keyIsExpired` answers "not expired" while loading), so
 //!   clients' commands then run with expired keys visible
-//!   (`runtime::dispatch`, `Keyspace::with_expired_visible`): GET, EXISTS
-//!   and PTTL (0) see a key of the old data whose TTL has passed, as
-//!   redis-server does; KEYS, SCAN and RANDOMKEY still skip it.
+//!   (`runtime::dispatch`, `Keyspace::with_expired_visible`): lookups
+//!   (GET, EXISTS, PTTL 0), KEYS and SCAN see a key of the old data whose
+//!   TTL has passed, as redis-server does; RANDOMKEY still skips it.
 //!
 //! Invariants: [`Payload`] never yields a byte past the payload (the
 //! `$<len>` count, or the `$EOF:<mark>` mark), so the stream that follows
