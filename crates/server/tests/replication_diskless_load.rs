@@ -349,3 +349,40 @@ fn past_absolute_ttls_from_the_master_match_redis() {
         assert_eq!(past_ttl_view(&redis), got);
     }
 }
+
+/// A payload holding keys whose TTL has passed (saved by a redis-server
+/// whose active expiry was off): a replica keeps them, to go with its
+/// master's DELs, as a redis-server replica does (Redis skips them only
+/// when it is a master). Both load paths: from the socket and from disk.
+#[test]
+fn a_replica_keeps_expired_keys_of_the_payload_as_redis() {
+    let Some(src) = RefRedis::start_with(Opts::new(&[("enable-debug-command", "yes")])) else {
+        return;
+    };
+    let mut c = src.raw();
+    c.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+    c.cmd(&["SET", "live", "v"]);
+    for i in 0..5 {
+        c.cmd(&["SET", &format!("gone:{i}"), "v", "PX", "1"]);
+    }
+    assert_eq!(c.cmd(&["SAVE"]), Value::simple("OK"));
+    let rdb = std::fs::read(src.dir().join("dump.rdb")).unwrap();
+    let view = |r: &Server| {
+        link_up(r);
+        let mut c = r.raw();
+        (
+            c.cmd(&["DBSIZE"]),
+            c.cmd(&["EXISTS", "live"]),
+            c.cmd(&["EXISTS", "gone:0"]),
+        )
+    };
+    let redis = RefRedis::start().unwrap();
+    follow_scripted(&redis, &rdb, vec![Serve::Whole]);
+    let want = view(&redis);
+    assert_eq!(want, (Value::Int(6), Value::Int(1), Value::Int(0)));
+    for mode in ["swapdb", "disabled"] {
+        let (replica, _) = replica_with(mode, false);
+        follow_scripted(&replica, &rdb, vec![Serve::Whole]);
+        assert_eq!(view(&replica), want, "repl-diskless-load {mode}");
+    }
+}

@@ -1,5 +1,6 @@
 //! Loading an RDB file into the keyspace (startup, DEBUG RELOAD), with
-//! Redis's rules: keys whose TTL has passed are skipped and counted, a
+//! Redis's rules: keys whose TTL has passed are skipped and counted
+//! (kept on a replica, whose master will delete them), a
 //! database number at or above `databases` and a key that appears twice
 //! are errors, `IDLE`/`FREQ` set the eviction byte the policy uses.
 //!
@@ -158,6 +159,9 @@ fn read_all<R: std::io::Read>(
     };
     let mut rd = Reader::new(f, opts).map_err(|e| format!("Error loading the RDB file: {e}"))?;
     let now = crate::base::clock::unix_time_ms();
+    // A replica keeps keys whose TTL passed: its master's DEL will come
+    // (Redis loads them unless it is a master).
+    let keep_expired = srv.replication.replica.is_replica.load(Relaxed);
     let lfu = ks.evict_shared().is_lfu();
     let mut rep = LoadReport::default();
     let mut batch: Vec<KeyEntry> = Vec::with_capacity(BATCH);
@@ -189,7 +193,7 @@ fn read_all<R: std::io::Read>(
             }
             Item::ResizeDb { .. } | Item::SlotInfo { .. } => {}
             Item::Entry(e) => {
-                if e.expire_ms.is_some_and(|t| t < now as i64) {
+                if !keep_expired && e.expire_ms.is_some_and(|t| t < now as i64) {
                     rep.keys_expired += 1;
                     continue;
                 }
