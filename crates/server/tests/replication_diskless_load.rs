@@ -3,8 +3,10 @@
 //! Petrel server) either whole or cut off midway: `on-empty-db` loads
 //! from the socket only into an empty dataset (a cut load leaves it
 //! empty), otherwise goes through a file (a cut transfer leaves the old
-//! data untouched); `swapdb` loads from the socket and puts the old data
-//! back when the transfer is cut. The log says which path was taken, in
+//! data untouched); `swapdb` loads from the socket into a keyspace of its
+//! own and drops it when the transfer is cut, the old data staying (async
+//! loading, which serves the old data meanwhile, is in
+//! `replication_async_load.rs`). The log says which path was taken, in
 //! Redis's words ("to parser" / "to disk").
 //!
 //! No timing assertions: everything waits by polling with generous limits.
@@ -44,6 +46,32 @@ enum Serve {
     CutLen,
     /// `$<len>` and the whole RDB, then keeps the link open.
     Whole,
+    /// As `Whole`, then [`PAST_TTL_STREAM`] as the replication stream.
+    WholeThenPastTtls,
+}
+
+/// A stream whose absolute expiry times have passed (a master's SET PXAT
+/// or GETEX PXAT, propagated while its time was ahead, arriving late);
+/// `marker` comes last, so the replica applied everything once it has it.
+const PAST_TTL_STREAM: &[&[&str]] = &[
+    &["SELECT", "0"],
+    &["SET", "set-pxat", "v", "PXAT", "1"],
+    &["SET", "set-exat", "v", "EXAT", "1"],
+    &["SET", "getex-pxat", "v"],
+    &["GETEX", "getex-pxat", "PXAT", "1"],
+    &["SET", "getex-exat", "v"],
+    &["GETEX", "getex-exat", "EXAT", "1"],
+    &["SET", "pexpireat", "v"],
+    &["PEXPIREAT", "pexpireat", "1"],
+    &["SET", "marker", "done"],
+];
+
+fn resp_command(argv: &[&str]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", argv.len()).into_bytes();
+    for a in argv {
+        out.extend_from_slice(format!("${}\r\n{a}\r\n", a.len()).as_bytes());
+    }
+    out
 }
 
 fn read_command(r: &mut BufReader<TcpStream>) -> Option<Vec<String>> {
@@ -102,7 +130,7 @@ fn scripted_master(listener: TcpListener, rdb: Vec<u8>, plan: Vec<Serve>) {
                                 .unwrap();
                             w.write_all(half).unwrap();
                         }
-                        Serve::Whole => {
+                        Serve::Whole | Serve::WholeThenPastTtls => {
                             w.write_all(format!("${}\r\n", rdb.len()).as_bytes())
                                 .unwrap();
                             w.write_all(&rdb).unwrap();
@@ -111,7 +139,12 @@ fn scripted_master(listener: TcpListener, rdb: Vec<u8>, plan: Vec<Serve>) {
                     break;
                 }
             }
-            if matches!(step, Serve::Whole) {
+            if matches!(step, Serve::WholeThenPastTtls) {
+                for c in PAST_TTL_STREAM {
+                    w.write_all(&resp_command(c)).unwrap();
+                }
+            }
+            if matches!(step, Serve::Whole | Serve::WholeThenPastTtls) {
                 kept.push(w);
             } else {
                 let _ = w.shutdown(std::net::Shutdown::Both);
@@ -220,7 +253,7 @@ fn swapdb_restores_the_old_data_when_the_transfer_is_cut() {
         "receiving streamed RDB from master with EOF to parser",
     );
     wait_log(&replica, CUT_SOCKET);
-    wait_log(&replica, "Restoring the old data kept aside");
+    wait_log(&replica, "Discarding temporary DB in background");
     wait_for("the second cut load", || {
         replica.log().matches(CUT_SOCKET).count() >= 2
     });
@@ -230,7 +263,7 @@ fn swapdb_restores_the_old_data_when_the_transfer_is_cut() {
     assert_eq!(
         replica
             .log()
-            .matches("Restoring the old data kept aside")
+            .matches("Discarding temporary DB in background")
             .count(),
         2
     );
@@ -242,7 +275,7 @@ fn swapdb_old_data_is_readable_after_a_cut_transfer() {
     let (rdb, _) = source_rdb();
     let (replica, old) = replica_with("swapdb", true);
     follow_scripted(&replica, &rdb, vec![Serve::CutEof]);
-    wait_log(&replica, "Restoring the old data kept aside");
+    wait_log(&replica, "Discarding temporary DB in background");
     let mut c = replica.raw();
     assert_eq!(c.cmd(&["DEBUG", "DIGEST"]), old);
     assert_eq!(c.cmd(&["GET", "old"]), Value::bulk("data"));
@@ -272,4 +305,84 @@ fn disabled_goes_through_a_file() {
         c.cmd(&["CONFIG", "SET", "repl-diskless-load", "sometimes"]),
         err("ERR CONFIG SET failed (possibly related to argument 'repl-diskless-load') - argument(s) must be one of the following: disabled, on-empty-db, swapdb")
     );
+}
+
+/// What a replica holds of [`PAST_TTL_STREAM`]: (DBSIZE, then per key
+/// EXISTS and PTTL as a client sees them).
+fn past_ttl_view(replica: &Server) -> (Value, Vec<(Value, Value)>) {
+    let mut c = replica.raw();
+    wait_for("the stream to be applied", || {
+        c.cmd(&["GET", "marker"]) == Value::bulk("done")
+    });
+    let keys = [
+        "set-pxat",
+        "set-exat",
+        "getex-pxat",
+        "getex-exat",
+        "pexpireat",
+    ];
+    let seen = keys
+        .iter()
+        .map(|k| (c.cmd(&["EXISTS", k]), c.cmd(&["PTTL", k])))
+        .collect();
+    (c.cmd(&["DBSIZE"]), seen)
+}
+
+/// Redis 7.0's `checkAlreadyExpired`: on a replica, an absolute expiry
+/// time already past (SET/GETEX PXAT/EXAT, PEXPIREAT from the master)
+/// keeps the key with that TTL, to go with the master's DEL; clients see
+/// it as missing. Compared with a redis-server replica fed the same.
+#[test]
+fn past_absolute_ttls_from_the_master_match_redis() {
+    let (rdb, _) = source_rdb();
+    let petrel = Server::start(&[("enable-debug-command", "yes")]);
+    follow_scripted(&petrel, &rdb, vec![Serve::WholeThenPastTtls]);
+    let got = past_ttl_view(&petrel);
+    // The keys are kept (DB 0's DBSIZE counts them: 2000 of the RDB, the
+    // five, marker), read as missing.
+    assert_eq!(got.0, Value::Int(2006), "{:?}", got);
+    for (exists, pttl) in &got.1 {
+        assert_eq!((exists, pttl), (&Value::Int(0), &Value::Int(-2)));
+    }
+    if let Some(redis) = RefRedis::start() {
+        follow_scripted(&redis, &rdb, vec![Serve::WholeThenPastTtls]);
+        assert_eq!(past_ttl_view(&redis), got);
+    }
+}
+
+/// A payload holding keys whose TTL has passed (saved by a redis-server
+/// whose active expiry was off): a replica keeps them, to go with its
+/// master's DELs, as a redis-server replica does (Redis skips them only
+/// when it is a master). Both load paths: from the socket and from disk.
+#[test]
+fn a_replica_keeps_expired_keys_of_the_payload_as_redis() {
+    let Some(src) = RefRedis::start_with(Opts::new(&[("enable-debug-command", "yes")])) else {
+        return;
+    };
+    let mut c = src.raw();
+    c.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+    c.cmd(&["SET", "live", "v"]);
+    for i in 0..5 {
+        c.cmd(&["SET", &format!("gone:{i}"), "v", "PX", "1"]);
+    }
+    assert_eq!(c.cmd(&["SAVE"]), Value::simple("OK"));
+    let rdb = std::fs::read(src.dir().join("dump.rdb")).unwrap();
+    let view = |r: &Server| {
+        link_up(r);
+        let mut c = r.raw();
+        (
+            c.cmd(&["DBSIZE"]),
+            c.cmd(&["EXISTS", "live"]),
+            c.cmd(&["EXISTS", "gone:0"]),
+        )
+    };
+    let redis = RefRedis::start().unwrap();
+    follow_scripted(&redis, &rdb, vec![Serve::Whole]);
+    let want = view(&redis);
+    assert_eq!(want, (Value::Int(6), Value::Int(1), Value::Int(0)));
+    for mode in ["swapdb", "disabled"] {
+        let (replica, _) = replica_with(mode, false);
+        follow_scripted(&replica, &rdb, vec![Serve::Whole]);
+        assert_eq!(view(&replica), want, "repl-diskless-load {mode}");
+    }
 }

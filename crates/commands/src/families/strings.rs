@@ -281,8 +281,16 @@ fn getex(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut event = None;
     // Journaled as DEL, PEXPIREAT or PERSIST (Redis 7.0's forms).
     let mut journal: Option<(&[u8], Option<i64>)> = None;
+    // A time already past deletes the key, except on a replica (Redis
+    // 7.0's `checkAlreadyExpired`, as PEXPIREAT): the master's GETEX
+    // sets the TTL, and the key goes when the master's DEL comes.
+    let on_replica = srv
+        .replication
+        .replica
+        .is_replica
+        .load(std::sync::atomic::Ordering::Relaxed);
     if let Some(t) = when {
-        if t <= now as i64 {
+        if t <= now as i64 && !on_replica {
             p.remove(db, &k, now);
             event = Some((notify::GENERIC, "del"));
             let lazy = ctx.settings.lazyfree_lazy_expire;

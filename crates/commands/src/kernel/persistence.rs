@@ -48,6 +48,12 @@ pub struct Running {
 #[derive(Debug, Default)]
 pub struct Loading {
     pub active: AtomicBool,
+    /// Redis 7.0's async loading (a replica's `repl-diskless-load swapdb`
+    /// when the master kept its replication ID): the load goes into a
+    /// separate keyspace and clients keep the served one, only commands
+    /// flagged `no_async_loading` get `-LOADING`. Set before `active` and
+    /// cleared after it, once the new dataset is swapped in (or dropped).
+    pub async_mode: AtomicBool,
     /// Unix seconds when loading began.
     pub start: AtomicU64,
     pub total_bytes: AtomicU64,
@@ -186,7 +192,19 @@ impl Persistence {
         dirty_now.saturating_sub(self.dirty_at_save.load(Relaxed))
     }
 
+    /// A load is in progress (either kind: the cron leaves the dataset
+    /// alone meanwhile).
     pub fn is_loading(&self) -> bool {
         self.loading.active.load(Relaxed)
+    }
+
+    /// An async load is in progress (see [`Loading::async_mode`]).
+    pub fn is_async_loading(&self) -> bool {
+        self.loading.async_mode.load(Relaxed)
+    }
+
+    /// A load that refuses clients `-LOADING` (INFO `loading:1`).
+    pub fn is_blocking_loading(&self) -> bool {
+        self.is_loading() && !self.is_async_loading()
     }
 }

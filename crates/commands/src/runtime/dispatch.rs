@@ -459,7 +459,8 @@ fn over_memory(
 /// PING) after a failed background save (`services::snapshot::writes_refused`)
 /// or while the AOF cannot be written (`services::aof::write_error`),
 /// then replication's (NOREPLICAS, READONLY, MASTERDOWN), then LOADING
-/// for commands without the `loading` flag while the dataset loads. EXEC
+/// for commands without the `loading` flag while the dataset loads (during
+/// an async load, for commands with the `no_async_loading` flag). EXEC
 /// is judged by its queued commands; `flags` are the command's as this
 /// call sees them (a script's declared flags, `CommandSpec::flags_of`).
 fn persistence_gate(
@@ -520,7 +521,19 @@ fn persistence_gate(
             return Some(errors::MASTERDOWN.into());
         }
     }
-    if srv.persistence.is_loading() {
+    if srv.persistence.is_async_loading() {
+        // Async loading (a replica's swapdb load): the served dataset
+        // stays; only `no_async_loading` commands wait (EXEC: when one
+        // of the queued is).
+        let refused = if queue {
+            queued_any(srv, client, flag::NO_ASYNC_LOADING)
+        } else {
+            spec.flags & flag::NO_ASYNC_LOADING != 0
+        };
+        if refused {
+            return Some(errors::LOADING.into());
+        }
+    } else if srv.persistence.is_loading() {
         let refused = if queue {
             client.tx.queue.as_ref().is_some_and(|q| {
                 q.iter().any(|c| {
@@ -666,9 +679,18 @@ pub(crate) fn call(
     // and whatever it wrote to the reply before is taken back. Any other
     // panic goes on to the connection, which closes (`server::conn`).
     let mark = ctx.out.len();
-    if let Err(payload) =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(&mut ctx, args)))
-    {
+    // During a replica's async load, Redis 7.0 suspends expiry for every
+    // lookup (`keyIsExpired` while loading): clients reading the old data
+    // see keys whose TTL passed as present (`with_expired_visible`, in
+    // effect while a replica's expiry is frozen).
+    let expired_visible = srv.persistence.is_async_loading();
+    if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if expired_visible {
+            store::keyspace::Keyspace::with_expired_visible(|| handler(&mut ctx, args))
+        } else {
+            handler(&mut ctx, args)
+        }
+    })) {
         match payload.downcast_ref::<store::partlock::PartitionStopped>() {
             Some(stopped) => {
                 ctx.out.truncate(mark);

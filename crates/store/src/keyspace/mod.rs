@@ -450,46 +450,71 @@ impl Keyspace {
             .collect()
     }
 
-    /// Takes every database out, leaving the dataset empty (a replica's
-    /// `repl-diskless-load swapdb` keeps them aside while it loads); None,
-    /// taking nothing, while a snapshot runs.
-    pub fn take_all(&self) -> Option<Vec<Vec<Option<Box<Db>>>>> {
-        let mut all = self.lock_all();
-        if all.partitions().any(|p| p.snap.is_some()) {
-            return None;
+    /// A new, empty keyspace shaped like this one (same partitions and
+    /// databases, so tables move between the two as they are) and sharing
+    /// its eviction clock and mode, its expiry switches: a replica's
+    /// `repl-diskless-load swapdb` loads into it while clients keep using
+    /// this one, then [`Keyspace::swap_all_with`] moves the tables in.
+    pub fn empty_like(&self) -> Keyspace {
+        let pbits = self.pbits;
+        let parts = (0..self.parts.len())
+            .map(|index| {
+                Padded(PartitionLock::with_id(
+                    Partition::new(
+                        index,
+                        pbits,
+                        self.ndb,
+                        self.evict.clone(),
+                        self.expiry_frozen.clone(),
+                        self.active_expire.clone(),
+                    ),
+                    index,
+                ))
+            })
+            .collect();
+        Keyspace {
+            parts,
+            shift: self.shift,
+            pbits,
+            ndb: self.ndb,
+            expire_state: Mutex::new(ExpireState::default()),
+            active_expire: self.active_expire.clone(),
+            expiry_frozen: self.expiry_frozen.clone(),
+            tracking_expired: std::sync::atomic::AtomicBool::new(false),
+            evict: self.evict.clone(),
+            sweep: Mutex::new(Default::default()),
+            snap_version: std::sync::atomic::AtomicU32::new(0),
         }
-        Some(
-            all.partitions()
-                .map(|p| {
-                    p.settle();
-                    p.dbs.iter_mut().map(Option::take).collect()
-                })
-                .collect(),
-        )
     }
 
-    /// Puts back what [`Keyspace::take_all`] took, atomically; returns the
-    /// tables it replaces, for the caller to free. `Err(saved)`, nothing
-    /// changed, while a snapshot runs or when `saved` has another shape.
-    #[allow(clippy::type_complexity)]
-    pub fn restore_all(
-        &self,
-        saved: Vec<Vec<Option<Box<Db>>>>,
-    ) -> Result<Vec<Box<Db>>, Vec<Vec<Option<Box<Db>>>>> {
-        let mut all = self.lock_all();
-        let fits = saved.len() == self.parts.len()
-            && all
-                .partitions()
-                .zip(saved.iter())
-                .all(|(p, s)| p.snap.is_none() && p.dbs.len() == s.len());
-        if !fits {
-            return Err(saved);
+    /// Replaces every database of this keyspace by `other`'s, atomically
+    /// (all partitions locked, ascending, then `other`'s), leaving `other`
+    /// empty; returns the replaced tables for the caller to free (a table
+    /// a running snapshot has not finished goes to it instead, as in
+    /// [`Keyspace::flush_all`]). `Err(())`, nothing changed, when `other`
+    /// is not shaped like this keyspace (see [`Keyspace::empty_like`]).
+    #[allow(clippy::result_unit_err)]
+    pub fn swap_all_with(&self, other: &Keyspace) -> Result<Vec<Box<Db>>, ()> {
+        if std::ptr::eq(self, other)
+            || other.parts.len() != self.parts.len()
+            || other.ndb != self.ndb
+            || other.pbits != self.pbits
+        {
+            return Err(());
         }
+        let mut mine = self.lock_all();
+        let mut theirs = other.lock_all();
         let mut replaced = Vec::new();
-        for (p, s) in all.partitions().zip(saved) {
+        for (p, q) in mine.partitions().zip(theirs.partitions()) {
             p.settle();
-            for (slot, d) in p.dbs.iter_mut().zip(s) {
-                replaced.extend(std::mem::replace(slot, d));
+            q.settle();
+            let snap = p.snap.clone();
+            for (slot, new) in p.dbs.iter_mut().zip(q.dbs.iter_mut()) {
+                let old = std::mem::replace(slot, new.take());
+                replaced.extend(old.and_then(|d| match &snap {
+                    Some(s) => s.detach(d),
+                    None => Some(d),
+                }));
             }
         }
         Ok(replaced)
@@ -547,7 +572,7 @@ impl Keyspace {
                 if let Some(d) = g.db(db) {
                     loop {
                         t = d.table.scan(t, |e| {
-                            if !e.is_expired(now_ms) {
+                            if self.shown(e, now_ms) {
                                 f(e);
                                 emitted += 1;
                             }
@@ -574,13 +599,21 @@ impl Keyspace {
         }
     }
 
+    /// Does a listing (SCAN, KEYS) show `e`: live, or expired while this
+    /// thread sees expired keys as present (see
+    /// [`Keyspace::with_expired_visible`]).
+    #[inline]
+    fn shown(&self, e: &Entry, now_ms: u64) -> bool {
+        !e.is_expired(now_ms) || (self.expiry_frozen() && expired_visible())
+    }
+
     /// Visits every live key of `db`, one partition at a time (KEYS).
     pub fn for_each_key(&self, db: usize, now_ms: u64, mut f: impl FnMut(&Entry)) {
         for p in 0..self.parts.len() {
             let g = self.lock_partition(p);
             if let Some(d) = g.db(db) {
                 for e in d.table.iter() {
-                    if !e.is_expired(now_ms) {
+                    if self.shown(e, now_ms) {
                         f(e);
                     }
                 }

@@ -579,3 +579,76 @@ fn expired_keys_never_grow_the_table() {
         }
     }
 }
+
+/// `(db, key) -> value` of every live entry.
+fn contents(ks: &Keyspace) -> HashMap<(usize, Vec<u8>), Vec<u8>> {
+    let mut m = HashMap::new();
+    for db in 0..ks.databases() {
+        ks.for_each_key(db, T0, |e| {
+            m.insert((db, e.key().to_vec()), e.value().string().unwrap().to_vec());
+        });
+    }
+    m
+}
+
+fn fill(ks: &Keyspace, items: &[(usize, u16, Vec<u8>)]) -> HashMap<(usize, Vec<u8>), Vec<u8>> {
+    let mut model = HashMap::new();
+    for (db, k, v) in items {
+        let name = format!("k:{k}").into_bytes();
+        let key = Key::new(&name);
+        ks.lock(&key)
+            .set(*db, &key, CompactValue::from_bytes(v), Ttl::Set(None), T0);
+        model.insert((*db, name), v.clone());
+    }
+    model
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// `swap_all_with` moves every table of the loaded keyspace in and
+    /// hands back exactly the old entries; the loaded one is left empty.
+    #[test]
+    fn swap_all_with_matches_a_model(
+        old in proptest::collection::vec((0usize..4, 0u16..300, proptest::collection::vec(any::<u8>(), 0..20)), 0..200),
+        new in proptest::collection::vec((0usize..4, 0u16..300, proptest::collection::vec(any::<u8>(), 0..20)), 0..200),
+    ) {
+        let ks = Keyspace::new(Config { partitions: 8, databases: 4 });
+        let old_model = fill(&ks, &old);
+        let tmp = ks.empty_like();
+        prop_assert_eq!(tmp.partitions(), ks.partitions());
+        prop_assert_eq!(tmp.databases(), ks.databases());
+        let new_model = fill(&tmp, &new);
+        // Loading into the copy leaves the served keyspace as it was.
+        prop_assert_eq!(contents(&ks), old_model.clone());
+        let replaced = ks.swap_all_with(&tmp).unwrap();
+        prop_assert_eq!(contents(&ks), new_model);
+        prop_assert_eq!(contents(&tmp), HashMap::new());
+        let freed: usize = replaced.iter().map(|d| d.table.len()).sum();
+        prop_assert_eq!(freed, old_model.len());
+        for db in 0..4 {
+            prop_assert_eq!(
+                ks.dbsize(db),
+                contents(&ks).keys().filter(|(d, _)| *d == db).count()
+            );
+        }
+    }
+}
+
+#[test]
+fn swap_all_with_refuses_another_shape() {
+    let ks = Keyspace::new(Config {
+        partitions: 8,
+        databases: 4,
+    });
+    fill(&ks, &[(0, 1, b"a".to_vec())]);
+    let other = Keyspace::new(Config {
+        partitions: 16,
+        databases: 4,
+    });
+    fill(&other, &[(1, 2, b"b".to_vec())]);
+    assert!(ks.swap_all_with(&other).is_err());
+    assert!(ks.swap_all_with(&ks).is_err());
+    assert_eq!(contents(&ks).len(), 1);
+    assert_eq!(contents(&other).len(), 1);
+}

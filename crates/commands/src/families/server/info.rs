@@ -415,8 +415,10 @@ fn persistence_section(srv: &Server, _s: &crate::kernel::config::Settings, t: &m
     });
     let (done, total, held, peak, secs) = running.unwrap_or((0, 0, 0, 0, 0));
     t.push_str("# Persistence\r\n");
-    field!(t, "loading", "{}", loading as u8);
-    field!(t, "async_loading", "0");
+    // Redis 7.0: `loading` is the blocking kind only; the `loading_*`
+    // progress fields below show for both.
+    field!(t, "loading", "{}", p.is_blocking_loading() as u8);
+    field!(t, "async_loading", "{}", p.is_async_loading() as u8);
     field!(t, "current_cow_peak", "{peak}");
     field!(t, "current_cow_size", "{held}");
     field!(t, "current_cow_size_age", "0");

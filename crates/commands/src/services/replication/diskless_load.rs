@@ -3,20 +3,43 @@
 //!
 //! * `disabled`: never (the payload goes to a file, `replica`).
 //! * `on-empty-db`: only when the dataset is empty, so a cut transfer
-//!   loses nothing (the half-loaded keys are flushed).
-//! * `swapdb`: always; the old dataset is taken aside
-//!   (`Keyspace::take_all`) while the new one loads and put back if the
-//!   transfer or the load fails, freed once the load succeeded. Clients
-//!   get `-LOADING` meanwhile (Redis 7.0's async loading, which serves
-//!   the old data when the master's replication ID is unchanged, is not
-//!   built). If a snapshot runs and the dataset cannot be taken aside,
-//!   the payload goes to a file as with `disabled`.
+//!   loses nothing (the half-loaded keys are flushed). Clients get
+//!   `-LOADING` (INFO `loading:1`) meanwhile.
+//! * `swapdb`: always. The payload loads into a separate keyspace
+//!   (`Keyspace::empty_like`) while the served one stays untouched; once
+//!   the payload is loaded whole, every database of every partition is
+//!   swapped in at once (`Keyspace::swap_all_with`, under all partition
+//!   locks) and the old tables are freed on the lazy-free thread. A cut
+//!   transfer or a failed load drops the half-loaded keyspace and the old
+//!   data simply stays. Whether clients are served meanwhile is Redis
+//!   7.0's rule:
+//!   - *async loading* when the `+FULLRESYNC` replication ID equals this
+//!     server's own (it already follows that master's history, so its
+//!     data is an earlier point of the same dataset): clients keep the
+//!     old data; only `no_async_loading` commands (SAVE, BGSAVE,
+//!     REPLICAOF, SYNC, ...) get `-LOADING`; INFO shows `loading:0`,
+//!     `async_loading:1` and the `loading_*` progress fields;
+//!   - otherwise (a new master, or a fresh replica) clients get
+//!     `-LOADING` as with `on-empty-db` (`loading:1`), and the old data
+//!     is back (untouched) if the load fails.
 //!
-//! Invariant: [`Payload`] never yields a byte past the payload (the
+//!   The replica does not expire keys itself (it waits for its master's
+//!   `DEL`s). During an async load Redis 7.0 suspends expiry for every
+//!   lookup (`keyIsExpired` answers "not expired" while loading), so
+//!   clients' commands then run with expired keys visible
+//!   (`runtime::dispatch`, `Keyspace::with_expired_visible`): lookups
+//!   (GET, EXISTS, PTTL 0), KEYS and SCAN see a key of the old data whose
+//!   TTL has passed, as redis-server does; RANDOMKEY still skips it.
+//!
+//! Invariants: [`Payload`] never yields a byte past the payload (the
 //! `$<len>` count, or the `$EOF:<mark>` mark), so the stream that follows
-//! stays in the link's buffer.
+//! stays in the link's buffer and is applied after the swap, from the
+//! offset the `+FULLRESYNC` named; the served keyspace changes only at
+//! the swap (never half-loaded under `swapdb`); `loading.async_mode` is
+//! set before the load is marked active and cleared after the swap.
 
 use std::io::{self, Write};
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use crate::base::log::{log, LogLevel};
@@ -154,7 +177,8 @@ impl io::Read for Payload<'_> {
 }
 
 /// Loads the payload announced by `head` from the socket; returns the
-/// `repl-stream-db` of the payload.
+/// `repl-stream-db` of the payload. `same_history`: the `+FULLRESYNC`
+/// replication ID is this server's own (swapdb then loads async).
 pub(super) fn load(
     srv: &Server,
     gen: u64,
@@ -162,6 +186,7 @@ pub(super) fn load(
     timeout: Duration,
     head: &str,
     settings: &Settings,
+    same_history: bool,
 ) -> Result<u32, String> {
     let end = if let Some(mark) = head.strip_prefix("$EOF:") {
         notice("MASTER <-> REPLICA sync: receiving streamed RDB from master with EOF to parser");
@@ -182,23 +207,10 @@ pub(super) fn load(
             return Err(format!("bad payload header '{head}'"));
         }
     }
-    let _held = srv.keyspace.hold_all();
+    // A background save would race the new dataset (Redis kills its
+    // RDB child here too).
     srv.persistence.abort();
-    let backup = if settings.repl.diskless_load == DisklessLoad::Swapdb {
-        let b = srv.keyspace.take_all();
-        if b.is_none() {
-            notice("MASTER <-> REPLICA sync: a snapshot runs, the old data is flushed instead of kept aside");
-        }
-        b
-    } else {
-        None
-    };
-    if backup.is_none() {
-        notice("MASTER <-> REPLICA sync: Flushing old data");
-        drop(srv.keyspace.flush_all());
-    }
-    notice("MASTER <-> REPLICA sync: Loading DB in memory");
-    let mut payload = Payload {
+    let payload = Payload {
         srv,
         gen,
         link,
@@ -207,36 +219,94 @@ pub(super) fn load(
         last_data: Instant::now(),
         last_newline: Instant::now(),
     };
-    let res = super::super::snapshot::load::load_reader(srv, settings, &mut payload)
-        .map_err(|e| e.to_string())
-        .and_then(|rep| {
-            payload.finish().map_err(|e| e.to_string())?;
-            Ok(rep)
-        });
-    match res {
-        Ok(rep) => {
-            if let Some(old) = backup {
-                notice("MASTER <-> REPLICA sync: Discarding the old data kept aside");
-                drop(old);
-            }
-            Ok(rep.repl_stream_db.unwrap_or(0))
-        }
+    if settings.repl.diskless_load == DisklessLoad::Swapdb {
+        swapdb(srv, settings, payload, same_history)
+    } else {
+        in_place(srv, settings, payload)
+    }
+}
+
+/// `on-empty-db`: flushes and loads into the served keyspace, clients
+/// refused meanwhile.
+fn in_place(srv: &Server, settings: &Settings, mut payload: Payload<'_>) -> Result<u32, String> {
+    let _held = srv.keyspace.hold_all();
+    notice("MASTER <-> REPLICA sync: Flushing old data");
+    drop(srv.keyspace.flush_all());
+    notice("MASTER <-> REPLICA sync: Loading DB in memory");
+    match read_payload(srv, settings, &srv.keyspace, &mut payload) {
+        Ok(db) => Ok(db),
         Err(e) => {
-            log(
-                LogLevel::Warning,
-                &format!("Failed trying to load the MASTER synchronization DB from socket: {e}"),
-            );
-            match backup {
-                Some(old) => {
-                    notice("MASTER <-> REPLICA sync: Restoring the old data kept aside");
-                    if let Err(old) = srv.keyspace.restore_all(old) {
-                        drop(old);
-                        drop(srv.keyspace.flush_all());
-                    }
-                }
-                None => drop(srv.keyspace.flush_all()),
-            }
-            Err("Failed trying to load the MASTER synchronization DB from socket, check server logs.".into())
+            failed(&e);
+            drop(srv.keyspace.flush_all());
+            Err(FAILED.into())
         }
     }
+}
+
+/// `swapdb`: loads into a keyspace of its own, swaps it in at the end
+/// (see the module doc).
+fn swapdb(
+    srv: &Server,
+    settings: &Settings,
+    mut payload: Payload<'_>,
+    async_loading: bool,
+) -> Result<u32, String> {
+    let temp = srv.keyspace.empty_like();
+    /// Clears the async flag however the load ends.
+    struct AsyncMode<'a>(&'a Server);
+    impl Drop for AsyncMode<'_> {
+        fn drop(&mut self) {
+            self.0.persistence.loading.async_mode.store(false, Relaxed);
+        }
+    }
+    let _async = async_loading.then(|| {
+        srv.persistence.loading.async_mode.store(true, Relaxed);
+        AsyncMode(srv)
+    });
+    notice("MASTER <-> REPLICA sync: Loading DB in memory");
+    let res = read_payload(srv, settings, &temp, &mut payload);
+    match res {
+        Ok(db) => {
+            notice("MASTER <-> REPLICA sync: Swapping active DB with loaded DB");
+            // Nothing may save a mix of the two datasets.
+            srv.persistence.abort();
+            let old = srv
+                .keyspace
+                .swap_all_with(&temp)
+                .map_err(|()| "the loaded keyspace does not fit".to_string())?;
+            srv.lazyfree.free_dbs(old, true);
+            notice("MASTER <-> REPLICA sync: Discarding old DB in background");
+            Ok(db)
+        }
+        Err(e) => {
+            failed(&e);
+            let half = temp.flush_all();
+            srv.lazyfree.free_dbs(half, true);
+            notice("MASTER <-> REPLICA sync: Discarding temporary DB in background");
+            Err(FAILED.into())
+        }
+    }
+}
+
+const FAILED: &str =
+    "Failed trying to load the MASTER synchronization DB from socket, check server logs.";
+
+fn failed(e: &str) {
+    log(
+        LogLevel::Warning,
+        &format!("Failed trying to load the MASTER synchronization DB from socket: {e}"),
+    );
+}
+
+/// Reads the whole payload into `ks`; returns its `repl-stream-db`.
+fn read_payload(
+    srv: &Server,
+    settings: &Settings,
+    ks: &store::Keyspace,
+    payload: &mut Payload<'_>,
+) -> Result<u32, String> {
+    let rep = super::super::snapshot::load::load_reader_into(srv, settings, ks, &mut *payload)
+        .map_err(|e| e.to_string())?;
+    payload.finish().map_err(|e| e.to_string())?;
+    Ok(rep.repl_stream_db.unwrap_or(0))
 }

@@ -312,7 +312,10 @@ fn session(srv: &Arc<Server>, gen: u64, host: &str, port: u16) -> Result<(), Str
         // the new ID); none attaches meanwhile (the link is not up).
         close_sub_replicas(srv);
         let _unit = side.apply_lock.lock();
-        let stream_db = full_sync(srv, gen, &mut l, timeout)?;
+        // Same history: the master kept the ID this server follows
+        // (`repl-diskless-load swapdb` then serves the old data meanwhile).
+        let same_history = id == ids.replid;
+        let stream_db = full_sync(srv, gen, &mut l, timeout, same_history)?;
         if !current(srv, gen) {
             return Ok(());
         }
@@ -361,11 +364,17 @@ fn close_sub_replicas(srv: &Server) {
 /// Reads the payload into a temporary file in `dir` and loads it;
 /// returns the database the master's stream had selected at its cut
 /// (`repl-stream-db`).
-fn full_sync(srv: &Server, gen: u64, l: &mut Link, timeout: Duration) -> Result<u32, String> {
+fn full_sync(
+    srv: &Server,
+    gen: u64,
+    l: &mut Link,
+    timeout: Duration,
+    same_history: bool,
+) -> Result<u32, String> {
     let settings = srv.settings();
     let head = l.reply(timeout)?;
     if super::diskless_load::wanted(srv, &settings) {
-        return super::diskless_load::load(srv, gen, l, timeout, &head, &settings);
+        return super::diskless_load::load(srv, gen, l, timeout, &head, &settings, same_history);
     }
     let path = std::path::Path::new(&settings.dir)
         .join(format!("temp-repl-load-{}.rdb", std::process::id()));

@@ -1,5 +1,6 @@
 //! Loading an RDB file into the keyspace (startup, DEBUG RELOAD), with
-//! Redis's rules: keys whose TTL has passed are skipped and counted, a
+//! Redis's rules: keys whose TTL has passed are skipped and counted
+//! (kept on a replica, whose master will delete them), a
 //! database number at or above `databases` and a key that appears twice
 //! are errors, `IDLE`/`FREQ` set the eviction byte the policy uses.
 //!
@@ -85,7 +86,15 @@ pub fn load_file(
     p.loading.loaded_bytes.store(0, Relaxed);
     p.loading.rdb_used_mem.store(0, Relaxed);
     p.loading.active.store(true, Relaxed);
-    let r = read_all(srv, settings, f, total, merge, flush_functions);
+    let r = read_all(
+        srv,
+        &srv.keyspace,
+        settings,
+        f,
+        total,
+        merge,
+        flush_functions,
+    );
     p.loading.active.store(false, Relaxed);
     let mut rep = r.map_err(LoadError::Failed)?;
     rep.seconds = started.elapsed().as_secs_f64();
@@ -102,6 +111,19 @@ pub fn load_reader<R: std::io::Read>(
     settings: &Settings,
     r: R,
 ) -> Result<LoadReport, LoadError> {
+    load_reader_into(srv, settings, &srv.keyspace, r)
+}
+
+/// [`load_reader`] into `ks` (a replica's `repl-diskless-load swapdb`
+/// loads into a keyspace made by `Keyspace::empty_like` while clients
+/// keep the served one). Progress is published on `srv.persistence` all
+/// the same; the caller marks the load async (`loading.async_mode`).
+pub fn load_reader_into<R: std::io::Read>(
+    srv: &Server,
+    settings: &Settings,
+    ks: &store::Keyspace,
+    r: R,
+) -> Result<LoadReport, LoadError> {
     let p = &srv.persistence;
     let started = Instant::now();
     p.loading
@@ -111,7 +133,7 @@ pub fn load_reader<R: std::io::Read>(
     p.loading.loaded_bytes.store(0, Relaxed);
     p.loading.rdb_used_mem.store(0, Relaxed);
     p.loading.active.store(true, Relaxed);
-    let res = read_all(srv, settings, r, None, false, true);
+    let res = read_all(srv, ks, settings, r, None, false, true);
     p.loading.active.store(false, Relaxed);
     let mut rep = res.map_err(LoadError::Failed)?;
     rep.seconds = started.elapsed().as_secs_f64();
@@ -122,6 +144,7 @@ pub fn load_reader<R: std::io::Read>(
 
 fn read_all<R: std::io::Read>(
     srv: &Server,
+    ks: &store::Keyspace,
     settings: &Settings,
     f: R,
     total: Option<u64>,
@@ -136,7 +159,9 @@ fn read_all<R: std::io::Read>(
     };
     let mut rd = Reader::new(f, opts).map_err(|e| format!("Error loading the RDB file: {e}"))?;
     let now = crate::base::clock::unix_time_ms();
-    let ks = &srv.keyspace;
+    // A replica keeps keys whose TTL passed: its master's DEL will come
+    // (Redis loads them unless it is a master).
+    let keep_expired = srv.replication.replica.is_replica.load(Relaxed);
     let lfu = ks.evict_shared().is_lfu();
     let mut rep = LoadReport::default();
     let mut batch: Vec<KeyEntry> = Vec::with_capacity(BATCH);
@@ -168,13 +193,13 @@ fn read_all<R: std::io::Read>(
             }
             Item::ResizeDb { .. } | Item::SlotInfo { .. } => {}
             Item::Entry(e) => {
-                if e.expire_ms.is_some_and(|t| t < now as i64) {
+                if !keep_expired && e.expire_ms.is_some_and(|t| t < now as i64) {
                     rep.keys_expired += 1;
                     continue;
                 }
                 batch.push(e);
                 if batch.len() >= BATCH {
-                    rep.keys_loaded += insert_batch(srv, &mut batch, lfu, now, merge)?;
+                    rep.keys_loaded += insert_batch(ks, &mut batch, lfu, now, merge)?;
                     srv.persistence
                         .loading
                         .loaded_bytes
@@ -185,7 +210,7 @@ fn read_all<R: std::io::Read>(
             Item::Eof { .. } => break,
         }
     }
-    rep.keys_loaded += insert_batch(srv, &mut batch, lfu, now, merge)?;
+    rep.keys_loaded += insert_batch(ks, &mut batch, lfu, now, merge)?;
     // The libraries go in once the whole file has been read. DEBUG RELOAD
     // replaces them (Redis empties them with the data), MERGE keeps the
     // others, a startup load starts from none.
@@ -250,7 +275,7 @@ fn aux_field(srv: &Server, key: &[u8], value: &[u8], now_ms: u64) {
 
 /// Inserts the batch grouped by partition; returns how many keys went in.
 fn insert_batch(
-    srv: &Server,
+    ks: &store::Keyspace,
     batch: &mut Vec<KeyEntry>,
     lfu: bool,
     now: u64,
@@ -259,7 +284,6 @@ fn insert_batch(
     if batch.is_empty() {
         return Ok(0);
     }
-    let ks = &srv.keyspace;
     let shared = ks.evict_shared();
     let mut by_part: Vec<(usize, usize)> = batch
         .iter()
