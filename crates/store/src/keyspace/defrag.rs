@@ -11,16 +11,18 @@
 //! slices.
 //!
 //! Invariants:
-//! * A partition lock is held for at most one slice (the deadline is
-//!   checked after every logical bucket and every segment), and only one
-//!   partition is locked at a time.
+//! * A partition lock is held for at most [`HOLD`] in one go (plus one
+//!   logical bucket or one segment: the clock is read after each), then
+//!   handed to a waiting command and released; only one partition is
+//!   locked at a time.
 //! * The partition's pending lookup is settled first (a move would leave
 //!   its entry pointer dangling); no other pointer into a table or a value
 //!   survives a partition lock.
 //! * Nothing a client can observe changes: bytes are copied as they are,
 //!   no entry is added or removed, sizes and statistics stay the same.
-//! * Between slices the table may change; the scan cursor's guarantee
-//!   (every entry present for the whole pass is visited) carries over.
+//! * Between stretches (and slices) the table may change; the scan
+//!   cursor's guarantee (every entry present for the whole pass is
+//!   visited) carries over.
 
 use std::time::{Duration, Instant};
 
@@ -113,10 +115,24 @@ impl Partition {
     }
 }
 
+/// The longest stretch a defrag slice holds one partition's lock: after
+/// it the lock goes to a command waiting for it, if any
+/// ([`crate::partlock::PartitionGuard::bump`]; a plain unlock would let
+/// this thread take it again before the woken waiter runs), and is
+/// released. So a command on the partition being defragmented waits about
+/// this long, not a whole slice. (The thread does not also yield its core
+/// here: a worker sharing that core and busy-polling would keep it for a
+/// whole scheduler slice each time, and the pass, whose duty cycle counts
+/// that wait as work, slowed to a fraction; measured, see BENCHMARKS.md,
+/// issue 23. Keeping the core for short stretches is the slice length's
+/// job.)
+pub const HOLD: Duration = Duration::from_micros(50);
+
 impl Keyspace {
     /// Runs the defrag pass from `cur` for about `slice` (see the module
-    /// docs), one partition lock at a time. Returns true when the pass
-    /// finished (and `cur` is back at the start).
+    /// docs), one partition lock at a time, in stretches of [`HOLD`].
+    /// Returns true when the pass finished (and `cur` is back at the
+    /// start).
     pub fn defrag_slice(
         &self,
         cur: &mut DefragCursor,
@@ -139,19 +155,20 @@ impl Keyspace {
             }
             {
                 let mut g = self.lock_partition(cur.part);
-                let next = if cur.stage == 0 {
-                    g.defrag_entries(cur.db, cur.cursor, deadline, d, keys)
+                let stretch = (Instant::now() + HOLD).min(deadline);
+                cur.cursor = if cur.stage == 0 {
+                    g.defrag_entries(cur.db, cur.cursor, stretch, d, keys)
                 } else {
-                    g.defrag_table(cur.db, cur.cursor, deadline, d)
+                    g.defrag_table(cur.db, cur.cursor, stretch, d)
                 };
-                cur.cursor = next;
-                if next == 0 {
-                    if cur.stage == 0 {
-                        cur.stage = 1;
-                    } else {
-                        cur.stage = 0;
-                        cur.db += 1;
-                    }
+                g.bump();
+            }
+            if cur.cursor == 0 {
+                if cur.stage == 0 {
+                    cur.stage = 1;
+                } else {
+                    cur.stage = 0;
+                    cur.db += 1;
                 }
             }
             if Instant::now() >= deadline {
