@@ -31,9 +31,11 @@
 //!   installed by the binary); without it (a build on another allocator)
 //!   nothing runs and INFO shows zeros.
 //!
-//! Not done: large collections are moved whole (not `active-defrag-max-scan-fields`
-//! at a time), and only the top block of table-encoded sets, hashes,
-//! sorted sets and streams moves (their arrays and nodes stay).
+//! Not done: a long list's nodes move a fixed step at a time
+//! (16 nodes, `LIST_NODES_PER_STEP` in store's `object/defrag.rs`), not
+//! `active-defrag-max-scan-fields` elements; only the top block of
+//! table-encoded sets, hashes, sorted sets and streams moves (their arrays
+//! and nodes stay).
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
