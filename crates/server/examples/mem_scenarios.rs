@@ -14,8 +14,10 @@
 //! (1.4). It then measures GET latency back to back on another connection
 //! for `--probe-secs` with `activedefrag no`, turns `activedefrag yes` on
 //! (defaults otherwise) and prints the ratio, RSS and defrag counters
-//! each second for `--secs`, with the same latency probe running; the
-//! percentiles of both windows are printed at the end.
+//! each second for `--secs` (and how long those two INFO calls took), with
+//! the same latency probe running; the percentiles of both windows are
+//! printed at the end, whole and second by second (with the number of
+//! GETs over 0.5 and 2 ms), so a tail can be placed in time.
 //!
 //! ```sh
 //! cargo run --release -p server --example mem_scenarios -- ttl --port 7000 --secs 90
@@ -264,19 +266,32 @@ fn ttl(args: &[String]) {
 
 // ----------------------------------------------------------------- frag
 
-/// GET latencies (microseconds) on its own connection until `stop`.
-fn probe(port: u16, key: Vec<u8>, stop: Arc<AtomicBool>, out: Arc<Mutex<Vec<u32>>>) {
+/// One GET of the probe: when it started (ms into the window) and how
+/// long it took (microseconds).
+#[derive(Clone, Copy)]
+struct Sample {
+    at_ms: u32,
+    us: u32,
+}
+
+/// GET latencies on its own connection until `stop`.
+fn probe(port: u16, key: Vec<u8>, stop: Arc<AtomicBool>, out: Arc<Mutex<Vec<Sample>>>) {
     let mut c = Conn::new(port);
     let mut local = Vec::with_capacity(1 << 20);
+    let start = Instant::now();
     while !stop.load(Ordering::Relaxed) {
         let t = Instant::now();
         c.cmd(&[b"GET", &key]);
-        local.push(t.elapsed().as_micros().min(u32::MAX as u128) as u32);
+        local.push(Sample {
+            at_ms: t.duration_since(start).as_millis() as u32,
+            us: t.elapsed().as_micros().min(u32::MAX as u128) as u32,
+        });
     }
     out.lock().unwrap().extend(local);
 }
 
-fn percentiles(v: &mut [u32]) -> String {
+fn percentiles(samples: &[Sample]) -> String {
+    let mut v: Vec<u32> = samples.iter().map(|s| s.us).collect();
     if v.is_empty() {
         return "no samples".into();
     }
@@ -293,7 +308,27 @@ fn percentiles(v: &mut [u32]) -> String {
     )
 }
 
-fn probe_window(port: u16, secs: u64, mut each_second: impl FnMut(u64)) -> Vec<u32> {
+/// The probe's figures second by second (where the tail comes from).
+fn per_second(samples: &[Sample]) {
+    let secs = samples.last().map_or(0, |s| s.at_ms / 1000 + 1);
+    for s in 0..secs {
+        let w: Vec<Sample> = samples
+            .iter()
+            .filter(|x| x.at_ms / 1000 == s)
+            .copied()
+            .collect();
+        let over = |t: u32| w.iter().filter(|x| x.us > t).count();
+        println!(
+            "  second {}: {} (>0.5ms: {}, >2ms: {})",
+            s + 1,
+            percentiles(&w),
+            over(500),
+            over(2000)
+        );
+    }
+}
+
+fn probe_window(port: u16, secs: u64, mut each_second: impl FnMut(u64)) -> Vec<Sample> {
     let stop = Arc::new(AtomicBool::new(false));
     let out = Arc::new(Mutex::new(Vec::new()));
     let h = {
@@ -419,10 +454,12 @@ fn frag(args: &[String]) {
         rounds += 1;
     }
     let line = |m: &mut Conn, s: u64| {
+        let t = Instant::now();
         let mem = m.info("memory");
         let st = m.info("stats");
+        let info_us = t.elapsed().as_micros();
         println!(
-            "{s} frag_ratio={} rss={:.1}MB used={:.1}MB running={} hits={} misses={} key_hits={}",
+            "{s} frag_ratio={} rss={:.1}MB used={:.1}MB running={} hits={} misses={} key_hits={} info_us={info_us}",
             field_of(&mem, "allocator_frag_ratio"),
             mb(field_of(&mem, "used_memory_rss")),
             mb(field_of(&mem, "used_memory")),
@@ -433,12 +470,16 @@ fn frag(args: &[String]) {
         );
     };
     println!("-- defrag off, GET probe for {probe_secs}s");
-    let mut off = probe_window(port, probe_secs, |s| line(&mut mon, s));
+    let off = probe_window(port, probe_secs, |s| line(&mut mon, s));
     let r = c.cmd(&[b"CONFIG", b"SET", b"activedefrag", b"yes"]);
     println!("-- CONFIG SET activedefrag yes: {r:?}");
-    let mut on = probe_window(port, secs, |s| line(&mut mon, s));
-    println!("GET latency, defrag off: {}", percentiles(&mut off));
-    println!("GET latency, defrag on:  {}", percentiles(&mut on));
+    let on = probe_window(port, secs, |s| line(&mut mon, s));
+    println!("GET latency by second, defrag off:");
+    per_second(&off);
+    println!("GET latency by second, defrag on:");
+    per_second(&on);
+    println!("GET latency, defrag off: {}", percentiles(&off));
+    println!("GET latency, defrag on:  {}", percentiles(&on));
     c.cmd(&[b"CONFIG", b"SET", b"activedefrag", b"no"]);
 }
 

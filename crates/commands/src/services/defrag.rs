@@ -12,9 +12,13 @@
 //!   rule). A pass in progress only ever raises its effort.
 //! * **The work** runs on its own thread, not in the cron or the workers:
 //!   slices of about [`SLICE`] (the keyspace walk holds one partition lock
-//!   at a time, never longer than a slice, see
-//!   `store::keyspace::defrag`), each followed by a sleep that keeps the
-//!   thread at its CPU share (at 25%: 0.5 ms of work, 1.5 ms of sleep).
+//!   at a time, for at most `store::keyspace::defrag::HOLD` in one go),
+//!   each followed by a sleep that keeps the thread at its CPU share (at
+//!   25%: 0.1 ms of work, 0.3 ms of sleep). Slices are short because a
+//!   worker may share the thread's core, and a request that arrives during
+//!   a slice waits for it: with 0.5 ms slices one GET per slice waited
+//!   ~0.58 ms on a core shared with a busy-polling worker (BENCHMARKS.md,
+//!   issue 23).
 //!   The slice shrinks to [`SLICE_WHEN_BUSY`] while the workers' event
 //!   loops have a slow moment (a loop pass of 1 ms or more running, or
 //!   ended in the last 100 ms: `kernel::loop_busy`), so defrag never
@@ -27,9 +31,11 @@
 //!   installed by the binary); without it (a build on another allocator)
 //!   nothing runs and INFO shows zeros.
 //!
-//! Not done: large collections are moved whole (not `active-defrag-max-scan-fields`
-//! at a time), and only the top block of table-encoded sets, hashes,
-//! sorted sets and streams moves (their arrays and nodes stay).
+//! Not done: a long list's nodes move a fixed step at a time
+//! (16 nodes, `LIST_NODES_PER_STEP` in store's `object/defrag.rs`), not
+//! `active-defrag-max-scan-fields` elements; only the top block of
+//! table-encoded sets, hashes, sorted sets and streams moves (their arrays
+//! and nodes stay).
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -43,12 +49,12 @@ use crate::kernel::defrag::DefragState;
 use crate::kernel::server::Server;
 
 /// Work per slice.
-pub const SLICE: Duration = Duration::from_micros(500);
+pub const SLICE: Duration = Duration::from_micros(100);
 
 /// Work per slice while the event loops are having a slow moment
 /// (`kernel::loop_busy`): a worker that waits for the partition the slice
 /// holds waits at most this long.
-pub const SLICE_WHEN_BUSY: Duration = Duration::from_micros(100);
+pub const SLICE_WHEN_BUSY: Duration = Duration::from_micros(50);
 
 /// The slice for the loops' current state.
 fn slice_now() -> Duration {

@@ -4,38 +4,47 @@
 //!
 //! A pass visits every partition in order, and in each every database in
 //! two stages: the entries (through the table's scan cursor, each entry
-//! offering its key and value blocks), then the table's own blocks
+//! offering its key and value blocks; a long list's nodes a bounded step
+//! at a time, the rest finished before the scan goes on), then the
+//! table's own blocks
 //! (segment headers and rows, one segment per step). [`Keyspace::defrag_slice`]
 //! runs for about a given slice and stops where it is; the
 //! [`DefragCursor`] says where to continue, so a pass is spread over many
 //! slices.
 //!
 //! Invariants:
-//! * A partition lock is held for at most one slice (the deadline is
-//!   checked after every logical bucket and every segment), and only one
-//!   partition is locked at a time.
+//! * A partition lock is held for at most [`HOLD`] in one go (plus one
+//!   logical bucket, one list step or one segment: the clock is read
+//!   after each), then
+//!   handed to a waiting command and released; only one partition is
+//!   locked at a time.
 //! * The partition's pending lookup is settled first (a move would leave
 //!   its entry pointer dangling); no other pointer into a table or a value
 //!   survives a partition lock.
 //! * Nothing a client can observe changes: bytes are copied as they are,
 //!   no entry is added or removed, sizes and statistics stay the same.
-//! * Between slices the table may change; the scan cursor's guarantee
-//!   (every entry present for the whole pass is visited) carries over.
+//! * Between stretches (and slices) the table may change; the scan
+//!   cursor's guarantee (every entry present for the whole pass is
+//!   visited) carries over.
 
 use std::time::{Duration, Instant};
 
 use collections::defrag::Defrag;
 
 use super::{Keyspace, Partition};
+use crate::object::Key;
 
 /// Where a defrag pass continues (see the module docs). `Default` starts
 /// a pass.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DefragCursor {
     part: usize,
     db: usize,
     /// 0: entries, 1: the table's own blocks.
     stage: u8,
+    /// Stage 0's place.
+    entries: EntriesCursor,
+    /// Stage 1's place (the table's segment cursor).
     cursor: u64,
 }
 
@@ -44,6 +53,20 @@ impl DefragCursor {
     pub fn at_start(&self) -> bool {
         *self == DefragCursor::default()
     }
+}
+
+/// Where the walk over one database's entries continues.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EntriesCursor {
+    /// The table's scan cursor: 0 at the start, and again at the end once
+    /// `scanned` is set.
+    scan: u64,
+    scanned: bool,
+    /// Lists met in the buckets visited whose nodes are still to be
+    /// offered (`object::defrag::LIST_NODES_PER_STEP` at a time): the key
+    /// and the next node. They are finished before the scan goes on; a
+    /// key gone or no longer a list by then is dropped.
+    later: Vec<(Box<[u8]>, usize)>,
 }
 
 /// Keys visited by defrag: some block moved (hits) or none did (misses).
@@ -55,26 +78,50 @@ pub struct KeyCounts {
 
 impl Partition {
     /// Moves the blocks of database `db`'s entries, one logical bucket of
-    /// the table after the other from `cursor` (0 starts), until
-    /// `deadline` (at least one bucket). Returns the next cursor, 0 when
-    /// the database is done.
+    /// the table after the other from `at` (default: the start), a long
+    /// list's nodes a step at a time, until `deadline` (at least one step).
+    /// Returns true when the database is done (`at` is back at the start).
     pub fn defrag_entries(
         &mut self,
         db: usize,
-        cursor: u64,
+        at: &mut EntriesCursor,
         deadline: Instant,
         d: &mut Defrag,
         keys: &mut KeyCounts,
-    ) -> u64 {
+    ) -> bool {
         self.settle();
         let Some(t) = self.dbs.get_mut(db).and_then(|x| x.as_deref_mut()) else {
-            return 0;
+            *at = EntriesCursor::default();
+            return true;
         };
-        let mut c = cursor;
         loop {
-            c = t.table.scan_retain(c, |e| {
+            while let Some((k, from)) = at.later.last_mut() {
+                let key = Key::new(&k[..]);
+                let h = t.table_hash(key.hash);
+                let next = t
+                    .table
+                    .get_mut(h, |e| e.matches(&key))
+                    .and_then(|e| e.defrag_list_from(*from, d));
+                match next {
+                    Some(n) => *from = n,
+                    None => {
+                        at.later.pop();
+                    }
+                }
+                if Instant::now() >= deadline {
+                    return false;
+                }
+            }
+            if at.scanned {
+                *at = EntriesCursor::default();
+                return true;
+            }
+            let later = &mut at.later;
+            at.scan = t.table.scan_retain(at.scan, |e| {
                 let before = d.hits;
-                e.defrag(d);
+                if let Some(n) = e.defrag(d) {
+                    later.push((e.key().to_vec().into_boxed_slice(), n));
+                }
                 if d.hits > before {
                     keys.hits += 1;
                 } else {
@@ -82,8 +129,13 @@ impl Partition {
                 }
                 true
             });
-            if c == 0 || Instant::now() >= deadline {
-                return c;
+            at.scanned = at.scan == 0;
+            if at.scanned && at.later.is_empty() {
+                *at = EntriesCursor::default();
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
             }
         }
     }
@@ -113,10 +165,24 @@ impl Partition {
     }
 }
 
+/// The longest stretch a defrag slice holds one partition's lock: after
+/// it the lock goes to a command waiting for it, if any
+/// ([`crate::partlock::PartitionGuard::bump`]; a plain unlock would let
+/// this thread take it again before the woken waiter runs), and is
+/// released. So a command on the partition being defragmented waits about
+/// this long, not a whole slice. (The thread does not also yield its core
+/// here: a worker sharing that core and busy-polling would keep it for a
+/// whole scheduler slice each time, and the pass, whose duty cycle counts
+/// that wait as work, slowed to a fraction; measured, see BENCHMARKS.md,
+/// issue 23. Keeping the core for short stretches is the slice length's
+/// job.)
+pub const HOLD: Duration = Duration::from_micros(50);
+
 impl Keyspace {
     /// Runs the defrag pass from `cur` for about `slice` (see the module
-    /// docs), one partition lock at a time. Returns true when the pass
-    /// finished (and `cur` is back at the start).
+    /// docs), one partition lock at a time, in stretches of [`HOLD`].
+    /// Returns true when the pass finished (and `cur` is back at the
+    /// start).
     pub fn defrag_slice(
         &self,
         cur: &mut DefragCursor,
@@ -137,21 +203,24 @@ impl Keyspace {
                 };
                 continue;
             }
+            let done;
             {
                 let mut g = self.lock_partition(cur.part);
-                let next = if cur.stage == 0 {
-                    g.defrag_entries(cur.db, cur.cursor, deadline, d, keys)
+                let stretch = (Instant::now() + HOLD).min(deadline);
+                done = if cur.stage == 0 {
+                    g.defrag_entries(cur.db, &mut cur.entries, stretch, d, keys)
                 } else {
-                    g.defrag_table(cur.db, cur.cursor, deadline, d)
+                    cur.cursor = g.defrag_table(cur.db, cur.cursor, stretch, d);
+                    cur.cursor == 0
                 };
-                cur.cursor = next;
-                if next == 0 {
-                    if cur.stage == 0 {
-                        cur.stage = 1;
-                    } else {
-                        cur.stage = 0;
-                        cur.db += 1;
-                    }
+                g.bump();
+            }
+            if done {
+                if cur.stage == 0 {
+                    cur.stage = 1;
+                } else {
+                    cur.stage = 0;
+                    cur.db += 1;
                 }
             }
             if Instant::now() >= deadline {

@@ -2,6 +2,12 @@
 //! own is offered to the defragmenter (`collections::defrag`), and the
 //! cells take the new addresses. Bytes are copied unchanged, so no reply
 //! changes; the cells' codes, lengths and TTLs are not touched.
+//!
+//! A list's nodes are offered [`LIST_NODES_PER_STEP`] at a time: the first
+//! step comes with the entry, and the caller continues from the node it
+//! is given back ([`Entry::defrag_list_from`]), so a long list does
+//! not hold its partition for one long step. (The other collections move
+//! their top block only, a bounded amount of work.)
 
 use std::mem::ManuallyDrop;
 
@@ -9,24 +15,39 @@ use collections::defrag::Defrag;
 
 use super::*;
 
+/// List nodes offered per step (a node holds up to 8 KB: a step copies at
+/// most ~128 KB).
+pub const LIST_NODES_PER_STEP: usize = 16;
+
 impl Entry {
     /// Offers the entry's blocks: a heap key's block, then the value's.
-    pub fn defrag(&mut self, d: &mut Defrag) {
+    /// Returns the list node to continue from when the value is a list
+    /// with more than [`LIST_NODES_PER_STEP`] nodes (see the module docs).
+    pub fn defrag(&mut self, d: &mut Defrag) -> Option<usize> {
         if self.kcode() == K_HEAP {
             let p = read_ptr(&self.k);
             // SAFETY: a heap key cell owns the HeapBytes block at its pointer.
             let n = unsafe { HeapBytes::defrag_raw(p, d) };
             write_ptr(&mut self.k, n);
         }
-        self.v.defrag(d);
+        self.v.defrag(d)
+    }
+
+    /// Offers the next [`LIST_NODES_PER_STEP`] nodes of a list value from
+    /// node `from`; returns where to continue, `None` when the list is
+    /// done (or the value is no longer a list: it was replaced meanwhile).
+    pub fn defrag_list_from(&mut self, from: usize, d: &mut Defrag) -> Option<usize> {
+        self.v.as_list_mut()?.defrag(from, LIST_NODES_PER_STEP, d)
     }
 }
 
 impl CompactValue {
     /// Offers the value's blocks: a heap string's block; a collection's
     /// box, then the blocks the collection owns (each type moves its own,
-    /// see its `defrag`).
-    pub fn defrag(&mut self, d: &mut Defrag) {
+    /// see its `defrag`). A list offers its first [`LIST_NODES_PER_STEP`]
+    /// nodes; the result is the node to continue from, if any.
+    pub fn defrag(&mut self, d: &mut Defrag) -> Option<usize> {
+        let mut more = None;
         let p = read_ptr(&self.b);
         match self.code() {
             V_HEAP..=V_HEAP7 => {
@@ -46,7 +67,7 @@ impl CompactValue {
                 }
             }
             V_LIST => self.defrag_box::<ListValue>(d, |l, d| {
-                l.defrag(0, usize::MAX, d);
+                more = l.defrag(0, LIST_NODES_PER_STEP, d);
             }),
             V_SET => self.defrag_box::<SetValue>(d, |s, d| s.defrag(d)),
             V_ZSET => self.defrag_box::<ZsetValue>(d, |z, d| z.defrag(d)),
@@ -62,6 +83,7 @@ impl CompactValue {
             }
             _ => {}
         }
+        more
     }
 
     /// Moves the collection's box, then lets `inner` move what it owns.
