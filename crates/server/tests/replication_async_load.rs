@@ -395,6 +395,34 @@ fn async_case(master_kind: Kind, replica_kind: Kind, end: End) {
     wait_for("shortlived to expire", || {
         c.cmd(&["GET", "shortlived"]) == Value::NullBulk
     });
+    // Database 9: a key whose TTL passes beside one without: RANDOMKEY
+    // skips the expired one before the load.
+    mc.cmd(&["SELECT", "9"]);
+    mc.cmd(&["SET", "persist9", "v"]);
+    mc.cmd(&["SET", "expiring9", "v", "PX", "1"]);
+    mc.cmd(&["SELECT", "10"]);
+    mc.cmd(&["SET", "only10", "v", "PX", "1"]);
+    mc.cmd(&["SELECT", "0"]);
+    c.cmd(&["SELECT", "9"]);
+    wait_for("db 9 on the replica", || {
+        c.cmd(&["DBSIZE"]) == Value::Int(2)
+    });
+    wait_for("expiring9 to expire", || {
+        c.cmd(&["GET", "expiring9"]) == Value::NullBulk
+    });
+    for _ in 0..50 {
+        assert_eq!(c.cmd(&["RANDOMKEY"]), Value::bulk("persist9"));
+    }
+    // ...without deleting it: a replica waits for its master's DEL.
+    assert_eq!(c.cmd(&["DBSIZE"]), Value::Int(2));
+    // A database whose keys all have a TTL, all passed: after enough
+    // draws the expired key is the answer (Redis's dbRandomKey).
+    c.cmd(&["SELECT", "10"]);
+    wait_for("db 10 on the replica", || {
+        c.cmd(&["DBSIZE"]) == Value::Int(1)
+    });
+    assert_eq!(c.cmd(&["RANDOMKEY"]), Value::bulk("only10"));
+    c.cmd(&["SELECT", "0"]);
     let old_digest = c.cmd(&["DEBUG", "DIGEST"]);
     let old_size = c.cmd(&["DBSIZE"]);
 
@@ -422,6 +450,20 @@ fn async_case(master_kind: Kind, replica_kind: Kind, end: End) {
     );
     c.cmd(&["SELECT", "3"]);
     assert_eq!(c.cmd(&["LLEN", "list"]), Value::Int(3));
+    // RANDOMKEY returns the expired key too (one in two draws).
+    c.cmd(&["SELECT", "9"]);
+    let mut drawn = std::collections::BTreeSet::new();
+    for _ in 0..200 {
+        let Value::Bulk(k) = c.cmd(&["RANDOMKEY"]) else {
+            panic!("RANDOMKEY on a database of two keys")
+        };
+        drawn.insert(String::from_utf8_lossy(&k).into_owned());
+    }
+    assert_eq!(
+        drawn.into_iter().collect::<Vec<_>>(),
+        vec!["expiring9".to_string(), "persist9".to_string()],
+        "RANDOMKEY during the async load"
+    );
     c.cmd(&["SELECT", "0"]);
     assert_eq!(
         c.cmd(&["SET", "x", "y"]),
@@ -459,6 +501,11 @@ fn async_case(master_kind: Kind, replica_kind: Kind, end: End) {
     // (a redis-server master's payload still holds it, expired).
     if end == End::Release {
         mc.cmd(&["DEL", "shortlived"]);
+        mc.cmd(&["SELECT", "9"]);
+        mc.cmd(&["DEL", "expiring9"]);
+        mc.cmd(&["SELECT", "10"]);
+        mc.cmd(&["DEL", "only10"]);
+        mc.cmd(&["SELECT", "0"]);
     }
     match end {
         End::Release => {

@@ -28,8 +28,8 @@
 //!   lookup (`keyIsExpired` answers "not expired" while loading), so
 //!   clients' commands then run with expired keys visible
 //!   (`runtime::dispatch`, `Keyspace::with_expired_visible`): lookups
-//!   (GET, EXISTS, PTTL 0), KEYS and SCAN see a key of the old data whose
-//!   TTL has passed, as redis-server does; RANDOMKEY still skips it.
+//!   (GET, EXISTS, PTTL 0), KEYS, SCAN and RANDOMKEY see a key of the old
+//!   data whose TTL has passed, as redis-server does.
 //! * INFO's `loading_total_bytes` is the payload's length for a `$<len>`
 //!   payload and 0 for `$EOF:` (Redis's figures; the percentage is then
 //!   against the RDB's `used-mem`).
