@@ -705,3 +705,179 @@ fn promoted_replica_continues_its_sibling_by_partial_resync() {
     assert_eq!(ra.cmd(&["WAIT", "1", "60000"]), Value::Int(1));
     assert_replica_in_sync(&a, &b, "b after the failover");
 }
+
+/// Drops the master's PINGs (and keepalive newlines) from received stream
+/// bytes, so two servers' streams compare whatever their PING timing.
+fn without_pings(mut got: &[u8]) -> Vec<u8> {
+    let ping = b"*1\r\n$4\r\nPING\r\n";
+    let mut out = Vec::new();
+    while !got.is_empty() {
+        if got.starts_with(ping) {
+            got = &got[ping.len()..];
+        } else if got[0] == b'\n' && out.is_empty() {
+            got = &got[1..];
+        } else {
+            out.push(got[0]);
+            got = &got[1..];
+        }
+    }
+    out
+}
+
+/// What a raw replica killed inside MULTI/EXEC receives after the kill
+/// (until its connection closes), and the stream it then gets by PSYNC
+/// from the offset it had processed. `by_id`: CLIENT KILL ID, else TYPE.
+fn killed_inside_exec(master: &Server, by_id: bool) -> (Value, Vec<u8>, Vec<u8>) {
+    let (mut r, replid, offset) = raw_replica(master, false);
+    let mut w = master.raw();
+    let mut id = String::new();
+    wait_for("the raw replica to be online", || {
+        let list = match w.cmd(&["CLIENT", "LIST", "TYPE", "replica"]) {
+            Value::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
+            _ => String::new(),
+        };
+        id = list
+            .split(' ')
+            .find_map(|f| f.strip_prefix("id="))
+            .unwrap_or_default()
+            .to_string();
+        info_field(&mut w, "replication", "slave0").is_some_and(|s| s.contains("state=online"))
+    });
+    w.cmd(&["SET", "a", "1"]);
+    let first = b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r\n1\r\n";
+    assert_eq!(stream_after_pings(&mut r, first.len()), first.to_vec());
+    let processed = offset + first.len() as u64;
+    assert_eq!(w.cmd(&["MULTI"]), Value::simple("OK"));
+    w.cmd(&["SET", "b", "2"]);
+    if by_id {
+        w.cmd(&["CLIENT", "KILL", "ID", &id]);
+    } else {
+        w.cmd(&["CLIENT", "KILL", "TYPE", "replica"]);
+    }
+    w.cmd(&["INCR", "c"]);
+    let exec = w.cmd(&["EXEC"]);
+    r.assert_closed();
+    let after_kill = without_pings(r.pending());
+    wait_for("the killed replica to be gone", || {
+        info_field(&mut w, "replication", "connected_slaves").as_deref() == Some("0")
+    });
+    // It continues from what it processed: the whole transaction comes
+    // from the backlog.
+    let mut p = master.raw();
+    p.cmd(&["REPLCONF", "capa", "psync2"]);
+    p.send_cmd(&["PSYNC", &replid, &(processed + 1).to_string()]);
+    assert_eq!(line(&mut p), format!("+CONTINUE {replid}"));
+    let tx = b"*1\r\n$5\r\nMULTI\r\n*3\r\n$3\r\nSET\r\n$1\r\nb\r\n$1\r\n2\r\n*2\r\n$4\r\nINCR\r\n$1\r\nc\r\n*1\r\n$4\r\nEXEC\r\n";
+    let resumed = stream_after_pings(&mut p, tx.len());
+    (exec, after_kill, resumed)
+}
+
+/// Issue 21: a replica killed (CLIENT KILL TYPE replica / ID) inside
+/// MULTI/EXEC gets nothing more, not the rest of that transaction (Redis
+/// frees it at once; the transaction is propagated at EXEC's end), and
+/// continues by PSYNC with the whole transaction from the backlog. Checked
+/// byte for byte against redis-server 7.0 in the same situation.
+#[test]
+fn replica_killed_inside_exec_gets_nothing_more() {
+    let opts = || {
+        Opts::new(&[
+            ("repl-diskless-sync", "no"),
+            ("repl-ping-replica-period", "1"),
+        ])
+    };
+    for by_id in [false, true] {
+        let petrel = Server::start_with(opts());
+        let got = killed_inside_exec(&petrel, by_id);
+        assert_eq!(
+            got.0,
+            Value::Array(vec![Value::simple("OK"), Value::Int(1), Value::Int(1)])
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&got.1),
+            "",
+            "stream sent to the replica after it was killed"
+        );
+        let Some(redis) = RefRedis::start_with(opts()) else {
+            continue;
+        };
+        let want = killed_inside_exec(&redis, by_id);
+        assert_eq!(got.0, want.0, "EXEC's reply");
+        assert_eq!(
+            String::from_utf8_lossy(&got.1),
+            String::from_utf8_lossy(&want.1),
+            "what the killed replica got"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&got.2),
+            String::from_utf8_lossy(&want.2),
+            "the stream resumed by PSYNC"
+        );
+    }
+}
+
+/// A real replica killed inside MULTI/EXEC reconnects, continues by
+/// partial resync and ends with the master's data (petrel and redis-server
+/// as master and replica alike).
+#[test]
+fn replica_killed_inside_exec_resyncs_partially() {
+    let run = |master: &Server, replica: &Server| {
+        let mut m = master.raw();
+        workload(master, 2, 500, 31);
+        let mut r = replica.raw();
+        let port = master.port().to_string();
+        assert_eq!(
+            r.cmd(&["REPLICAOF", "127.0.0.1", &port]),
+            Value::simple("OK")
+        );
+        link_up(replica);
+        let (full, partial) = sync_counts(master);
+        let list = match m.cmd(&["CLIENT", "LIST", "TYPE", "replica"]) {
+            Value::Bulk(b) => String::from_utf8_lossy(&b).into_owned(),
+            other => panic!("{other:?}"),
+        };
+        let id = list
+            .split(' ')
+            .find_map(|f| f.strip_prefix("id="))
+            .unwrap()
+            .to_string();
+        assert_eq!(m.cmd(&["MULTI"]), Value::simple("OK"));
+        m.cmd(&["SET", "before", "kill"]);
+        m.cmd(&["CLIENT", "KILL", "ID", &id]);
+        m.cmd(&["RPUSH", "after", "a", "b", "c"]);
+        m.cmd(&["INCRBY", "counter", "5"]);
+        assert_eq!(
+            m.cmd(&["EXEC"]),
+            Value::Array(vec![
+                Value::simple("OK"),
+                Value::Int(1),
+                Value::Int(3),
+                Value::Int(5)
+            ])
+        );
+        wait_for("the partial resync", || sync_counts(master).1 > partial);
+        link_up(replica);
+        workload(master, 2, 300, 32);
+        assert_replica_in_sync(master, replica, "after the kill inside EXEC");
+        assert_eq!(sync_counts(master).0, full, "no full sync");
+        assert_eq!(
+            r.cmd(&["LRANGE", "after", "0", "-1"]).to_string(),
+            m.cmd(&["LRANGE", "after", "0", "-1"]).to_string()
+        );
+    };
+    let petrel_opts = || {
+        Opts::new(&[
+            ("enable-debug-command", "yes"),
+            ("repl-diskless-sync-delay", "0"),
+        ])
+    };
+    let master = Server::start_with(petrel_opts());
+    let replica = Server::start_with(petrel_opts());
+    run(&master, &replica);
+    let Some(rmaster) = RefRedis::start_with(petrel_opts()) else {
+        return;
+    };
+    let Some(rreplica) = RefRedis::start_with(petrel_opts()) else {
+        return;
+    };
+    run(&rmaster, &rreplica);
+}

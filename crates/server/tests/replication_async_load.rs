@@ -278,7 +278,11 @@ fn start(kind: Kind, args: &[(&str, &str)]) -> Server {
 /// plus [`RESERVE`] plus what trickles while a test looks (~11 MB: more
 /// than three minutes of trickle).
 fn master(kind: Kind) -> Server {
-    let m = start(kind, &[]);
+    master_with(kind, &[])
+}
+
+fn master_with(kind: Kind, args: &[(&str, &str)]) -> Server {
+    let m = start(kind, args);
     let mut c = m.raw();
     assert_eq!(
         c.cmd(&["DEBUG", "POPULATE", "100000", "key", "100"]),
@@ -391,6 +395,34 @@ fn async_case(master_kind: Kind, replica_kind: Kind, end: End) {
     wait_for("shortlived to expire", || {
         c.cmd(&["GET", "shortlived"]) == Value::NullBulk
     });
+    // Database 9: a key whose TTL passes beside one without: RANDOMKEY
+    // skips the expired one before the load.
+    mc.cmd(&["SELECT", "9"]);
+    mc.cmd(&["SET", "persist9", "v"]);
+    mc.cmd(&["SET", "expiring9", "v", "PX", "1"]);
+    mc.cmd(&["SELECT", "10"]);
+    mc.cmd(&["SET", "only10", "v", "PX", "1"]);
+    mc.cmd(&["SELECT", "0"]);
+    c.cmd(&["SELECT", "9"]);
+    wait_for("db 9 on the replica", || {
+        c.cmd(&["DBSIZE"]) == Value::Int(2)
+    });
+    wait_for("expiring9 to expire", || {
+        c.cmd(&["GET", "expiring9"]) == Value::NullBulk
+    });
+    for _ in 0..50 {
+        assert_eq!(c.cmd(&["RANDOMKEY"]), Value::bulk("persist9"));
+    }
+    // ...without deleting it: a replica waits for its master's DEL.
+    assert_eq!(c.cmd(&["DBSIZE"]), Value::Int(2));
+    // A database whose keys all have a TTL, all passed: after enough
+    // draws the expired key is the answer (Redis's dbRandomKey).
+    c.cmd(&["SELECT", "10"]);
+    wait_for("db 10 on the replica", || {
+        c.cmd(&["DBSIZE"]) == Value::Int(1)
+    });
+    assert_eq!(c.cmd(&["RANDOMKEY"]), Value::bulk("only10"));
+    c.cmd(&["SELECT", "0"]);
     let old_digest = c.cmd(&["DEBUG", "DIGEST"]);
     let old_size = c.cmd(&["DBSIZE"]);
 
@@ -418,6 +450,20 @@ fn async_case(master_kind: Kind, replica_kind: Kind, end: End) {
     );
     c.cmd(&["SELECT", "3"]);
     assert_eq!(c.cmd(&["LLEN", "list"]), Value::Int(3));
+    // RANDOMKEY returns the expired key too (one in two draws).
+    c.cmd(&["SELECT", "9"]);
+    let mut drawn = std::collections::BTreeSet::new();
+    for _ in 0..200 {
+        let Value::Bulk(k) = c.cmd(&["RANDOMKEY"]) else {
+            panic!("RANDOMKEY on a database of two keys")
+        };
+        drawn.insert(String::from_utf8_lossy(&k).into_owned());
+    }
+    assert_eq!(
+        drawn.into_iter().collect::<Vec<_>>(),
+        vec!["expiring9".to_string(), "persist9".to_string()],
+        "RANDOMKEY during the async load"
+    );
     c.cmd(&["SELECT", "0"]);
     assert_eq!(
         c.cmd(&["SET", "x", "y"]),
@@ -455,6 +501,11 @@ fn async_case(master_kind: Kind, replica_kind: Kind, end: End) {
     // (a redis-server master's payload still holds it, expired).
     if end == End::Release {
         mc.cmd(&["DEL", "shortlived"]);
+        mc.cmd(&["SELECT", "9"]);
+        mc.cmd(&["DEL", "expiring9"]);
+        mc.cmd(&["SELECT", "10"]);
+        mc.cmd(&["DEL", "only10"]);
+        mc.cmd(&["SELECT", "0"]);
     }
     match end {
         End::Release => {
@@ -572,4 +623,110 @@ fn reference_redis_replica_behaves_the_same() {
         fresh_case(Redis, Redis, End::Release);
         fresh_case(Redis, Redis, End::KillMaster);
     });
+}
+
+/// The `loading_*` fields of INFO persistence while a replica loads its
+/// payload from the socket (`swapdb`, another history: `loading:1`), the
+/// gate holding the payload: (loading_total_bytes, loading_loaded_bytes,
+/// loading_loaded_perc, loading_rdb_used_mem, loading_eta_seconds, the
+/// payload length the replica logged for a `$<len>` payload).
+fn loading_progress(
+    master_kind: Kind,
+    replica_kind: Kind,
+    master_diskless: bool,
+) -> (u64, u64, String, u64, i64, Option<u64>) {
+    let m = master_with(
+        master_kind,
+        &[(
+            "repl-diskless-sync",
+            if master_diskless { "yes" } else { "no" },
+        )],
+    );
+    let gate = Gate::new(m.port());
+    let r = replica(replica_kind, true);
+    let mut c = r.raw();
+    gate.hold_next();
+    follow(&r, &gate);
+    gate.wait_held();
+    let mut fields = Vec::new();
+    wait_for("loading progress", || {
+        let info = String::from_utf8_lossy(c.cmd(&["INFO", "persistence"]).as_bytes().unwrap())
+            .into_owned();
+        let get = |f: &str| {
+            info.lines()
+                .find_map(|l| l.strip_prefix(&format!("{f}:")).map(str::to_string))
+        };
+        if get("loading").as_deref() != Some("1") {
+            return false;
+        }
+        fields = [
+            "loading_total_bytes",
+            "loading_loaded_bytes",
+            "loading_loaded_perc",
+            "loading_rdb_used_mem",
+            "loading_eta_seconds",
+        ]
+        .iter()
+        .map(|f| get(f).unwrap_or_else(|| panic!("no {f} in\n{info}")))
+        .collect();
+        fields[1] != "0"
+    });
+    let logged = r.log().lines().find_map(|l| {
+        let (_, rest) = l.split_once("MASTER <-> REPLICA sync: receiving ")?;
+        rest.strip_suffix(" bytes from master to parser")?
+            .parse()
+            .ok()
+    });
+    gate.finish(false);
+    link_up(&r);
+    (
+        fields[0].parse().unwrap(),
+        fields[1].parse().unwrap(),
+        fields[2].clone(),
+        fields[3].parse().unwrap(),
+        fields[4].parse().unwrap(),
+        logged,
+    )
+}
+
+/// Checks Redis 7.0's figures: against the payload's length for `$<len>`,
+/// against the RDB's `used-mem` (at most 99.99%) for `$EOF:`, whose
+/// length is unknown (`loading_total_bytes:0`).
+fn check_progress(
+    what: &str,
+    master_diskless: bool,
+    got: (u64, u64, String, u64, i64, Option<u64>),
+) {
+    let (total, loaded, perc, used_mem, eta, logged) = got;
+    if master_diskless {
+        assert_eq!(logged, None, "{what}: a streamed payload");
+        assert_eq!(total, 0, "{what}: loading_total_bytes");
+        assert!(used_mem > 0, "{what}: loading_rdb_used_mem");
+        let want = (loaded as f64 * 100.0 / used_mem as f64).min(99.99);
+        assert_eq!(perc, format!("{want:.2}"), "{what}: loading_loaded_perc");
+    } else {
+        assert_eq!(Some(total), logged, "{what}: loading_total_bytes");
+        assert!(loaded > 0 && loaded < total, "{what}: {loaded} of {total}");
+        let want = loaded as f64 * 100.0 / total as f64;
+        assert_eq!(perc, format!("{want:.2}"), "{what}: loading_loaded_perc");
+        assert!(eta >= 0, "{what}: loading_eta_seconds {eta}");
+    }
+}
+
+/// INFO persistence's loading progress during a full sync loaded from the
+/// socket, for a `$<len>` payload (a master with `repl-diskless-sync no`)
+/// and a `$EOF:` one; a redis-server 7.0 replica of a redis-server master
+/// in the same situations is the reference.
+#[test]
+fn loading_progress_of_a_socket_load() {
+    for diskless in [false, true] {
+        let what = format!("petrel, diskless master {diskless}");
+        check_progress(&what, diskless, loading_progress(Petrel, Petrel, diskless));
+        if redis_available() {
+            let what = format!("redis-server, diskless master {diskless}");
+            check_progress(&what, diskless, loading_progress(Redis, Redis, diskless));
+            let what = format!("petrel replica of redis-server, diskless master {diskless}");
+            check_progress(&what, diskless, loading_progress(Redis, Petrel, diskless));
+        }
+    }
 }

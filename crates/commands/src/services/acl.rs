@@ -428,6 +428,7 @@ fn close(srv: &Server, me: &mut Client, c: &ClientShared) {
     }
     c.killed.store(true, Relaxed);
     c.set_flag(cflag::CLOSE_ASAP, true);
+    crate::services::replication::close_killed_link(srv, c);
     srv.hub.send(c.worker, WorkerMsg::Poke { client_id: c.id });
 }
 

@@ -622,10 +622,20 @@ impl Keyspace {
     }
 
     /// RANDOMKEY: a uniformly chosen live key.
+    /// While expiry is frozen (a replica) an expired key is skipped but
+    /// kept (its master's `DEL` will come); when every key of `db` has a
+    /// TTL they may all have passed, so the 100th expired key drawn is the
+    /// answer (Redis's `dbRandomKey`).
     pub fn random_key(&self, db: usize, now_ms: u64) -> Option<Vec<u8>> {
+        let mut frozen_draws = 0;
         for _ in 0..1000 {
+            let mut volatile = 0;
             let sizes: Vec<usize> = (0..self.parts.len())
-                .map(|p| self.lock_partition(p).len(db))
+                .map(|p| {
+                    let g = self.lock_partition(p);
+                    volatile += g.db(db).map_or(0, |d| d.expires);
+                    g.len(db)
+                })
                 .collect();
             let total: usize = sizes.iter().sum();
             if total == 0 {
@@ -646,8 +656,17 @@ impl Keyspace {
                 continue;
             };
             let k = e.key().to_vec();
-            if !e.is_expired(now_ms) {
+            // An expired key is a candidate where listings show it (a
+            // replica's async load, Redis 7.0's suspended expiry).
+            if self.shown(e, now_ms) {
                 return Some(k);
+            }
+            if self.expiry_frozen() {
+                frozen_draws += 1;
+                if volatile == total && frozen_draws >= 100 {
+                    return Some(k);
+                }
+                continue;
             }
             g.remove(db, &Key::new(&k), now_ms);
         }

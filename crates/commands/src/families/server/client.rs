@@ -691,6 +691,7 @@ pub fn kill_client(ctx: &mut Ctx, c: &ClientShared) {
     }
     c.killed.store(true, Relaxed);
     c.set_flag(cflag::CLOSE_ASAP, true);
+    crate::services::replication::close_killed_link(ctx.srv, c);
     ctx.srv
         .hub
         .send(c.worker, WorkerMsg::Poke { client_id: c.id });

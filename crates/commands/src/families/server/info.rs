@@ -474,25 +474,32 @@ fn persistence_section(srv: &Server, _s: &crate::kernel::config::Settings, t: &m
         let loaded = l.loaded_bytes.load(Relaxed);
         let start = l.start.load(Relaxed);
         let elapsed = (now_ms / 1000).saturating_sub(start);
-        let perc = if total > 0 {
-            loaded as f64 * 100.0 / total as f64
+        let used_mem = l.rdb_used_mem.load(Relaxed);
+        // Redis 7.0's figures: against the length when it is known, else
+        // (a payload streamed with an EOF mark) against the `used-mem`
+        // the RDB announced, a rough guess kept below 100%.
+        let (perc, remaining) = if total > 0 {
+            (
+                loaded as f64 * 100.0 / total as f64,
+                total as i64 - loaded as i64,
+            )
+        } else if used_mem > 0 {
+            (
+                (loaded as f64 * 100.0 / used_mem as f64).min(99.99),
+                (used_mem as i64 - loaded as i64).max(1),
+            )
         } else {
-            0.0
+            (0.0, 1)
         };
         // Redis's estimate: a fake second until there is something to go by.
         let eta = if elapsed == 0 {
             1
         } else {
-            elapsed * total.saturating_sub(loaded) / (loaded + 1)
+            elapsed as i64 * remaining / (loaded as i64 + 1)
         };
         field!(t, "loading_start_time", "{start}");
         field!(t, "loading_total_bytes", "{total}");
-        field!(
-            t,
-            "loading_rdb_used_mem",
-            "{}",
-            l.rdb_used_mem.load(Relaxed)
-        );
+        field!(t, "loading_rdb_used_mem", "{used_mem}");
         field!(t, "loading_loaded_bytes", "{loaded}");
         field!(t, "loading_loaded_perc", "{perc:.2}");
         field!(t, "loading_eta_seconds", "{eta}");

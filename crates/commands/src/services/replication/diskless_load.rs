@@ -28,8 +28,11 @@
 //!   lookup (`keyIsExpired` answers "not expired" while loading), so
 //!   clients' commands then run with expired keys visible
 //!   (`runtime::dispatch`, `Keyspace::with_expired_visible`): lookups
-//!   (GET, EXISTS, PTTL 0), KEYS and SCAN see a key of the old data whose
-//!   TTL has passed, as redis-server does; RANDOMKEY still skips it.
+//!   (GET, EXISTS, PTTL 0), KEYS, SCAN and RANDOMKEY see a key of the old
+//!   data whose TTL has passed, as redis-server does.
+//! * INFO's `loading_total_bytes` is the payload's length for a `$<len>`
+//!   payload and 0 for `$EOF:` (Redis's figures; the percentage is then
+//!   against the RDB's `used-mem`).
 //!
 //! Invariants: [`Payload`] never yields a byte past the payload (the
 //! `$<len>` count, or the `$EOF:<mark>` mark), so the stream that follows
@@ -305,8 +308,13 @@ fn read_payload(
     ks: &store::Keyspace,
     payload: &mut Payload<'_>,
 ) -> Result<u32, String> {
-    let rep = super::super::snapshot::load::load_reader_into(srv, settings, ks, &mut *payload)
-        .map_err(|e| e.to_string())?;
+    let total = match payload.end {
+        End::Len(len) => Some(len),
+        End::Mark(_) => None,
+    };
+    let rep =
+        super::super::snapshot::load::load_reader_into(srv, settings, ks, &mut *payload, total)
+            .map_err(|e| e.to_string())?;
     payload.finish().map_err(|e| e.to_string())?;
     Ok(rep.repl_stream_db.unwrap_or(0))
 }

@@ -214,6 +214,30 @@ pub fn detach_link(srv: &Server, link: &Arc<ReplicaLink>) {
     }
 }
 
+/// CLIENT KILL (or ACL) closed client `c`: if it is an attached
+/// replica, its link closes now, as Redis frees a killed replica at once.
+/// Nothing fed after this reaches it (the feed skips closed links), not
+/// even the rest of the EXEC or script that killed it, whose unit is fed
+/// when it ends; what it had not been sent is dropped. It reconnects and
+/// continues by partial resync from what it processed.
+pub fn close_killed_link(srv: &Server, c: &crate::kernel::client::ClientShared) {
+    if !c.has_flag(crate::kernel::client::cflag::REPLICA) {
+        return;
+    }
+    let link = srv
+        .replication
+        .master
+        .inner
+        .lock()
+        .replicas
+        .iter()
+        .find(|r| r.shared.id == c.id)
+        .cloned();
+    if let Some(link) = link {
+        link.close();
+    }
+}
+
 /// Appends a command of the server's own (PING, GETACK) to the stream.
 fn feed_command(srv: &Server, argv: &[&[u8]]) {
     if !srv.journal.replicating() {

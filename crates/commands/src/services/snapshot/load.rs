@@ -111,29 +111,32 @@ pub fn load_reader<R: std::io::Read>(
     settings: &Settings,
     r: R,
 ) -> Result<LoadReport, LoadError> {
-    load_reader_into(srv, settings, &srv.keyspace, r)
+    load_reader_into(srv, settings, &srv.keyspace, r, None)
 }
 
 /// [`load_reader`] into `ks` (a replica's `repl-diskless-load swapdb`
 /// loads into a keyspace made by `Keyspace::empty_like` while clients
 /// keep the served one). Progress is published on `srv.persistence` all
 /// the same; the caller marks the load async (`loading.async_mode`).
+/// `total`: the payload's length when the master announced it (`$<len>`),
+/// INFO's `loading_total_bytes` as Redis shows it (0 for `$EOF:`).
 pub fn load_reader_into<R: std::io::Read>(
     srv: &Server,
     settings: &Settings,
     ks: &store::Keyspace,
     r: R,
+    total: Option<u64>,
 ) -> Result<LoadReport, LoadError> {
     let p = &srv.persistence;
     let started = Instant::now();
     p.loading
         .start
         .store(crate::base::clock::unix_time_ms() / 1000, Relaxed);
-    p.loading.total_bytes.store(0, Relaxed);
+    p.loading.total_bytes.store(total.unwrap_or(0), Relaxed);
     p.loading.loaded_bytes.store(0, Relaxed);
     p.loading.rdb_used_mem.store(0, Relaxed);
     p.loading.active.store(true, Relaxed);
-    let res = read_all(srv, ks, settings, r, None, false, true);
+    let res = read_all(srv, ks, settings, r, total, false, true);
     p.loading.active.store(false, Relaxed);
     let mut rep = res.map_err(LoadError::Failed)?;
     rep.seconds = started.elapsed().as_secs_f64();
