@@ -182,6 +182,10 @@ impl Defrag {
     }
 }
 
+#[cfg(test)]
+#[path = "defrag_tests.rs"]
+mod tests;
+
 #[doc(hidden)]
 pub mod testing {
     //! A mover for tests: moves every block (or every other one), through
