@@ -9,8 +9,9 @@
 //! for one long step. A list's step is [`LIST_NODES_PER_STEP`] nodes; a
 //! table-encoded hash or set and a tree-encoded sorted set visit about
 //! `max_fields` elements per step (`active-defrag-max-scan-fields`; see
-//! each type's `defrag`). Small encodings, strings and streams (their box
-//! only) are one step.
+//! each type's `defrag`); a stream one chunk of up to 64 nodes per step
+//! (`collections::stream`'s defrag). Small encodings and strings are one
+//! step.
 
 use std::mem::ManuallyDrop;
 
@@ -86,7 +87,7 @@ impl CompactValue {
             V_SET => self.defrag_box::<SetValue>(d, |s, d| more = s.defrag(0, max_fields, d)),
             V_ZSET => self.defrag_box::<ZsetValue>(d, |z, d| more = z.defrag(0, max_fields, d)),
             V_HASH => self.defrag_box::<HashValue>(d, |h, d| more = h.defrag(0, max_fields, d)),
-            V_STREAM => self.defrag_box::<Stream>(d, |_, _| {}),
+            V_STREAM => self.defrag_box::<Stream>(d, |st, d| more = st.defrag(0, d)),
             V_HASH_PACK => {
                 // SAFETY: a code-68 cell owns the PackHash block at its
                 // pointer; ManuallyDrop keeps the cell the only owner until
@@ -115,6 +116,7 @@ impl CompactValue {
             V_HASH => self
                 .boxed_mut::<HashValue>(V_HASH)?
                 .defrag(at, max_fields, d),
+            V_STREAM => self.as_stream_mut()?.defrag(at, d),
             _ => None,
         };
         next.map(|at| Resume { code, at })
