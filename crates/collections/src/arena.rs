@@ -591,6 +591,12 @@ impl ArenaMap {
         (c < self.chunks.len()).then_some(c as u64)
     }
 
+    /// Chunks that own a buffer (tests).
+    #[cfg(test)]
+    pub(crate) fn live_chunks(&self) -> usize {
+        self.chunks.iter().filter(|c| c.buf.capacity() > 0).count()
+    }
+
     #[cfg(test)]
     pub(crate) fn check(&self) {
         use std::collections::HashSet;
