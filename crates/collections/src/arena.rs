@@ -557,6 +557,46 @@ impl ArenaMap {
         }
     }
 
+    /// One defrag step (see [`crate::defrag`]): from chunk `from` (0 also
+    /// offers the table arrays and the chunk and free lists first), offers
+    /// chunk buffers until they held `max_fields` records (at least one
+    /// chunk). Returns the chunk to go on from, `None` when done. Records
+    /// are addressed by chunk index and offset, so moving a chunk's
+    /// buffer changes no reference. A `from` left over from before the map
+    /// changed is only a place to resume (past the end: done).
+    pub fn defrag(
+        &mut self,
+        from: u64,
+        max_fields: usize,
+        d: &mut crate::defrag::Defrag,
+    ) -> Option<u64> {
+        if from == 0 {
+            d.vec(&mut self.ctrl);
+            d.vec(&mut self.refs);
+            d.vec(&mut self.chunks);
+            d.vec(&mut self.free);
+        }
+        let mut c = usize::try_from(from).unwrap_or(usize::MAX);
+        let mut seen = 0usize;
+        while c < self.chunks.len() && seen < max_fields.max(1) {
+            let buf = &mut self.chunks[c].buf;
+            let mut off = 0;
+            while off < buf.len() {
+                off += record(buf, off).3;
+                seen += 1;
+            }
+            d.vec(buf);
+            c += 1;
+        }
+        (c < self.chunks.len()).then_some(c as u64)
+    }
+
+    /// Chunks that own a buffer (tests).
+    #[cfg(test)]
+    pub(crate) fn live_chunks(&self) -> usize {
+        self.chunks.iter().filter(|c| c.buf.capacity() > 0).count()
+    }
+
     #[cfg(test)]
     pub(crate) fn check(&self) {
         use std::collections::HashSet;

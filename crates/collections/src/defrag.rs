@@ -12,6 +12,14 @@
 //! Every structure fixes its own pointers: a type that owns heap blocks has
 //! a `defrag(&mut self, d: &mut Defrag)` method that offers each block it
 //! owns to [`Defrag::relocate`] and stores the pointer it gets back.
+//! A big structure offers its blocks in bounded steps instead:
+//! `defrag(&mut self, from: u64, max_fields, d) -> Option<u64>` (table
+//! sets and hashes, tree sorted sets, streams, and a quicklist's
+//! `defrag_nodes`) starts at `from` 0, visits about `max_fields` elements
+//! (`active-defrag-max-scan-fields`) and returns where to go on. The
+//! structure may change between steps: the cursor is then only a place to
+//! resume, checked against the current bounds, so a block may be offered
+//! twice or not at all in that pass, never a stale one.
 //!
 //! Invariants:
 //! * A block handed to [`Defrag::relocate`] was allocated by the global
@@ -181,6 +189,10 @@ impl Defrag {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "defrag_tests.rs"]
+mod tests;
 
 #[doc(hidden)]
 pub mod testing {

@@ -81,6 +81,29 @@ impl<const N: usize> Elem<N> {
         }
     }
 
+    /// Offers its heap block, if any, to the defragmenter (see
+    /// [`crate::defrag`]); an inline element owns nothing.
+    pub fn defrag(&mut self, d: &mut crate::defrag::Defrag) {
+        if !self.is_heap() {
+            return;
+        }
+        let (p, l) = self.heap_parts();
+        let (Some(old), Ok(layout)) = (
+            std::ptr::NonNull::new(p),
+            std::alloc::Layout::array::<u8>(l),
+        ) else {
+            return;
+        };
+        // SAFETY: a heap Elem uniquely owns the `Box<[u8]>` of length `l` at
+        // `p` (see `from_parts`), a block of exactly `Layout::array::<u8>(l)`;
+        // the new address replaces the old one before anything reads it.
+        let new = unsafe { d.relocate(old, layout) };
+        if new != old {
+            self.raw[0..8]
+                .copy_from_slice(&(new.as_ptr().expose_provenance() as u64).to_le_bytes());
+        }
+    }
+
     /// Heap bytes owned (the exact-size allocation, 0 when inline).
     #[inline]
     pub fn heap_size(&self) -> usize {

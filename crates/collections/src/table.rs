@@ -409,6 +409,38 @@ impl<const MAP: bool, V: Copy + Default, const N: usize> RawTable<MAP, V, N> {
         }
     }
 
+    /// One defrag step (see [`crate::defrag`]): from slot `from` (0 also
+    /// offers the three arrays first), offers the heap blocks of the
+    /// elements in the next `max_slots` slots. Returns the slot to go on
+    /// from, `None` when done. A `from` left over from before the table
+    /// changed is only a place to resume: past the end means done.
+    pub(crate) fn defrag(
+        &mut self,
+        from: u64,
+        max_slots: usize,
+        d: &mut crate::defrag::Defrag,
+    ) -> Option<u64> {
+        if from == 0 {
+            d.vec(&mut self.ctrl);
+            d.vec(&mut self.slots);
+            d.vec(&mut self.vals);
+        }
+        if self.elem_heap == 0 {
+            // No element owns a block.
+            return None;
+        }
+        let a = usize::try_from(from)
+            .unwrap_or(usize::MAX)
+            .min(self.slots.len());
+        let b = a.saturating_add(max_slots.max(1)).min(self.slots.len());
+        for i in a..b {
+            if self.ctrl[i] & 0x80 == 0 {
+                self.slots[i].defrag(d);
+            }
+        }
+        (b < self.slots.len()).then_some(b as u64)
+    }
+
     #[cfg(test)]
     pub(crate) fn check(&self) {
         if self.slots.is_empty() {
@@ -517,6 +549,23 @@ impl CompactSet {
     pub fn pop_random<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Option<Vec<u8>> {
         let i = self.0.random(rng)?;
         Some(self.0.remove_at(i).0.bytes().to_vec())
+    }
+
+    /// One defrag step: from `from` (0 starts, with the arrays), offers
+    /// the blocks of the members in the next `max_fields` slots; returns
+    /// where to go on, `None` when done (see [`crate::defrag`]).
+    pub fn defrag(
+        &mut self,
+        from: u64,
+        max_fields: usize,
+        d: &mut crate::defrag::Defrag,
+    ) -> Option<u64> {
+        self.0.defrag(from, max_fields, d)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn check(&self) {
+        self.0.check();
     }
 
     /// One SSCAN step (see module docs for the guarantee).

@@ -28,6 +28,9 @@
 //! never NaN (callers reject NaN as Redis does).
 
 use crate::arena::ArenaMap;
+
+#[path = "zset_defrag.rs"]
+mod defrag;
 use crate::elem::Elem;
 use crate::mem::block_bytes;
 use rand::Rng;
@@ -700,7 +703,7 @@ impl SortedSet {
     }
 
     #[cfg(test)]
-    fn check(&self) {
+    pub(crate) fn check(&self) {
         self.tree.check();
         self.map.check();
         assert_eq!(self.map.len(), self.tree.len());

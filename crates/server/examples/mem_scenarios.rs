@@ -19,6 +19,14 @@
 //! printed at the end, whole and second by second (with the number of
 //! GETs over 0.5 and 2 ms), so a tail can be placed in time.
 //!
+//! **`frag --big-collections`**: the fragmented data is big collections
+//! instead: `--keys` elements in hashes, sets and sorted sets of 2,000
+//! elements each (a third of each type, all in their big encodings), set
+//! and sorted-set members of 16..=300 bytes (each its own block), hash
+//! values of 16..=600 bytes; then elements are removed at random (HDEL,
+//! SREM, ZREM, 9 in 10) or added short (1 in 10) until the ratio passes
+//! `--ratio`; the windows that follow are the same.
+//!
 //! ```sh
 //! cargo run --release -p server --example mem_scenarios -- ttl --port 7000 --secs 90
 //! cargo run --release -p server --example mem_scenarios -- frag --port 7000 --keys 2000000
@@ -345,8 +353,65 @@ fn probe_window(port: u16, secs: u64, mut each_second: impl FnMut(u64)) -> Vec<S
     v
 }
 
+/// Member `e` of big collection `k` in the `--big-collections` variant:
+/// 16..=300 bytes, its length a function of (k, e) so a deleter can name
+/// it again.
+fn big_member(k: u64, e: u64) -> Vec<u8> {
+    let mut x = (k << 32 | e).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    x ^= x >> 29;
+    let n = 16 + (x % 285) as usize;
+    let mut m = format!("m:{e}:").into_bytes();
+    m.resize(n, b'a' + (x >> 40) as u8 % 26);
+    m
+}
+
+/// The `--big-collections` fill: `elems` elements in collections of
+/// 2,000, hash / set / sorted set in turn. Returns the collections.
+fn fill_big(c: &mut Conn, elems: u64, rng: &mut Rng, val: impl Fn(&mut Rng) -> Vec<u8>) -> u64 {
+    let colls = (elems / 2000).max(3);
+    let mut buf = Vec::new();
+    for k in 0..colls {
+        buf.clear();
+        let name = format!("big:{k}");
+        for e in 0..2000u64 {
+            let m = big_member(k, e);
+            match k % 3 {
+                0 => Conn::encode(&mut buf, &[b"HSET", name.as_bytes(), &m[..16], &val(rng)]),
+                1 => Conn::encode(&mut buf, &[b"SADD", name.as_bytes(), &m]),
+                _ => Conn::encode(
+                    &mut buf,
+                    &[b"ZADD", name.as_bytes(), e.to_string().as_bytes(), &m],
+                ),
+            }
+        }
+        c.pipeline(&buf, 2000);
+    }
+    colls
+}
+
+/// One `--big-collections` round: 10k removals (9 in 10) or short adds.
+fn churn_big(buf: &mut Vec<u8>, colls: u64, rng: &mut Rng) {
+    for _ in 0..10_000 {
+        let k = rng.below(colls);
+        let e = rng.below(2000);
+        let name = format!("big:{k}");
+        let m = big_member(k, e);
+        let short = format!("n:{}", rng.below(1_000_000)).into_bytes();
+        let del = rng.below(10) < 9;
+        match (k % 3, del) {
+            (0, true) => Conn::encode(buf, &[b"HDEL", name.as_bytes(), &m[..16]]),
+            (0, false) => Conn::encode(buf, &[b"HSET", name.as_bytes(), &short, b"v"]),
+            (1, true) => Conn::encode(buf, &[b"SREM", name.as_bytes(), &m]),
+            (1, false) => Conn::encode(buf, &[b"SADD", name.as_bytes(), &short]),
+            (_, true) => Conn::encode(buf, &[b"ZREM", name.as_bytes(), &m]),
+            (_, false) => Conn::encode(buf, &[b"ZADD", name.as_bytes(), b"1", &short]),
+        }
+    }
+}
+
 fn frag(args: &[String]) {
     let port: u16 = arg(args, "--port", "6379").parse().unwrap();
+    let big = args.iter().any(|a| a == "--big-collections");
     let keys: u64 = arg(args, "--keys", "2000000").parse().unwrap();
     let secs: u64 = arg(args, "--secs", "60").parse().unwrap();
     let probe_secs: u64 = arg(args, "--probe-secs", "10").parse().unwrap();
@@ -369,7 +434,12 @@ fn frag(args: &[String]) {
     // Strings.
     let t0 = Instant::now();
     let mut i = 0;
-    while i < keys {
+    let bigs = if big {
+        fill_big(&mut c, keys, &mut rng, val)
+    } else {
+        0
+    };
+    while i < keys && !big {
         buf.clear();
         for j in i..i + batch {
             let v = val(&mut rng);
@@ -379,7 +449,7 @@ fn frag(args: &[String]) {
         i += batch;
     }
     // Large collections: 1 per 10k string keys, 2,000 elements each.
-    let colls = (keys / 10_000).max(3);
+    let colls = if big { 0 } else { (keys / 10_000).max(3) };
     for k in 0..colls {
         buf.clear();
         for e in 0..2000u64 {
@@ -407,7 +477,9 @@ fn frag(args: &[String]) {
     c.cmd(&[b"SET", b"probe:key", b"probe-value"]);
     let info = mon.info("memory");
     println!(
-        "filled {keys} keys + {colls} collections in {:.1}s: used {:.1} MB rss {:.1} MB frag {}",
+        "filled {} keys + {} collections in {:.1}s: used {:.1} MB rss {:.1} MB frag {}",
+        if big { 0 } else { keys },
+        colls + bigs,
         t0.elapsed().as_secs_f64(),
         mb(field_of(&info, "used_memory")),
         mb(field_of(&info, "used_memory_rss")),
@@ -422,6 +494,12 @@ fn frag(args: &[String]) {
             break;
         }
         buf.clear();
+        if big {
+            churn_big(&mut buf, bigs, &mut rng);
+            c.pipeline(&buf, 10_000);
+            rounds += 1;
+            continue;
+        }
         for _ in 0..10_000 {
             let j = rng.below(keys);
             let k = format!("s:{j}");

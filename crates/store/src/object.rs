@@ -138,7 +138,7 @@ use collections::stream::Stream;
 use collections::{HashValue, ListValue, PackHash, SetValue, ZsetValue};
 use std::mem::ManuallyDrop;
 
-mod defrag;
+pub mod defrag;
 
 /// The value cell's length byte v[2] of a heap string of `n` chars: `n`
 /// for 1..=255, else 0 (the plain block then holds the length, see

@@ -95,6 +95,36 @@ impl<K: Ord + Copy, V> ChunkMap<K, V> {
         self.len == 0
     }
 
+    /// Offers the map's two index arrays to the defragmenter (see
+    /// [`crate::defrag`]).
+    pub(crate) fn defrag_index(&mut self, d: &mut crate::defrag::Defrag) {
+        d.vec(&mut self.chunks);
+        d.vec(&mut self.firsts);
+    }
+
+    /// Offers the entry arrays of chunks `from..` (and lets `each` offer
+    /// the blocks of their values) until `max_chunks` chunks were visited;
+    /// returns the chunk to go on from, `None` when done. An array moved
+    /// bit for bit keeps every key and value as it was.
+    pub(crate) fn defrag_chunks(
+        &mut self,
+        from: usize,
+        max_chunks: usize,
+        d: &mut crate::defrag::Defrag,
+        mut each: impl FnMut(&mut V, &mut crate::defrag::Defrag),
+    ) -> Option<usize> {
+        let end = from
+            .saturating_add(max_chunks.max(1))
+            .min(self.chunks.len());
+        for c in self.chunks[from.min(end)..end].iter_mut() {
+            d.vec(c);
+            for (_, v) in c.iter_mut() {
+                each(v, d);
+            }
+        }
+        (end < self.chunks.len()).then_some(end)
+    }
+
     /// Bytes allocated by the map itself (not by values).
     pub fn heap_bytes(&self) -> usize {
         self.heap

@@ -75,6 +75,24 @@ pub struct Group {
     consumers_heap: usize,
 }
 
+impl Group {
+    /// Offers the group's own blocks to the defragmenter (see
+    /// [`crate::defrag`]): its name, consumer table and lists, each
+    /// consumer's name and the index arrays of the PELs (not the PELs'
+    /// entry arrays: a PEL may be long, and this is one step).
+    pub(crate) fn defrag(&mut self, d: &mut crate::defrag::Defrag) {
+        d.boxed_slice(&mut self.name);
+        self.pel.defrag_index(d);
+        d.vec(&mut self.slots);
+        d.vec(&mut self.free);
+        d.vec(&mut self.order);
+        for c in self.slots.iter_mut().flatten() {
+            d.boxed_slice(&mut c.name);
+            c.pel.defrag_index(d);
+        }
+    }
+}
+
 /// XPENDING summary form.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PendingSummary {

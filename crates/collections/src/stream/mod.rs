@@ -35,6 +35,7 @@
 //! stream-node-max-entries` (0 = no limit).
 
 pub mod chunkmap;
+mod defrag;
 mod delivery;
 pub mod group;
 pub mod id;

@@ -69,6 +69,11 @@ impl NodeBuf {
         NodeBuf(v.into_boxed_slice())
     }
 
+    /// Offers its block to the defragmenter (see [`crate::defrag`]).
+    pub(crate) fn defrag(&mut self, d: &mut crate::defrag::Defrag) {
+        d.boxed_slice(&mut self.0);
+    }
+
     fn total(&self) -> usize {
         u32::from_le_bytes(self.0[0..4].try_into().unwrap()) as usize
     }

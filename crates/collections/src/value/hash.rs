@@ -397,14 +397,27 @@ impl HashValue {
 mod tests;
 
 impl HashValue {
-    /// Offers its blocks to the defragmenter (see [`crate::defrag`]). A
-    /// table-encoded hash moves its top block only; its arrays and chunks
-    /// stay (not done yet).
-    pub fn defrag(&mut self, d: &mut crate::defrag::Defrag) {
+    /// Offers its blocks to the defragmenter (see [`crate::defrag`]), in
+    /// steps: `from` 0 starts; returns where to go on, `None` when done.
+    /// A small encoding offers its one block at once; a table moves its
+    /// box, then its arrays and record chunks until about `max_fields`
+    /// records were visited per step ([`crate::arena::ArenaMap::defrag`]).
+    pub fn defrag(
+        &mut self,
+        from: u64,
+        max_fields: usize,
+        d: &mut crate::defrag::Defrag,
+    ) -> Option<u64> {
         match self {
             HashValue::Pack(p) => p.defrag(d),
             HashValue::Listpack(h) => h.defrag(d),
-            HashValue::Table(t) => d.boxed(t),
+            HashValue::Table(t) => {
+                if from == 0 {
+                    d.boxed(t);
+                }
+                return t.defrag(from, max_fields, d);
+            }
         }
+        None
     }
 }

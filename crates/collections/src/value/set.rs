@@ -313,14 +313,28 @@ impl SetValue {
 }
 
 impl SetValue {
-    /// Offers its blocks to the defragmenter (see [`crate::defrag`]). A
-    /// table-encoded set moves its top block only (its array: not done yet).
-    pub fn defrag(&mut self, d: &mut crate::defrag::Defrag) {
+    /// Offers its blocks to the defragmenter (see [`crate::defrag`]), in
+    /// steps: `from` 0 starts; returns where to go on, `None` when done.
+    /// A small encoding offers its one block at once; a table moves its
+    /// box and arrays, then its out-of-line members `max_fields` slots
+    /// per step ([`crate::CompactSet::defrag`]).
+    pub fn defrag(
+        &mut self,
+        from: u64,
+        max_fields: usize,
+        d: &mut crate::defrag::Defrag,
+    ) -> Option<u64> {
         match self {
             SetValue::IntSet(s) => s.defrag(d),
             SetValue::Listpack(s) => s.defrag(d),
-            SetValue::Table(t) => d.boxed(t),
+            SetValue::Table(t) => {
+                if from == 0 {
+                    d.boxed(t);
+                }
+                return t.defrag(from, max_fields, d);
+            }
         }
+        None
     }
 }
 

@@ -496,14 +496,27 @@ impl ZsetValue {
 }
 
 impl ZsetValue {
-    /// Offers its blocks to the defragmenter (see [`crate::defrag`]). A
-    /// tree-encoded sorted set moves its top block only (its nodes and
-    /// member table: not done yet).
-    pub fn defrag(&mut self, d: &mut crate::defrag::Defrag) {
+    /// Offers its blocks to the defragmenter (see [`crate::defrag`]), in
+    /// steps: `from` 0 starts; returns where to go on, `None` when done.
+    /// A listpack offers its one block at once; a tree moves its box, then
+    /// its nodes and members, then its member table, about `max_fields`
+    /// entries per step ([`crate::zset::SortedSet::defrag`]).
+    pub fn defrag(
+        &mut self,
+        from: u64,
+        max_fields: usize,
+        d: &mut crate::defrag::Defrag,
+    ) -> Option<u64> {
         match self {
             ZsetValue::Listpack(z) => z.defrag(d),
-            ZsetValue::Tree(t) => d.boxed(t),
+            ZsetValue::Tree(t) => {
+                if from == 0 {
+                    d.boxed(t);
+                }
+                return t.defrag(from, max_fields, d);
+            }
         }
+        None
     }
 }
 

@@ -29,6 +29,9 @@ pub struct DefragState {
     pub passes: AtomicU64,
     /// The thread was started.
     pub started: AtomicBool,
+    /// `active-defrag-max-scan-fields` as the cron last read it (0: not
+    /// yet read): elements of a big collection per defrag step.
+    pub max_scan_fields: AtomicU64,
 }
 
 impl DefragState {

@@ -31,11 +31,12 @@
 //!   installed by the binary); without it (a build on another allocator)
 //!   nothing runs and INFO shows zeros.
 //!
-//! Not done: a long list's nodes move a fixed step at a time
-//! (16 nodes, `LIST_NODES_PER_STEP` in store's `object/defrag.rs`), not
-//! `active-defrag-max-scan-fields` elements; only the top block of
-//! table-encoded sets, hashes, sorted sets and streams moves (their arrays
-//! and nodes stay).
+//! Big collections move in steps (store's `object/defrag.rs`): a table
+//! hash or set and a tree sorted set visit `active-defrag-max-scan-fields`
+//! elements per step; a long list moves a fixed 16 nodes per step
+//! (`LIST_NODES_PER_STEP`), not that many elements, and a stream one
+//! chunk of up to 64 nodes per step. Not done: the entry arrays of a
+//! stream's PELs stay.
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -90,6 +91,7 @@ pub fn effort(s: &DefragSettings, frag_pct: f64, frag_bytes: i64) -> u32 {
 pub fn cron(srv: &Server) {
     let s = srv.settings().defrag;
     let st = &srv.defrag;
+    st.max_scan_fields.store(s.max_scan_fields, Relaxed);
     if !s.enabled {
         st.target_pct.store(0, Relaxed);
         return;
@@ -145,6 +147,10 @@ fn run(ks: &Keyspace, st: &DefragState) {
         st.running_pct.store(pct, Relaxed);
         let t0 = Instant::now();
         let mut keys = KeyCounts::default();
+        let fields = st.max_scan_fields.load(Relaxed);
+        if fields > 0 {
+            cur.set_max_fields(usize::try_from(fields).unwrap_or(usize::MAX));
+        }
         let done = ks.defrag_slice(&mut cur, slice_now(), &mut d, &mut keys);
         let spent = t0.elapsed();
         st.hits.fetch_add(d.hits - seen_hits, Relaxed);

@@ -4,9 +4,10 @@
 //!
 //! A pass visits every partition in order, and in each every database in
 //! two stages: the entries (through the table's scan cursor, each entry
-//! offering its key and value blocks; a long list's nodes a bounded step
-//! at a time, the rest finished before the scan goes on), then the
-//! table's own blocks
+//! offering its key and value blocks; a big collection a bounded step at
+//! a time, `max_fields` elements or 16 list nodes, the key looked up
+//! again before each step, the rest finished before the scan goes on),
+//! then the table's own blocks
 //! (segment headers and rows, one segment per step). [`Keyspace::defrag_slice`]
 //! runs for about a given slice and stops where it is; the
 //! [`DefragCursor`] says where to continue, so a pass is spread over many
@@ -14,8 +15,8 @@
 //!
 //! Invariants:
 //! * A partition lock is held for at most [`HOLD`] in one go (plus one
-//!   logical bucket, one list step or one segment: the clock is read
-//!   after each), then
+//!   logical bucket, one step of a big collection or one segment: the
+//!   clock is read after each), then
 //!   handed to a waiting command and released; only one partition is
 //!   locked at a time.
 //! * The partition's pending lookup is settled first (a move would leave
@@ -32,7 +33,13 @@ use std::time::{Duration, Instant};
 use collections::defrag::Defrag;
 
 use super::{Keyspace, Partition};
+use crate::object::defrag::Resume;
 use crate::object::Key;
+
+/// Elements of a big collection visited per step, unless set otherwise
+/// ([`DefragCursor::set_max_fields`]): Redis's
+/// `active-defrag-max-scan-fields` default.
+pub const MAX_FIELDS: usize = 1000;
 
 /// Where a defrag pass continues (see the module docs). `Default` starts
 /// a pass.
@@ -46,12 +53,32 @@ pub struct DefragCursor {
     entries: EntriesCursor,
     /// Stage 1's place (the table's segment cursor).
     cursor: u64,
+    /// Elements of a big collection per step; 0 means [`MAX_FIELDS`].
+    max_fields: usize,
 }
 
 impl DefragCursor {
     /// At the start of a pass?
     pub fn at_start(&self) -> bool {
-        *self == DefragCursor::default()
+        *self
+            == DefragCursor {
+                max_fields: self.max_fields,
+                ..DefragCursor::default()
+            }
+    }
+
+    /// Sets the elements of a big collection visited per step
+    /// (`active-defrag-max-scan-fields`; at least 1).
+    pub fn set_max_fields(&mut self, n: usize) {
+        self.max_fields = n.max(1);
+    }
+
+    fn max_fields(&self) -> usize {
+        if self.max_fields == 0 {
+            MAX_FIELDS
+        } else {
+            self.max_fields
+        }
     }
 }
 
@@ -62,11 +89,11 @@ pub struct EntriesCursor {
     /// `scanned` is set.
     scan: u64,
     scanned: bool,
-    /// Lists met in the buckets visited whose nodes are still to be
-    /// offered (`object::defrag::LIST_NODES_PER_STEP` at a time): the key
-    /// and the next node. They are finished before the scan goes on; a
-    /// key gone or no longer a list by then is dropped.
-    later: Vec<(Box<[u8]>, usize)>,
+    /// Big collections met in the buckets visited whose blocks are still
+    /// to be offered, a step at a time: the key and where its value goes
+    /// on. They are finished before the scan goes on; a key gone or no
+    /// longer of the same type by then is dropped.
+    later: Vec<(Box<[u8]>, Resume)>,
 }
 
 /// Keys visited by defrag: some block moved (hits) or none did (misses).
@@ -78,13 +105,16 @@ pub struct KeyCounts {
 
 impl Partition {
     /// Moves the blocks of database `db`'s entries, one logical bucket of
-    /// the table after the other from `at` (default: the start), a long
-    /// list's nodes a step at a time, until `deadline` (at least one step).
-    /// Returns true when the database is done (`at` is back at the start).
+    /// the table after the other from `at` (default: the start), a big
+    /// collection a step of `max_fields` elements (or list nodes) at a
+    /// time, until `deadline` (at least one step). Returns true when the
+    /// database is done (`at` is back at the start).
+    #[allow(clippy::too_many_arguments)]
     pub fn defrag_entries(
         &mut self,
         db: usize,
         at: &mut EntriesCursor,
+        max_fields: usize,
         deadline: Instant,
         d: &mut Defrag,
         keys: &mut KeyCounts,
@@ -101,7 +131,7 @@ impl Partition {
                 let next = t
                     .table
                     .get_mut(h, |e| e.matches(&key))
-                    .and_then(|e| e.defrag_list_from(*from, d));
+                    .and_then(|e| e.defrag_from(*from, max_fields, d));
                 match next {
                     Some(n) => *from = n,
                     None => {
@@ -119,7 +149,7 @@ impl Partition {
             let later = &mut at.later;
             at.scan = t.table.scan_retain(at.scan, |e| {
                 let before = d.hits;
-                if let Some(n) = e.defrag(d) {
+                if let Some(n) = e.defrag(max_fields, d) {
                     later.push((e.key().to_vec().into_boxed_slice(), n));
                 }
                 if d.hits > before {
@@ -193,12 +223,16 @@ impl Keyspace {
         let deadline = Instant::now() + slice;
         loop {
             if cur.part >= self.parts.len() {
-                *cur = DefragCursor::default();
+                *cur = DefragCursor {
+                    max_fields: cur.max_fields,
+                    ..DefragCursor::default()
+                };
                 return true;
             }
             if cur.db >= self.ndb || self.is_stopped(cur.part) {
                 *cur = DefragCursor {
                     part: cur.part + 1,
+                    max_fields: cur.max_fields,
                     ..DefragCursor::default()
                 };
                 continue;
@@ -207,8 +241,9 @@ impl Keyspace {
             {
                 let mut g = self.lock_partition(cur.part);
                 let stretch = (Instant::now() + HOLD).min(deadline);
+                let max_fields = cur.max_fields();
                 done = if cur.stage == 0 {
-                    g.defrag_entries(cur.db, &mut cur.entries, stretch, d, keys)
+                    g.defrag_entries(cur.db, &mut cur.entries, max_fields, stretch, d, keys)
                 } else {
                     cur.cursor = g.defrag_table(cur.db, cur.cursor, stretch, d);
                     cur.cursor == 0

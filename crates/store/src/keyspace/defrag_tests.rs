@@ -394,3 +394,241 @@ fn long_lists_move_in_steps_across_changes() {
         .collect();
     assert_eq!(again, model);
 }
+
+/// What a client reads of a value, structured (the big-collection test's
+/// model).
+#[derive(Clone, Debug, PartialEq)]
+enum M {
+    Str(Vec<u8>),
+    Set(std::collections::BTreeSet<Vec<u8>>),
+    Zset(BTreeMap<Vec<u8>, f64>),
+    Hash(BTreeMap<Vec<u8>, Vec<u8>>),
+}
+
+fn read_m(v: &CompactValue) -> M {
+    if let Some(s) = v.string() {
+        M::Str(s.to_vec())
+    } else if let Some(s) = v.as_set() {
+        M::Set(s.iter().map(|m| m.to_vec()).collect())
+    } else if let Some(z) = v.as_zset() {
+        let pairs = z.to_pairs();
+        assert!(
+            pairs
+                .windows(2)
+                .all(|w| (w[0].1, &w[0].0) < (w[1].1, &w[1].0)),
+            "sorted set out of order"
+        );
+        M::Zset(pairs.into_iter().collect())
+    } else if let Some(h) = v.as_hash() {
+        M::Hash(h.iter().map(|(f, x)| (f.to_vec(), x.to_vec())).collect())
+    } else {
+        panic!("unexpected value type")
+    }
+}
+
+fn big_member(i: u64, j: u64) -> Vec<u8> {
+    format!("{i}:{j}:{}", "x".repeat(20 + (j % 60) as usize)).into_bytes()
+}
+
+/// A big collection of `kind` (0 set, 1 sorted set, 2 hash), `n`
+/// elements of over 15 bytes (each its own block in a set or sorted set).
+fn big_m(kind: u64, i: u64, n: u64) -> M {
+    let ms = (0..n).map(|j| big_member(i, j));
+    match kind % 3 {
+        0 => M::Set(ms.collect()),
+        1 => M::Zset(ms.zip(0..).map(|(m, j)| (m, j as f64 * 0.5)).collect()),
+        _ => M::Hash(
+            ms.zip(0..)
+                .map(|(m, j)| (m, format!("v{j}").into_bytes()))
+                .collect(),
+        ),
+    }
+}
+
+fn build_m(m: &M, lim: &Limits) -> CompactValue {
+    match m {
+        M::Str(s) => CompactValue::from_bytes(s),
+        M::Set(s) => build(&V::Set(s.iter().cloned().collect()), lim),
+        M::Zset(z) => build(
+            &V::Zset(z.iter().map(|(m, s)| (m.clone(), *s)).collect()),
+            lim,
+        ),
+        M::Hash(h) => build(
+            &V::Hash(h.iter().map(|(f, x)| (f.clone(), x.clone())).collect()),
+            lim,
+        ),
+    }
+}
+
+/// Big hashes, sets and sorted sets (table and tree encodings) are moved
+/// a step of 50 elements (`max_fields`) at a time, over 1 us slices (one
+/// step each), while two threads add and remove their elements in place,
+/// delete them, replace them by strings or by big collections of another
+/// type, and read them back: every read matches the writer's model, and
+/// so does the whole keyspace at the end. A last pass with no changes
+/// moves at least every member block of every big set and sorted set.
+#[test]
+fn big_collections_move_in_steps_under_concurrent_writers() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+    use std::sync::Arc;
+
+    let lim = Limits::default();
+    let ks = Arc::new(Keyspace::new(Config {
+        partitions: 2,
+        databases: 1,
+    }));
+    let put = |ks: &Keyspace, k: &[u8], m: &M| {
+        let key = Key::new(k);
+        ks.lock(&key).insert(0, &key, build_m(m, &lim), None, NOW);
+    };
+    let mut start: Vec<BTreeMap<Vec<u8>, M>> = Vec::new();
+    for t in 0..2u64 {
+        let mut model = BTreeMap::new();
+        for i in 0..6u64 {
+            let k = format!("big{t}:{i}").into_bytes();
+            let m = big_m(i, t * 100 + i, 2_500);
+            put(&ks, &k, &m);
+            model.insert(k, m);
+        }
+        start.push(model);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let passes = Arc::new(AtomicU64::new(0));
+    let defragger = {
+        let (ks, stop, passes) = (ks.clone(), stop.clone(), passes.clone());
+        std::thread::spawn(move || {
+            let mut d = testing::all();
+            let mut cur = DefragCursor::default();
+            cur.set_max_fields(50);
+            let mut keys = KeyCounts::default();
+            let mut slices = 0u64;
+            while !stop.load(Relaxed) {
+                slices += 1;
+                if ks.defrag_slice(&mut cur, Duration::from_micros(1), &mut d, &mut keys) {
+                    passes.fetch_add(1, Relaxed);
+                }
+            }
+            (d.hits, slices)
+        })
+    };
+    let writers: Vec<_> = start
+        .into_iter()
+        .enumerate()
+        .map(|(t, mut model)| {
+            let (ks, passes) = (ks.clone(), passes.clone());
+            std::thread::spawn(move || {
+                let lim = Limits::default();
+                let mut r = 0x2545_f491_4f6c_dd1du64 ^ (t as u64 + 7);
+                let mut ops = 0u64;
+                while ops < 3_000 || passes.load(Relaxed) < 3 {
+                    ops += 1;
+                    r = r.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                    let i = (r >> 33) % 6;
+                    let k = format!("big{t}:{i}").into_bytes();
+                    let key = Key::new(&k);
+                    let j = (r >> 13) % 3_000;
+                    let m = big_member(t as u64 * 100 + i, j);
+                    let mut g = ks.lock(&key);
+                    match (r >> 45) % 16 {
+                        0..=10 => {
+                            // Add or remove one element in place.
+                            let add = (r >> 50).is_multiple_of(2);
+                            let Some(e) = g.get(0, &key, NOW) else {
+                                continue;
+                            };
+                            match model.get_mut(&k) {
+                                Some(M::Set(s)) => {
+                                    let set = e.set_mut().unwrap();
+                                    if add {
+                                        assert_eq!(set.insert(&m, &lim), s.insert(m));
+                                    } else {
+                                        assert_eq!(set.remove(&m), s.remove(&m));
+                                    }
+                                }
+                                Some(M::Zset(z)) => {
+                                    let zs = e.zset_mut().unwrap();
+                                    if add {
+                                        assert_eq!(zs.insert(&m, 7.0, &lim), z.insert(m, 7.0));
+                                    } else {
+                                        assert_eq!(zs.remove(&m), z.remove(&m));
+                                    }
+                                }
+                                Some(M::Hash(h)) => {
+                                    let mut hs = e.hash_mut().unwrap();
+                                    if add {
+                                        let v = format!("new{j}").into_bytes();
+                                        assert_eq!(
+                                            hs.insert(&lim, &m, &v),
+                                            h.insert(m, v).is_none()
+                                        );
+                                    } else {
+                                        assert_eq!(hs.remove(&m), h.remove(&m).is_some());
+                                    }
+                                }
+                                _ => {}
+                            }
+                        }
+                        11 => {
+                            let gone = g.remove(0, &key, NOW).is_some();
+                            assert_eq!(gone, model.remove(&k).is_some());
+                        }
+                        12 => {
+                            let v = M::Str(b"now a string".to_vec());
+                            g.insert(0, &key, build_m(&v, &lim), None, NOW);
+                            model.insert(k, v);
+                        }
+                        13 => {
+                            let v = big_m(i + 1 + (r >> 52) % 2, t as u64 * 100 + i, 500 + j);
+                            g.insert(0, &key, build_m(&v, &lim), None, NOW);
+                            model.insert(k, v);
+                        }
+                        _ => {
+                            let got = g.get_read_notouch(0, &key, NOW).map(|e| read_m(e.value()));
+                            assert_eq!(got.as_ref(), model.get(&k), "read of {k:?}");
+                        }
+                    }
+                }
+                model
+            })
+        })
+        .collect();
+    let mut want: BTreeMap<Vec<u8>, M> = BTreeMap::new();
+    for w in writers {
+        want.extend(w.join().unwrap());
+    }
+    stop.store(true, Relaxed);
+    let (hits, slices) = defragger.join().unwrap();
+    assert!(hits > 0 && slices > 100, "{hits} hits in {slices} slices");
+    let got = || -> BTreeMap<Vec<u8>, M> {
+        let mut out = BTreeMap::new();
+        for p in 0..ks.partitions() {
+            let g = ks.lock_partition(p);
+            if let Some(d) = g.db(0) {
+                for e in d.table.iter() {
+                    out.insert(e.key().to_vec(), read_m(e.value()));
+                }
+            }
+        }
+        out
+    };
+    assert_eq!(got(), want);
+    // A pass with no changes moves every member block of the big sets
+    // and sorted sets (over 15 bytes each), not only their boxes.
+    let members: usize = want
+        .values()
+        .map(|m| match m {
+            M::Set(s) if s.len() > 128 => s.len(),
+            M::Zset(z) if z.len() > 128 => z.len(),
+            _ => 0,
+        })
+        .sum();
+    assert!(members > 0);
+    let mut d = testing::all();
+    pass(&ks, &mut d);
+    assert!(
+        d.hits >= members as u64,
+        "{} hits, {members} members",
+        d.hits
+    );
+    assert_eq!(got(), want);
+}

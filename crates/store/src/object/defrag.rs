@@ -3,11 +3,15 @@
 //! cells take the new addresses. Bytes are copied unchanged, so no reply
 //! changes; the cells' codes, lengths and TTLs are not touched.
 //!
-//! A list's nodes are offered [`LIST_NODES_PER_STEP`] at a time: the first
-//! step comes with the entry, and the caller continues from the node it
-//! is given back ([`Entry::defrag_list_from`]), so a long list does
-//! not hold its partition for one long step. (The other collections move
-//! their top block only, a bounded amount of work.)
+//! A big collection is offered in steps: the first comes with the entry,
+//! and the caller continues from the [`Resume`] it is given back
+//! ([`Entry::defrag_from`]), so a big value does not hold its partition
+//! for one long step. A list's step is [`LIST_NODES_PER_STEP`] nodes; a
+//! table-encoded hash or set and a tree-encoded sorted set visit about
+//! `max_fields` elements per step (`active-defrag-max-scan-fields`; see
+//! each type's `defrag`); a stream one chunk of up to 64 nodes per step
+//! (`collections::stream`'s defrag). Small encodings and strings are one
+//! step.
 
 use std::mem::ManuallyDrop;
 
@@ -19,34 +23,45 @@ use super::*;
 /// most ~128 KB).
 pub const LIST_NODES_PER_STEP: usize = 16;
 
+/// Where a value's defrag continues: the value's type (its cell code) and
+/// the type's own cursor (never 0: 0 starts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Resume {
+    code: u8,
+    at: u64,
+}
+
 impl Entry {
-    /// Offers the entry's blocks: a heap key's block, then the value's.
-    /// Returns the list node to continue from when the value is a list
-    /// with more than [`LIST_NODES_PER_STEP`] nodes (see the module docs).
-    pub fn defrag(&mut self, d: &mut Defrag) -> Option<usize> {
+    /// Offers the entry's blocks: a heap key's block, then the value's
+    /// first step. Returns where to continue when the value is a big
+    /// collection with more to offer (see the module docs).
+    pub fn defrag(&mut self, max_fields: usize, d: &mut Defrag) -> Option<Resume> {
         if self.kcode() == K_HEAP {
             let p = read_ptr(&self.k);
             // SAFETY: a heap key cell owns the HeapBytes block at its pointer.
             let n = unsafe { HeapBytes::defrag_raw(p, d) };
             write_ptr(&mut self.k, n);
         }
-        self.v.defrag(d)
+        self.v.defrag(max_fields, d)
     }
 
-    /// Offers the next [`LIST_NODES_PER_STEP`] nodes of a list value from
-    /// node `from`; returns where to continue, `None` when the list is
-    /// done (or the value is no longer a list: it was replaced meanwhile).
-    pub fn defrag_list_from(&mut self, from: usize, d: &mut Defrag) -> Option<usize> {
-        self.v.as_list_mut()?.defrag(from, LIST_NODES_PER_STEP, d)
+    /// Offers the value's next step from `at`; returns where to continue,
+    /// `None` when the value is done (or is no longer of the type `at` was
+    /// taken from: it was replaced meanwhile).
+    pub fn defrag_from(&mut self, at: Resume, max_fields: usize, d: &mut Defrag) -> Option<Resume> {
+        if self.v.code() != at.code {
+            return None;
+        }
+        self.v.defrag_step(at.at, max_fields, d)
     }
 }
 
 impl CompactValue {
     /// Offers the value's blocks: a heap string's block; a collection's
     /// box, then the blocks the collection owns (each type moves its own,
-    /// see its `defrag`). A list offers its first [`LIST_NODES_PER_STEP`]
-    /// nodes; the result is the node to continue from, if any.
-    pub fn defrag(&mut self, d: &mut Defrag) -> Option<usize> {
+    /// see its `defrag`), a big one's first step only; the result is where
+    /// to continue, if anywhere.
+    pub fn defrag(&mut self, max_fields: usize, d: &mut Defrag) -> Option<Resume> {
         let mut more = None;
         let p = read_ptr(&self.b);
         match self.code() {
@@ -67,12 +82,12 @@ impl CompactValue {
                 }
             }
             V_LIST => self.defrag_box::<ListValue>(d, |l, d| {
-                more = l.defrag(0, LIST_NODES_PER_STEP, d);
+                more = l.defrag(0, LIST_NODES_PER_STEP, d).map(|n| n as u64);
             }),
-            V_SET => self.defrag_box::<SetValue>(d, |s, d| s.defrag(d)),
-            V_ZSET => self.defrag_box::<ZsetValue>(d, |z, d| z.defrag(d)),
-            V_HASH => self.defrag_box::<HashValue>(d, |h, d| h.defrag(d)),
-            V_STREAM => self.defrag_box::<Stream>(d, |_, _| {}),
+            V_SET => self.defrag_box::<SetValue>(d, |s, d| more = s.defrag(0, max_fields, d)),
+            V_ZSET => self.defrag_box::<ZsetValue>(d, |z, d| more = z.defrag(0, max_fields, d)),
+            V_HASH => self.defrag_box::<HashValue>(d, |h, d| more = h.defrag(0, max_fields, d)),
+            V_STREAM => self.defrag_box::<Stream>(d, |st, d| more = st.defrag(0, d)),
             V_HASH_PACK => {
                 // SAFETY: a code-68 cell owns the PackHash block at its
                 // pointer; ManuallyDrop keeps the cell the only owner until
@@ -83,7 +98,28 @@ impl CompactValue {
             }
             _ => {}
         }
-        more
+        let code = self.code();
+        more.map(|at| Resume { code, at })
+    }
+
+    /// The next step of a big collection's defrag from `at` (its type's
+    /// cursor, not 0); its box is not offered again.
+    fn defrag_step(&mut self, at: u64, max_fields: usize, d: &mut Defrag) -> Option<Resume> {
+        let code = self.code();
+        let next = match code {
+            V_LIST => self
+                .as_list_mut()?
+                .defrag(usize::try_from(at).ok()?, LIST_NODES_PER_STEP, d)
+                .map(|n| n as u64),
+            V_SET => self.as_set_mut()?.defrag(at, max_fields, d),
+            V_ZSET => self.as_zset_mut()?.defrag(at, max_fields, d),
+            V_HASH => self
+                .boxed_mut::<HashValue>(V_HASH)?
+                .defrag(at, max_fields, d),
+            V_STREAM => self.as_stream_mut()?.defrag(at, d),
+            _ => None,
+        };
+        next.map(|at| Resume { code, at })
     }
 
     /// Moves the collection's box, then lets `inner` move what it owns.
