@@ -671,6 +671,12 @@ fn loading_progress(
         .collect();
         fields[1] != "0"
     });
+    // The log reaches the test through a reader thread: wait for the line
+    // (a `$EOF:` load never writes it, so a short wait is enough there).
+    r.wait_log(
+        " bytes from master to parser",
+        Duration::from_secs(if master_diskless { 0 } else { 10 }),
+    );
     let logged = r.log().lines().find_map(|l| {
         let (_, rest) = l.split_once("MASTER <-> REPLICA sync: receiving ")?;
         rest.strip_suffix(" bytes from master to parser")?
