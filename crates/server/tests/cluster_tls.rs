@@ -36,61 +36,10 @@ fn certs() -> &'static Certs {
         )
         .unwrap();
         for ca in ["ca", "other-ca"] {
-            openssl(
-                &d,
-                &[
-                    "req",
-                    "-x509",
-                    "-newkey",
-                    "rsa:2048",
-                    "-nodes",
-                    "-keyout",
-                    &format!("{ca}.key"),
-                    "-out",
-                    &format!("{ca}.crt"),
-                    "-days",
-                    "30",
-                    "-subj",
-                    &format!("/CN=Petrel cluster test {ca}"),
-                ],
-            );
+            make_ca(&d, ca, &format!("Petrel cluster test {ca}"));
         }
         for (name, ca) in [("node", "ca"), ("stranger", "other-ca")] {
-            openssl(
-                &d,
-                &[
-                    "req",
-                    "-newkey",
-                    "rsa:2048",
-                    "-nodes",
-                    "-keyout",
-                    &format!("{name}.key"),
-                    "-out",
-                    &format!("{name}.csr"),
-                    "-subj",
-                    &format!("/CN={name}"),
-                ],
-            );
-            openssl(
-                &d,
-                &[
-                    "x509",
-                    "-req",
-                    "-in",
-                    &format!("{name}.csr"),
-                    "-CA",
-                    &format!("{ca}.crt"),
-                    "-CAkey",
-                    &format!("{ca}.key"),
-                    "-CAcreateserial",
-                    "-out",
-                    &format!("{name}.crt"),
-                    "-days",
-                    "30",
-                    "-extfile",
-                    "node.ext",
-                ],
-            );
+            issue_cert(&d, name, ca, "node.ext", name);
         }
         Certs { _dir: dir, path: d }
     })

@@ -37,52 +37,9 @@ fn certs() -> &'static Certs {
         )
         .unwrap();
         for ca in ["ca", "other-ca"] {
-            openssl(
-                &d,
-                &[
-                    "req",
-                    "-x509",
-                    "-newkey",
-                    "rsa:2048",
-                    "-nodes",
-                    "-keyout",
-                    &format!("{ca}.key"),
-                    "-out",
-                    &format!("{ca}.crt"),
-                    "-days",
-                    "30",
-                    "-subj",
-                    &format!("/CN=Petrel repl test {ca}"),
-                ],
-            );
+            make_ca(&d, ca, &format!("Petrel repl test {ca}"));
         }
-        openssl(
-            &d,
-            &[
-                "req", "-newkey", "rsa:2048", "-nodes", "-keyout", "node.key", "-out", "node.csr",
-                "-subj", "/CN=node",
-            ],
-        );
-        openssl(
-            &d,
-            &[
-                "x509",
-                "-req",
-                "-in",
-                "node.csr",
-                "-CA",
-                "ca.crt",
-                "-CAkey",
-                "ca.key",
-                "-CAcreateserial",
-                "-out",
-                "node.crt",
-                "-days",
-                "30",
-                "-extfile",
-                "node.ext",
-            ],
-        );
+        issue_cert(&d, "node", "ca", "node.ext", "node");
         Certs { _dir: dir, path: d }
     })
 }

@@ -46,24 +46,7 @@ fn certs() -> &'static Certs {
         std::fs::write(d.join("index.txt"), "").unwrap();
         std::fs::write(d.join("serial"), "1000\n").unwrap();
         for ca in ["ca", "other-ca"] {
-            openssl(
-                &d,
-                &[
-                    "req",
-                    "-x509",
-                    "-newkey",
-                    "rsa:2048",
-                    "-nodes",
-                    "-keyout",
-                    &format!("{ca}.key"),
-                    "-out",
-                    &format!("{ca}.crt"),
-                    "-days",
-                    "30",
-                    "-subj",
-                    &format!("/CN=Petrel test {ca}"),
-                ],
-            );
+            make_ca(&d, ca, &format!("Petrel test {ca}"));
         }
         // (name, signing CA, extensions, CN)
         for (name, ca, ext, cn) in [
@@ -72,41 +55,7 @@ fn certs() -> &'static Certs {
             ("client", "ca", "client.ext", "client"),
             ("stranger", "other-ca", "client.ext", "stranger"),
         ] {
-            openssl(
-                &d,
-                &[
-                    "req",
-                    "-newkey",
-                    "rsa:2048",
-                    "-nodes",
-                    "-keyout",
-                    &format!("{name}.key"),
-                    "-out",
-                    &format!("{name}.csr"),
-                    "-subj",
-                    &format!("/CN={cn}"),
-                ],
-            );
-            openssl(
-                &d,
-                &[
-                    "x509",
-                    "-req",
-                    "-in",
-                    &format!("{name}.csr"),
-                    "-CA",
-                    &format!("{ca}.crt"),
-                    "-CAkey",
-                    &format!("{ca}.key"),
-                    "-CAcreateserial",
-                    "-out",
-                    &format!("{name}.crt"),
-                    "-days",
-                    "30",
-                    "-extfile",
-                    ext,
-                ],
-            );
+            issue_cert(&d, name, ca, ext, cn);
         }
         // A client certificate of the right CA that expired in 2020.
         openssl(

@@ -35,3 +35,59 @@ pub fn openssl(dir: &Path, args: &[&str]) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A self-signed CA in `dir`: `{name}.key` and `{name}.crt` (30 days, an
+/// RSA 2048 key), subject `/CN={cn}`.
+pub fn make_ca(dir: &Path, name: &str, cn: &str) {
+    let (key, crt, subj) = (
+        format!("{name}.key"),
+        format!("{name}.crt"),
+        format!("/CN={cn}"),
+    );
+    openssl(
+        dir,
+        &[
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", &key, "-out", &crt,
+            "-days", "30", "-subj", &subj,
+        ],
+    );
+}
+
+/// A key and certificate `{name}.key`/`{name}.crt` in `dir`, subject
+/// `/CN={cn}`, signed by the CA `{ca}.key`/`{ca}.crt` with the
+/// extensions of the file `ext` (30 days).
+pub fn issue_cert(dir: &Path, name: &str, ca: &str, ext: &str, cn: &str) {
+    let (key, csr, crt, subj) = (
+        format!("{name}.key"),
+        format!("{name}.csr"),
+        format!("{name}.crt"),
+        format!("/CN={cn}"),
+    );
+    openssl(
+        dir,
+        &[
+            "req", "-newkey", "rsa:2048", "-nodes", "-keyout", &key, "-out", &csr, "-subj", &subj,
+        ],
+    );
+    let (ca_crt, ca_key) = (format!("{ca}.crt"), format!("{ca}.key"));
+    openssl(
+        dir,
+        &[
+            "x509",
+            "-req",
+            "-in",
+            &csr,
+            "-CA",
+            &ca_crt,
+            "-CAkey",
+            &ca_key,
+            "-CAcreateserial",
+            "-out",
+            &crt,
+            "-days",
+            "30",
+            "-extfile",
+            ext,
+        ],
+    );
+}
