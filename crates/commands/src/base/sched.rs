@@ -11,6 +11,28 @@ pub fn set_idle_policy(tid: libc::pid_t) -> bool {
     unsafe { libc::sched_setscheduler(tid, libc::SCHED_IDLE, &p) == 0 }
 }
 
+/// The nice value of the threads that walk and write a point-in-time
+/// snapshot (BGSAVE, BGREWRITEAOF, a replica's full sync), see
+/// [`lower_snapshot_thread`].
+pub const SNAPSHOT_NICE: libc::c_int = 10;
+
+/// Lowers the calling thread to [`SNAPSHOT_NICE`]: it keeps a tenth of a
+/// core the workers also want (weight 110 against 1,024), all of an idle
+/// one. At the default priority a snapshot's walk and writer took two
+/// thirds of a core they shared with a worker (three runnable threads), so
+/// a worker serving 85k requests/s fell behind for the whole save
+/// (hundreds of milliseconds of queueing, docs/BENCHMARKS.md); not
+/// `SCHED_IDLE`, which would leave a save almost no CPU beside a
+/// busy-polling worker. Returns whether it worked.
+pub fn lower_snapshot_thread() -> bool {
+    // SAFETY: gettid has no preconditions; setpriority with a thread id
+    // changes that one thread's nice value (Linux), no memory is touched.
+    unsafe {
+        let tid = libc::gettid();
+        libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, SNAPSHOT_NICE) == 0
+    }
+}
+
 /// Puts jemalloc's background purging threads at `SCHED_IDLE`, so they use
 /// CPU time the workers leave idle. At normal priority such a thread got a
 /// fair half of a core it shared with a worker while it returned the pages
@@ -81,6 +103,23 @@ fn thread_name(tid: libc::pid_t, buf: &mut [u8; 32]) -> Option<&[u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_snapshot_thread_runs_at_the_snapshot_nice_value() {
+        let nice = std::thread::spawn(|| {
+            assert!(lower_snapshot_thread());
+            // SAFETY: gettid has no preconditions; getpriority reads this
+            // thread's nice value (errno is not needed: 10 is not -1).
+            unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) }
+        })
+        .join()
+        .unwrap();
+        assert_eq!(nice, SNAPSHOT_NICE);
+        // Only that thread: this one keeps its own value.
+        // SAFETY: as above.
+        let mine = unsafe { libc::getpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t) };
+        assert_ne!(mine, SNAPSHOT_NICE);
+    }
 
     #[test]
     fn thread_name_reads_a_threads_comm() {

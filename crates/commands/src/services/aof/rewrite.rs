@@ -119,6 +119,7 @@ fn start_inner(srv: &Server, s: &Settings, enabling: bool) -> Result<(), String>
     let walk = std::thread::Builder::new()
         .name("petrel-aofrw".into())
         .spawn(move || {
+            crate::base::sched::lower_snapshot_thread();
             if keyspace.walk_snapshot(&walk_snap).is_err() {
                 walk_sink.abort();
             }
@@ -138,6 +139,7 @@ fn start_inner(srv: &Server, s: &Settings, enabling: bool) -> Result<(), String>
     let writer = std::thread::Builder::new()
         .name("petrel-aofrw-writer".into())
         .spawn(move || {
+            crate::base::sched::lower_snapshot_thread();
             let lock = parking_lot::Mutex::new(());
             let outcome = snapshot::write_file(&writer_sink, &job, &lock);
             let res = match outcome {

@@ -539,6 +539,9 @@ fn start_walk(srv: &Server, cut: &Cut) -> WalkHandle {
     let spawned = std::thread::Builder::new()
         .name("petrel-repl-snap".into())
         .spawn(move || {
+            // Only the walk: the payload is written by the replica's own
+            // thread, which goes on to send the stream.
+            crate::base::sched::lower_snapshot_thread();
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 keyspace.walk_snapshot(&snap)
             }));
