@@ -14,12 +14,21 @@
 //! owns to [`Defrag::relocate`] and stores the pointer it gets back.
 //! A big structure offers its blocks in bounded steps instead:
 //! `defrag(&mut self, from: u64, max_fields, d) -> Option<u64>` (table
-//! sets and hashes, tree sorted sets, streams, and a quicklist's
-//! `defrag_nodes`) starts at `from` 0, visits about `max_fields` elements
+//! sets and hashes, tree sorted sets; streams and a quicklist's
+//! `defrag_nodes` take a fixed amount per step instead of `max_fields`)
+//! starts at `from` 0, visits about `max_fields` elements
 //! (`active-defrag-max-scan-fields`) and returns where to go on. The
 //! structure may change between steps: the cursor is then only a place to
 //! resume, checked against the current bounds, so a block may be offered
 //! twice or not at all in that pass, never a stale one.
+//!
+//! Every heap block of every collection is offered, the small ones last
+//! to be added being a stream's PEL entry arrays (group and consumer PELs,
+//! offered in the stream's last steps) and a quicklist's node array (its
+//! `VecDeque` buffer, offered in the list's first step; a ring buffer is
+//! known only by its start, so [`Defrag::vec_deque`] rotates it there
+//! first, and does so only when it is no bigger than the mover's
+//! [`Mover::max_size`], keeping that step bounded).
 //!
 //! Invariants:
 //! * A block handed to [`Defrag::relocate`] was allocated by the global
@@ -29,6 +38,8 @@
 //!   observable value.
 //! * The moved block has the same layout, so its size class (and every
 //!   memory figure the program keeps) is unchanged.
+//! * A block bigger than [`Mover::max_size`] is never moved (nor is the
+//!   allocator asked about it): it counts as a miss.
 
 use std::alloc::Layout;
 use std::ptr::NonNull;
@@ -48,6 +59,12 @@ pub struct Mover {
     /// # Safety
     /// `old` is a live block of the global allocator with exactly `layout`.
     pub move_block: unsafe fn(old: *mut u8, layout: Layout) -> *mut u8,
+    /// The largest block the allocator ever moves (jemalloc: its largest
+    /// small size class; larger blocks have no slab). A bigger block is
+    /// left where it is without asking `should_move`, and a structure
+    /// that must do work before it can offer a block (a ring buffer
+    /// rotated to its start, [`Defrag::vec_deque`]) skips that work.
+    pub max_size: usize,
 }
 
 static MOVER: OnceLock<Mover> = OnceLock::new();
@@ -107,7 +124,10 @@ impl Defrag {
     /// `layout` and owned by the caller; if the result differs from `p`,
     /// `p` has been freed and must not be used again.
     pub unsafe fn relocate(&mut self, p: NonNull<u8>, layout: Layout) -> NonNull<u8> {
-        if layout.size() == 0 || !(self.mover.should_move)(p.as_ptr()) {
+        if layout.size() == 0
+            || layout.size() > self.mover.max_size
+            || !(self.mover.should_move)(p.as_ptr())
+        {
             self.misses += 1;
             return p;
         }
@@ -146,6 +166,30 @@ impl Defrag {
                 *v = Vec::from_raw_parts(new.as_ptr().cast::<T>(), len, cap);
             }
         }
+    }
+
+    /// Moves a ring buffer's block if the allocator advises it. A ring
+    /// whose elements do not start at the start of its buffer is rotated
+    /// there first (O(len) `memmove`s, within the buffer), because the
+    /// block is known only through that start: this is done only for a
+    /// buffer no bigger than [`Mover::max_size`], so the rotation is
+    /// bounded by that size and never paid for a block that cannot move.
+    /// Order, length and capacity are unchanged.
+    pub fn vec_deque<T>(&mut self, q: &mut std::collections::VecDeque<T>) {
+        let cap = q.capacity();
+        if cap == 0 || std::mem::size_of::<T>() == 0 {
+            return;
+        }
+        let bytes = Layout::array::<T>(cap).map_or(usize::MAX, |l| l.size());
+        if bytes > self.mover.max_size {
+            self.misses += 1;
+            return;
+        }
+        // Both conversions keep the buffer: to a vector rotates the
+        // elements to its start, back to a ring is O(1).
+        let mut v = Vec::from(std::mem::take(q));
+        self.vec(&mut v);
+        *q = std::collections::VecDeque::from(v);
     }
 
     /// Moves a box's block if the allocator advises it.
@@ -229,12 +273,22 @@ pub mod testing {
         Defrag::with_mover(Mover {
             should_move: always,
             move_block,
+            max_size: usize::MAX,
+        })
+    }
+    /// Moves every block of at most `max_size` bytes.
+    pub fn all_up_to(max_size: usize) -> Defrag {
+        Defrag::with_mover(Mover {
+            should_move: always,
+            move_block,
+            max_size,
         })
     }
     pub fn half() -> Defrag {
         Defrag::with_mover(Mover {
             should_move: every_other,
             move_block,
+            max_size: usize::MAX,
         })
     }
 }

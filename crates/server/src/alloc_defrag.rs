@@ -13,7 +13,8 @@
 //!   jemalloc's per-bin statistics); the query's live average
 //!   counts full slabs too, so it is higher, more so as a pass fills slabs,
 //!   and this rule moves a little more. Large allocations (no slab) never
-//!   move. The name is resolved to a MIB once.
+//!   move; blocks above the largest small class ([`max_small_size`], the
+//!   mover's `max_size`) are not even queried. The name is resolved to a MIB once.
 //! * **The move** allocates the replacement in the old block's arena with
 //!   `MALLOCX_TCACHE_NONE`, so it comes from the bin's fullest slabs
 //!   rather than the thread cache (which would hand back a block of the
@@ -174,6 +175,43 @@ unsafe fn move_block(old: *mut u8, layout: Layout) -> *mut u8 {
     new
 }
 
+/// jemalloc's largest small size class (`arenas.bin.<nbins-1>.size`,
+/// 14 KiB with 4 KiB pages): bigger allocations have no slab and never
+/// move, so they are not offered (`Mover::max_size`). `None` when the
+/// figures cannot be read.
+pub fn max_small_size() -> Option<usize> {
+    let mut nbins: u32 = 0;
+    let mut len = std::mem::size_of::<u32>();
+    // SAFETY: `arenas.nbins` writes one unsigned; nothing is written in.
+    let rc = unsafe {
+        sys::mallctl(
+            c"arenas.nbins".as_ptr(),
+            (&mut nbins as *mut u32).cast(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    if rc != 0 || nbins == 0 {
+        return None;
+    }
+    let name = std::ffi::CString::new(format!("arenas.bin.{}.size", nbins - 1)).ok()?;
+    let mut size: usize = 0;
+    let mut len = std::mem::size_of::<usize>();
+    // SAFETY: `arenas.bin.<i>.size` writes one size_t; the name is
+    // NUL-terminated.
+    let rc = unsafe {
+        sys::mallctl(
+            name.as_ptr(),
+            (&mut size as *mut usize).cast(),
+            &mut len,
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    (rc == 0 && size > 0).then_some(size)
+}
+
 /// Installs jemalloc's mover for `collections::defrag` (call once at
 /// startup, in the binary whose global allocator is jemalloc). Does
 /// nothing when this jemalloc lacks the query.
@@ -182,6 +220,7 @@ pub fn install() {
         collections::defrag::install(collections::defrag::Mover {
             should_move,
             move_block,
+            max_size: max_small_size().unwrap_or(usize::MAX),
         });
     }
 }
@@ -189,6 +228,25 @@ pub fn install() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The largest small class is a slab class (several regions per
+    /// slab); one byte more is a large allocation (no slab: never moved).
+    #[test]
+    fn max_small_size_is_the_last_slab_class() {
+        let max = max_small_size().expect("jemalloc's bin sizes");
+        assert!((4096..=1 << 20).contains(&max), "{max}");
+        // SAFETY: plain jemalloc allocations, freed below.
+        unsafe {
+            let small = sys::mallocx(max, sys::MALLOCX_TCACHE_NONE).cast::<u8>();
+            let large = sys::mallocx(max + 1, sys::MALLOCX_TCACHE_NONE).cast::<u8>();
+            let us = utilization(small).expect("query");
+            let ul = utilization(large).expect("query");
+            assert!(us.nregs > 1, "{us:?}");
+            assert!(!worth_moving(large, &ul), "{ul:?}");
+            sys::sdallocx(small.cast(), max, sys::MALLOCX_TCACHE_NONE);
+            sys::sdallocx(large.cast(), max + 1, sys::MALLOCX_TCACHE_NONE);
+        }
+    }
 
     /// Runs only with jemalloc as the global allocator (the test binary of
     /// this crate uses the system allocator unless told otherwise), so it

@@ -1001,7 +1001,7 @@ impl Quicklist {
     }
 
     #[cfg(test)]
-    fn check(&self) {
+    pub(crate) fn check(&self) {
         let mut len = 0;
         let mut heap = 0;
         let (n, d) = (self.nodes.len(), self.depth);
@@ -1050,15 +1050,37 @@ impl Quicklist {
 }
 
 impl Quicklist {
+    /// The blocks a whole defrag pass offers (tests): the node array and
+    /// every node's blocks (two for a [`Node::Stuck`]: its box and its
+    /// listpack).
+    #[cfg(test)]
+    pub(crate) fn defrag_blocks(&self) -> u64 {
+        let nodes: usize = self
+            .nodes
+            .iter()
+            .map(|n| match n {
+                Node::Stuck(_) => 2,
+                _ => 1,
+            })
+            .sum();
+        (self.nodes.capacity() > 0) as u64 + nodes as u64
+    }
+
     /// Offers the blocks of nodes `from..` to the defragmenter until
     /// `max_nodes` nodes were visited; returns the next node to visit, or
-    /// `None` when the list is done (the node array itself is not moved).
+    /// `None` when the list is done. The step from 0 first offers the
+    /// node array itself (the deque's buffer, 32 bytes a node; rotated to
+    /// the buffer's start first when it can move at all, see
+    /// [`crate::defrag::Defrag::vec_deque`]).
     pub fn defrag_nodes(
         &mut self,
         from: usize,
         max_nodes: usize,
         d: &mut crate::defrag::Defrag,
     ) -> Option<usize> {
+        if from == 0 {
+            d.vec_deque(&mut self.nodes);
+        }
         let end = from.saturating_add(max_nodes).min(self.nodes.len());
         for n in self.nodes.range_mut(from.min(end)..end) {
             n.defrag(d);

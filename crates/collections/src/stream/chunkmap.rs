@@ -95,6 +95,11 @@ impl<K: Ord + Copy, V> ChunkMap<K, V> {
         self.len == 0
     }
 
+    /// Number of chunks (entry arrays).
+    pub(crate) fn chunk_count(&self) -> usize {
+        self.chunks.len()
+    }
+
     /// Offers the map's two index arrays to the defragmenter (see
     /// [`crate::defrag`]).
     pub(crate) fn defrag_index(&mut self, d: &mut crate::defrag::Defrag) {
@@ -405,6 +410,14 @@ impl<K: Ord + Copy, V> ChunkMap<K, V> {
             .enumerate()
             .flat_map(move |(n, c)| c[if n == 0 { i0 } else { 0 }..].iter())
             .map(|e| (&e.0, &e.1))
+    }
+
+    /// Blocks a defrag pass offers for the map itself (tests): its index
+    /// arrays that are allocated, and its entry arrays.
+    #[cfg(test)]
+    pub(crate) fn blocks(&self) -> (u64, u64) {
+        let index = (self.chunks.capacity() > 0) as u64 + (self.firsts.capacity() > 0) as u64;
+        (index, self.chunks.len() as u64)
     }
 
     #[cfg(test)]

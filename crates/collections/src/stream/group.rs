@@ -79,7 +79,8 @@ impl Group {
     /// Offers the group's own blocks to the defragmenter (see
     /// [`crate::defrag`]): its name, consumer table and lists, each
     /// consumer's name and the index arrays of the PELs (not the PELs'
-    /// entry arrays: a PEL may be long, and this is one step).
+    /// entry arrays: a PEL may be long, and this is one step; the
+    /// stream's later steps offer those, see `stream::defrag`).
     pub(crate) fn defrag(&mut self, d: &mut crate::defrag::Defrag) {
         d.boxed_slice(&mut self.name);
         self.pel.defrag_index(d);
@@ -90,6 +91,17 @@ impl Group {
             d.boxed_slice(&mut c.name);
             c.pel.defrag_index(d);
         }
+    }
+}
+
+impl Group {
+    /// The group's name and consumer table blocks a pass offers (tests).
+    #[cfg(test)]
+    pub(crate) fn defrag_blocks(&self) -> u64 {
+        (!self.name.is_empty()) as u64
+            + (self.slots.capacity() > 0) as u64
+            + (self.free.capacity() > 0) as u64
+            + (self.order.capacity() > 0) as u64
     }
 }
 

@@ -44,6 +44,8 @@ pub mod node;
 mod tests;
 
 pub use chunkmap::ChunkMap;
+#[cfg(test)]
+pub(crate) use defrag::PEL_CHUNKS_PER_STEP;
 pub use group::{
     AutoClaim, AutoClaimOptions, Claim, ClaimOptions, Consumer, ConsumerInfo, Group, GroupInfo,
     Nack, PendingEntry, PendingQuery, PendingSummary,

@@ -639,3 +639,6 @@ fn big_collections_move_in_steps_under_concurrent_writers() {
     );
     assert_eq!(got(), want);
 }
+
+#[path = "defrag_stream_tests.rs"]
+mod streams;

@@ -6,12 +6,13 @@
 //! A big collection is offered in steps: the first comes with the entry,
 //! and the caller continues from the [`Resume`] it is given back
 //! ([`Entry::defrag_from`]), so a big value does not hold its partition
-//! for one long step. A list's step is [`LIST_NODES_PER_STEP`] nodes; a
-//! table-encoded hash or set and a tree-encoded sorted set visit about
-//! `max_fields` elements per step (`active-defrag-max-scan-fields`; see
-//! each type's `defrag`); a stream one chunk of up to 64 nodes per step
-//! (`collections::stream`'s defrag). Small encodings and strings are one
-//! step.
+//! for one long step. A list's step is [`LIST_NODES_PER_STEP`] nodes (the
+//! first also offers the node array); a table-encoded hash or set and a
+//! tree-encoded sorted set visit about `max_fields` elements per step
+//! (`active-defrag-max-scan-fields`; see each type's `defrag`); a stream
+//! one chunk of up to 64 nodes per step, then 16 PEL entry arrays per
+//! step (`collections::stream`'s defrag). Small encodings and strings are
+//! one step.
 
 use std::mem::ManuallyDrop;
 
