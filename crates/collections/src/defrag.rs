@@ -104,18 +104,6 @@ impl Defrag {
         }
     }
 
-    /// Would the allocator move the block at `p`? (Counted as a hit when
-    /// yes, a miss when no: for structures that move blocks themselves.)
-    pub fn advise(&mut self, p: *const u8) -> bool {
-        let yes = (self.mover.should_move)(p);
-        if yes {
-            self.hits += 1;
-        } else {
-            self.misses += 1;
-        }
-        yes
-    }
-
     /// Offers the block at `p` (of `layout`): returns the address it now
     /// lives at (`p` itself when it stayed).
     ///
@@ -247,6 +235,17 @@ pub mod testing {
 
     static ASKED: AtomicU64 = AtomicU64::new(0);
 
+    std::thread_local! {
+        static MOVES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+
+    /// Blocks this thread has moved through the testing mover: a structure
+    /// that counts a hit must have moved the block through the mover (not
+    /// through the global allocator behind its back).
+    pub fn moves_on_this_thread() -> u64 {
+        MOVES.with(|m| m.get())
+    }
+
     fn always(_: *const u8) -> bool {
         true
     }
@@ -254,6 +253,7 @@ pub mod testing {
         ASKED.fetch_add(1, Relaxed).is_multiple_of(2)
     }
     unsafe fn move_block(old: *mut u8, layout: Layout) -> *mut u8 {
+        MOVES.with(|m| m.set(m.get() + 1));
         // SAFETY: caller's contract: `old` is a live block of `layout`.
         unsafe {
             let new = std::alloc::alloc(layout);

@@ -222,9 +222,9 @@
 //!
 //! ## Defrag
 //!
-//! [`DashTable::defrag_step`] walks segments one per call and reallocates the
-//! header and/or rows the caller's predicate (e.g. "sits in a sparse page")
-//! selects.
+//! [`DashTable::defrag_step`] walks segments one per call and offers the
+//! header and each row to the caller's `relocate`, which moves a block (a
+//! bit copy into a new block of the same layout) or leaves it.
 //!
 //! ## Eviction before a split
 //!
@@ -252,9 +252,7 @@ mod seglist;
 mod segment;
 
 use seglist::SegList;
-use segment::{
-    fp_of, home_of, next, prev, relocate_header, row_bytes, RowPool, Segment, B, C_MAX, NB,
-};
+use segment::{fp_of, home_of, next, prev, row_bytes, RowPool, Segment, B, C_MAX, NB};
 use std::ptr;
 
 /// Deepest local depth a segment may reach (the scan cursor keeps 56 bits of
@@ -1651,14 +1649,23 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
 
     // -------------------------------------------------------------- defrag
 
-    /// Active-defrag hook: processes one segment per call. For each of its
-    /// allocations (the header, then each row) `should_move(ptr, size)` is
-    /// asked; if it says yes the block is reallocated and copied. Returns the
-    /// next cursor (0 = done; start with 0). Entry references are invalidated.
-    pub fn defrag_step(
+    /// Active-defrag hook: processes one segment per call, offering each of
+    /// its allocations (the header, then each row) to `relocate` and
+    /// keeping the address it returns. Returns the next cursor (0 = done;
+    /// start with 0). Entry references are invalidated.
+    ///
+    /// `relocate` decides and moves (for active defrag: the allocator's
+    /// advice, and a replacement taken outside the thread cache, so it
+    /// comes from a dense slab rather than the sparse one just left).
+    ///
+    /// # Safety
+    /// `relocate(p, layout)` returns `p` untouched, or a live block of the
+    /// global allocator with `layout` holding a bit copy of `p`'s bytes,
+    /// `p` having been freed.
+    pub unsafe fn defrag_step(
         &mut self,
         cursor: u64,
-        mut should_move: impl FnMut(*const u8, usize) -> bool,
+        mut relocate: impl FnMut(*mut u8, std::alloc::Layout) -> *mut u8,
     ) -> u64 {
         let i = cursor as usize;
         if i >= self.segs.len() {
@@ -1666,15 +1673,17 @@ impl<T, H: Fn(&T) -> u64> DashTable<T, H> {
         }
         let p = self.segs[i];
         if !p.is_null() {
-            if should_move(p as *const u8, segment::segment_bytes::<T>()) {
-                let r = self.dir_range(self.seg(i));
-                // SAFETY: `p` is the live box of segment i; it is replaced in
-                // `segs` and in its whole directory range right away.
-                let new = Box::into_raw(relocate_header(unsafe { Box::from_raw(p) }));
+            let r = self.dir_range(self.seg(i));
+            let new = relocate(p.cast::<u8>(), std::alloc::Layout::new::<Segment<T>>())
+                .cast::<Segment<T>>();
+            if new != p {
+                // The old header is gone: every reference to it is
+                // replaced right away (the list, the directory range).
                 self.segs[i] = new;
                 self.set_dir(r, i);
             }
-            self.seg_mut(i).relocate_rows(&mut should_move);
+            // SAFETY: forwarded from the caller's guarantee.
+            unsafe { self.seg_mut(i).relocate_rows(&mut relocate) };
         }
         if i + 1 < self.segs.len() {
             i as u64 + 1

@@ -698,22 +698,29 @@ impl<T> Segment<T> {
 
     /// Reallocates the rows for which `should_move` says so, copying the
     /// slots. Returns the number of bytes moved.
-    pub fn relocate_rows(
+    /// Offers every row to `relocate` (see [`crate::DashTable::defrag_step`]
+    /// for its contract) and keeps the address it returns. Returns the
+    /// bytes of the rows that moved.
+    ///
+    /// # Safety
+    /// `relocate(p, layout)` returns `p` untouched, or a live block of the
+    /// global allocator with `layout` holding a bit copy of `p`'s bytes,
+    /// `p` having been freed.
+    pub unsafe fn relocate_rows(
         &mut self,
-        mut should_move: impl FnMut(*const u8, usize) -> bool,
+        relocate: &mut impl FnMut(*mut u8, std::alloc::Layout) -> *mut u8,
     ) -> usize {
+        let layout = row_layout::<T>();
+        if layout.size() == 0 {
+            return 0;
+        }
         let mut moved = 0;
         for j in 0..self.nrows as usize {
             let old = self.rows[j];
-            if should_move(old as *const u8, row_bytes::<T>()) {
-                let new = alloc_row::<T>();
-                // SAFETY: both are distinct live rows of NB slots; copying
-                // MaybeUninit<T> bit patterns transfers the entries, and the old
-                // row is freed without dropping anything.
-                unsafe {
-                    ptr::copy_nonoverlapping(old, new, NB);
-                    free_row(old);
-                }
+            let new = relocate(old.cast::<u8>(), layout).cast::<MaybeUninit<T>>();
+            if new != old {
+                // The entries were copied bit for bit with the row (no
+                // entry was dropped or duplicated: the old block is gone).
                 self.rows[j] = new;
                 moved += row_bytes::<T>();
             }
@@ -780,18 +787,5 @@ impl<T> Drop for Segment<T> {
             unsafe { free_row(self.rows[j]) };
         }
         self.nrows = 0;
-    }
-}
-
-/// Relocates a segment header to a fresh allocation.
-pub(crate) fn relocate_header<T>(seg: Box<Segment<T>>) -> Box<Segment<T>> {
-    let raw = Box::into_raw(seg);
-    // SAFETY: `raw` is a valid, uniquely owned Segment; we bit-copy it into a
-    // new box and free the old allocation as MaybeUninit (no Drop), so the rows
-    // and entries are owned by exactly one header afterwards.
-    unsafe {
-        let new = Box::new(ptr::read(raw));
-        drop(Box::from_raw(raw.cast::<MaybeUninit<Segment<T>>>()));
-        new
     }
 }

@@ -28,6 +28,7 @@
 //!   cursor's guarantee (every entry present for the whole pass is
 //!   visited) carries over.
 
+use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
 use collections::defrag::Defrag;
@@ -187,7 +188,16 @@ impl Partition {
         };
         let mut c = cursor;
         loop {
-            c = t.table.defrag_step(c, |p, _| d.advise(p));
+            // SAFETY: `Defrag::relocate` leaves a block or moves it to a
+            // new block of the same layout (outside the thread cache) and
+            // frees it; the table's blocks come from the global allocator
+            // with exactly the layouts it names.
+            c = unsafe {
+                t.table.defrag_step(c, |p, layout| match NonNull::new(p) {
+                    Some(p) => d.relocate(p, layout).as_ptr(),
+                    None => p,
+                })
+            };
             if c == 0 || Instant::now() >= deadline {
                 return c;
             }

@@ -160,8 +160,12 @@ fn run(data: Vec<(Vec<u8>, V, bool)>, half: bool) {
     } else {
         testing::all()
     };
+    let moves = testing::moves_on_this_thread();
     let keys = pass(&ks, &mut d);
     assert_eq!(dump(&ks), before, "a defrag pass changed a value");
+    // Every hit went through the mover (whose replacement bypasses the
+    // thread cache), the table's segment headers and rows included.
+    assert_eq!(testing::moves_on_this_thread() - moves, d.hits);
     let visited = keys.hits + keys.misses;
     assert!(
         visited >= before.len() as u64,
