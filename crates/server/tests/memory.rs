@@ -574,8 +574,18 @@ fn split_strings_with_and_without_ttl() {
             assert_eq!(text(c.cmd(&["OBJECT", "ENCODING", key])), "embstr");
             let t = int(c.cmd(&["TTL", key]));
             assert!(if ttl { t > 900 && t <= 1000 } else { t == -1 }, "{t}");
+            // MEMORY USAGE includes the key's share of the table
+            // (table bytes / keys), which moves by a byte or two when a
+            // row comes or goes between the readings: a miss, retried
+            // like the heap's.
             let usage = int(c.cmd(&["MEMORY", "USAGE", key]));
-            assert_eq!(usage - usage0, block, "{cmd:?}");
+            if usage - usage0 != block {
+                exact = false;
+                misses.push(format!(
+                    "round {round} {cmd:?}: usage +{}, want +{block}",
+                    usage - usage0
+                ));
+            }
             if measured {
                 let grew = heap_memory(&mut c) - before;
                 if grew != block {
