@@ -173,7 +173,13 @@ fn run(data: Vec<(Vec<u8>, V, bool)>, half: bool) {
         before.len()
     );
     if !half && !before.is_empty() {
-        assert!(d.hits > 0 && keys.hits > 0);
+        // The table's blocks always move; a key counts a hit only when its
+        // value has a block of its own (not when every value is inline,
+        // as proptest found with one key of value "0").
+        assert!(d.hits > 0);
+        if data.iter().any(|(_, v, _)| build(v, &lim).heap_size() > 0) {
+            assert!(keys.hits > 0);
+        }
     }
     // A second pass over moved blocks, then normal use, still reads back.
     pass(&ks, &mut d);
