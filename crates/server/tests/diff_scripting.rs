@@ -391,3 +391,35 @@ CONFIG SET maxmemory 0                  # any
     );
     diff_with(&script, &opts);
 }
+
+/// SCRIPT DEBUG is refused while the client has replies not yet written:
+/// inside EXEC (found by the differential fuzzer) and after other commands
+/// of the same pipeline.
+#[test]
+fn script_debug_inside_exec_and_pipelines() {
+    diff_text(
+        "script_debug_inside_exec_and_pipelines",
+        r#"
+SCRIPT DEBUG NO
+MULTI
+SCRIPT DEBUG NO
+SCRIPT DEBUG YES
+SCRIPT DEBUG bogus
+EXEC
+"#,
+    );
+    for kind in [Kind::Petrel, Kind::Redis] {
+        if kind == Kind::Redis && !redis_available() {
+            continue;
+        }
+        let s = Server::start_opts(kind, Opts::default());
+        let mut c = RawConn::tcp(s.port());
+        c.try_send(b"PING\r\nSCRIPT DEBUG NO\r\n").unwrap();
+        assert_eq!(c.read_line().as_deref(), Some("+PONG"), "{kind:?}");
+        assert_eq!(
+            c.read_line().as_deref(),
+            Some("-ERR SCRIPT DEBUG must be called outside a pipeline"),
+            "{kind:?}"
+        );
+    }
+}

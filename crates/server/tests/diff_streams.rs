@@ -625,3 +625,21 @@ DEBUG DIGEST-VALUE s
 "###,
     );
 }
+
+/// XREADGROUP without GROUP: Redis checks for STREAMS first, then names
+/// the missing option (found by the differential fuzzer).
+#[test]
+fn streams_xreadgroup_missing_group() {
+    diff_text(
+        "streams_xreadgroup_missing_group",
+        r#"
+XADD s 1-1 f v
+XREADGROUP COUNT 1 NOACK STREAMS s 0
+XREADGROUP COUNT 1 NOACK STREAMS s 0 1
+XREADGROUP COUNT 1 NOACK COUNT 2 STREAMS
+XREADGROUP NOACK BLOCK 10 STREAMS s >
+XREADGROUP STREAMS .5 inf noack count s 99999999999999999999 1 STREAMS
+XREAD COUNT 1 GROUP g c STREAMS s 0
+"#,
+    );
+}

@@ -683,3 +683,30 @@ fn zsets_notifications() {
     };
     assert_eq!(show(&got), show(&want), "petrel vs redis keyspace events");
 }
+
+/// Score bounds and scores are read with C `strtod`, which takes numbers
+/// of any length (found by the differential fuzzer: a 7 KiB bound got
+/// "min or max is not a float" from petrel, WRONGTYPE from Redis).
+#[test]
+fn zsets_long_numbers() {
+    let big = format!("1{}", "0".repeat(6000));
+    let one = format!("1.{}", "0".repeat(6000));
+    let tiny = format!("0.{}1", "0".repeat(6000));
+    diff_text(
+        "zsets_long_numbers",
+        &format!(
+            r#"
+SET s x
+ZREMRANGEBYSCORE s 1 {big}
+ZRANGEBYSCORE s {one} +inf
+ZADD z {one} a
+ZADD z {big} b
+ZADD z {tiny} c
+ZSCORE z a
+ZCOUNT z {one} {big}
+ZRANGEBYSCORE z ({tiny} {big} WITHSCORES
+ZINCRBY z {one} a
+"#
+        ),
+    );
+}

@@ -285,8 +285,8 @@ pub const ERR_FUNCTION_FLUSH_ONLY_SUPPORTS_SYNC_ASYNC_OPTION: &str =
     "ERR FUNCTION FLUSH only supports SYNC|ASYNC option";
 pub const ERR_FUNCTION_NOT_FOUND: &str = "ERR Function not found";
 pub const ERR_LIBRARY_NAME_ARGUMENT_WAS_NOT_GIVEN: &str = "ERR library name argument was not given";
-pub const ERR_SCRIPT_DEBUG_MUST_CALLED_OUTSIDE_MULTI: &str =
-    "ERR SCRIPT DEBUG must be called outside MULTI";
+pub const ERR_SCRIPT_DEBUG_MUST_CALLED_OUTSIDE_PIPELINE: &str =
+    "ERR SCRIPT DEBUG must be called outside a pipeline";
 pub const ERR_SCRIPT_DEBUG_YES_SYNC_NO: &str = "ERR Use SCRIPT DEBUG YES/SYNC/NO";
 pub const ERR_SCRIPT_DEBUG_YES_SYNC_NOT_SUPPORTED_SERVER: &str =
     "ERR SCRIPT DEBUG YES/SYNC is not supported: this server has no Lua debugger";

@@ -41,7 +41,16 @@ pub fn parse_i64(b: &[u8]) -> Option<i64> {
 /// Parses a float like Redis's `string2ld`/`strtold` users: no spaces, not
 /// empty, no NaN; "inf"/"-inf"/"+inf" accepted.
 pub fn parse_f64(b: &[u8]) -> Option<f64> {
-    if b.is_empty() || b.len() > 5120 {
+    // Redis's string2ld reads at most 5 KiB (MAX_LONG_DOUBLE_CHARS).
+    if b.len() > 5120 {
+        return None;
+    }
+    parse_f64_any_length(b)
+}
+
+/// [`parse_f64`] without its length limit: C `strtod` reads any length.
+fn parse_f64_any_length(b: &[u8]) -> Option<f64> {
+    if b.is_empty() {
         return None;
     }
     if b[0].is_ascii_whitespace() || b[b.len() - 1].is_ascii_whitespace() {
@@ -75,7 +84,7 @@ pub fn strtod_full(b: &[u8]) -> Option<(f64, bool)> {
         let erange = v.is_infinite();
         return Some((if neg { -v } else { v }, erange));
     }
-    let v = parse_f64(b)?;
+    let v = parse_f64_any_length(b)?;
     let lower = b.to_ascii_lowercase();
     let named_inf = lower.windows(3).any(|w| w == b"inf");
     let mantissa = lower.split(|&c| c == b'e').next().unwrap_or(&[]);
@@ -182,5 +191,21 @@ mod tests {
         assert_eq!(parse_f64(b"nan"), None);
         assert_eq!(parse_f64(b" 1"), None);
         assert_eq!(parse_f64(b""), None);
+    }
+
+    /// `strtod` (score ranges, scores) reads numbers of any length;
+    /// `string2ld` users stop at 5 KiB. Found by the differential fuzzer:
+    /// ZREMRANGEBYSCORE with a 7 KiB bound answered "min or max is not a
+    /// float" where Redis went on to the type check.
+    #[test]
+    fn long_numbers() {
+        let long = format!("1{}", "0".repeat(7000));
+        assert_eq!(parse_f64(long.as_bytes()), None);
+        assert_eq!(strtod_full(long.as_bytes()), Some((f64::INFINITY, true)));
+        let frac = format!("0.{}1", "0".repeat(7000));
+        assert_eq!(strtod_full(frac.as_bytes()), Some((0.0, true)));
+        let small = format!("1.{}", "0".repeat(7000));
+        assert_eq!(strtod_full(small.as_bytes()), Some((1.0, false)));
+        assert_eq!(get_double(small.as_bytes()), Some(1.0));
     }
 }

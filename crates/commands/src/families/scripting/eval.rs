@@ -172,8 +172,12 @@ pub(super) fn script_kill(ctx: &mut Ctx, _args: &[&[u8]]) {
 }
 
 pub(super) fn script_debug(ctx: &mut Ctx, args: &[&[u8]]) {
-    if ctx.client.tx.in_multi() {
-        return ctx.error(errors::ERR_SCRIPT_DEBUG_MUST_CALLED_OUTSIDE_MULTI);
+    // Redis refuses while the client has replies not yet written: after
+    // other commands of the same read (a pipeline) and inside EXEC, whose
+    // array header is already out (so its "outside MULTI" check is never
+    // reached there).
+    if ctx.client.tx.in_multi() || !ctx.out.is_empty() {
+        return ctx.error(errors::ERR_SCRIPT_DEBUG_MUST_CALLED_OUTSIDE_PIPELINE);
     }
     if eq_ic(args[2], "NO") {
         ctx.ok()

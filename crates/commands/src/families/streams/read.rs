@@ -171,8 +171,11 @@ fn parse_read_args<'a>(
         }
         i += 1;
     }
-    if r.streams == 0 || (xreadgroup && r.group.is_none()) {
+    if r.streams == 0 {
         return Err(errors::ERR_SYNTAX.into());
+    }
+    if xreadgroup && r.group.is_none() {
+        return Err("ERR Missing GROUP option for XREADGROUP".into());
     }
     Ok(r)
 }

@@ -218,3 +218,38 @@ fn stock_redis_conf_loads() {
     assert_eq!(points(&s), vec![(3600, 1), (300, 100), (60, 10000)]);
     assert!(s.stop_writes_on_bgsave_error && s.rdbcompression && s.rdbchecksum);
 }
+
+/// A setting of a feature petrel lacks accepts its default, answers a value
+/// Redis could not parse with Redis's parse error, and any other value
+/// with petrel's own refusal naming the feature.
+#[test]
+fn absent_settings_parse_like_redis_first() {
+    use super::values::{only_default, Same};
+    let f = |same, default, v| only_default("x", "a feature", same, default, v);
+    assert_eq!(f(Same::Int, "1", "1"), Ok(()));
+    assert_eq!(
+        f(Same::Int, "1", "111111111111111111111111111111"),
+        Err("argument couldn't be parsed into an integer".to_string())
+    );
+    assert_eq!(
+        f(Same::Int, "1", "abc"),
+        Err("argument couldn't be parsed into an integer".to_string())
+    );
+    assert!(f(Same::Int, "1", "5")
+        .unwrap_err()
+        .contains("does not support a feature"));
+    assert_eq!(
+        f(Same::Bool, "yes", "maybe"),
+        Err("argument must be 'yes' or 'no'".to_string())
+    );
+    assert!(f(Same::Bool, "yes", "no")
+        .unwrap_err()
+        .contains("does not support"));
+    assert_eq!(
+        f(Same::Mem, "0", "12q"),
+        Err("argument must be a memory value".to_string())
+    );
+    assert!(f(Same::Word, "a", "b")
+        .unwrap_err()
+        .contains("does not support"));
+}

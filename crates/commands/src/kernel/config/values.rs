@@ -207,6 +207,21 @@ pub fn only_default(
     if same.eq(v, default) {
         return Ok(());
     }
+    // A value Redis could not even parse gets Redis's parse error first
+    // (found by the differential fuzzer: a 5 KiB number for
+    // active-expire-effort).
+    match same {
+        Same::Bool => {
+            parse_bool(v)?;
+        }
+        Same::Int => {
+            int_in(v, i64::MIN, i64::MAX)?;
+        }
+        Same::Mem => {
+            memory_in(v, 0, u64::MAX)?;
+        }
+        Same::Word | Same::Words => {}
+    }
     let shown = if default.is_empty() { "\"\"" } else { default };
     Err(format!(
         "'{name}' is set to '{v}', but Petrel does not support {feature} yet: only the default ({shown}) is accepted"
