@@ -585,3 +585,17 @@ fn acl_cat_categories() {
     // Every category but geo and stream (petrel has none of their commands yet).
     assert!(compared >= cats.len() - 2, "{compared} categories compared");
 }
+
+/// An unknown category is echoed as Redis's `%.128s` does: a C string,
+/// so it ends at the first NUL (found by the differential fuzzer).
+#[test]
+fn acl_cat_unknown_category_text() {
+    diff_text(
+        "acl_cat_unknown_category_text",
+        r#"
+ACL CAT ab
+ACL CAT "\r\n\x00xyz"
+ACL CAT "a\x00"
+"#,
+    );
+}

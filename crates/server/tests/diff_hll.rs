@@ -514,3 +514,25 @@ fn random_hll_ops() {
     }
     diff(&s);
 }
+
+/// A memory setting given no digits reads as 0 (Redis's memtoull): with
+/// `hll-sparse-max-bytes ""` every HLL goes dense at once (found by the
+/// differential fuzzer, whose datasets then differed after PFADD).
+#[test]
+fn hll_sparse_limit_of_nothing() {
+    diff_text(
+        "hll_sparse_limit_of_nothing",
+        r#"
+CONFIG SET hll-sparse-max-bytes ''
+CONFIG GET hll-sparse-max-bytes
+PFADD h a b c
+DEBUG DIGEST-VALUE h
+OBJECT ENCODING h
+CONFIG SET hll-sparse-max-bytes kb
+CONFIG GET hll-sparse-max-bytes
+CONFIG SET hll-sparse-max-bytes 1x
+CONFIG SET hll-sparse-max-bytes -1
+CONFIG SET hll-sparse-max-bytes 3000
+"#,
+    );
+}

@@ -261,9 +261,12 @@ fn acl_cat(ctx: &mut Ctx, args: &[&[u8]]) {
         }
         3 => {
             let Some(cat) = bit_of(args[2]) else {
-                // Redis's "%.128s" of the raw bytes, CR/LF as spaces.
+                // Redis's "%.128s" of the raw bytes (a C string: it ends
+                // at the first NUL), CR/LF as spaces.
+                let raw = args[2];
+                let raw = &raw[..raw.iter().position(|&b| b == 0).unwrap_or(raw.len())];
                 let mut msg = b"ERR Unknown category '".to_vec();
-                msg.extend(args[2][..args[2].len().min(128)].iter().map(|&b| {
+                msg.extend(raw[..raw.len().min(128)].iter().map(|&b| {
                     if b == b'\r' || b == b'\n' {
                         b' '
                     } else {

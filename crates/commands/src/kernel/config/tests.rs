@@ -31,6 +31,10 @@ fn memory_units() {
     assert_eq!(parse_memory("1k"), Some(1000));
     assert_eq!(parse_memory("12"), Some(12));
     assert_eq!(parse_memory("x"), None);
+    // Redis's memtoull: no digits reads as 0.
+    assert_eq!(parse_memory(""), Some(0));
+    assert_eq!(parse_memory("kb"), Some(0));
+    assert_eq!(parse_memory("1x"), None);
     assert_eq!(parse_memory("-1"), None);
 }
 

@@ -36,8 +36,13 @@ pub fn parse_memory(v: &str) -> Option<u64> {
     } else {
         (l.as_str(), 1)
     };
-    if num.is_empty() || !num.bytes().all(|b| b.is_ascii_digit()) {
+    if !num.bytes().all(|b| b.is_ascii_digit()) {
         return None;
+    }
+    // Redis's memtoull reads no digits as 0: `CONFIG SET maxmemory ""` and
+    // `1kb`'s bare `kb` are accepted (found by the differential fuzzer).
+    if num.is_empty() {
+        return Some(0);
     }
     num.parse::<u64>().ok()?.checked_mul(mul)
 }
