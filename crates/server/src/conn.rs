@@ -607,3 +607,7 @@ impl Conn {
         s.sub.load(Relaxed) + s.psub.load(Relaxed) + s.ssub.load(Relaxed) > 0
     }
 }
+
+#[cfg(test)]
+#[path = "conn_defrag_tests.rs"]
+mod defrag_tests;
