@@ -19,7 +19,9 @@
 //!   allocated and freed through its own [`TableAlloc`]; the allocator
 //!   knows it (address and layout) from its allocation to its release.
 //! * A rebuild keeps the bucket count, hence the layout, so every memory
-//!   figure is unchanged; it runs only for an array no bigger than the
+//!   figure is unchanged (the new array, from the mover, is not counted by
+//!   a counting global allocator, nor is the old one's release: the count
+//!   the old array added stays for the new one); it runs only for an array no bigger than the
 //!   mover's `max_size` (about 14 KiB with jemalloc: at most 256 buckets),
 //!   so it is bounded.
 //! * A rebuild changes which bucket holds which element: a bucket cursor
@@ -185,9 +187,17 @@ impl<T> DefragTable<T> {
         if !moved || !same {
             // A failed allocation, or (never expected: the capacity of a
             // bucket count gives that count back) another size: keep the
-            // old array. `fresh` is freed through the route it came from.
-            drop(fresh);
-            drop(route);
+            // old array. `fresh` is freed the way it came: a block of the
+            // global allocator (the fallback) through it, one of the mover
+            // through the route, so the program's count of allocated bytes
+            // (which sees the global allocator only) stays exact.
+            if moved {
+                drop(fresh);
+                drop(route);
+            } else {
+                drop(route);
+                drop(fresh);
+            }
             d.count(false);
             return false;
         }

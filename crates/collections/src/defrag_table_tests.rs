@@ -174,3 +174,52 @@ proptest! {
         m.check_lookups();
     }
 }
+
+fn always(_: *const u8) -> bool {
+    true
+}
+unsafe fn no_block(_: *const u8, _: Layout) -> *mut u8 {
+    std::ptr::null_mut()
+}
+unsafe fn no_move(_: *mut u8, _: Layout) -> *mut u8 {
+    std::ptr::null_mut()
+}
+unsafe fn free(p: *mut u8, layout: Layout) {
+    // SAFETY: the caller's contract.
+    unsafe { std::alloc::dealloc(p, layout) }
+}
+
+/// A mover whose allocation fails: the table keeps its array (allocated
+/// meanwhile by the global allocator and freed the same way), counts a
+/// miss and reads back unchanged.
+#[test]
+fn a_failed_replacement_keeps_the_old_array() {
+    let mut m = Map::new();
+    for i in 0..50u64 {
+        m.add(format!("ch{i}").as_bytes(), i);
+    }
+    let before = m.model();
+    let (p0, l0) = m.t.allocator().block().unwrap();
+    let mut d = Defrag::with_mover(Mover {
+        should_move: always,
+        move_block: no_move,
+        alloc: no_block,
+        free,
+        max_size: usize::MAX,
+    });
+    let s = &m.s;
+    assert!(!m.t.defrag_table(&mut d, |e| s.hash_one(&e.0)));
+    assert_eq!((d.hits, d.misses), (0, 1));
+    assert_eq!(m.t.allocator().block(), Some((p0, l0)));
+    assert_eq!(m.model(), before);
+    m.check_lookups();
+    // The table still grows and shrinks normally.
+    for i in 50..500u64 {
+        m.add(format!("ch{i}").as_bytes(), i);
+    }
+    assert_eq!(m.t.len(), 500);
+    assert_eq!(
+        m.t.allocator().block().unwrap().1.size(),
+        m.t.allocation_size()
+    );
+}
