@@ -285,6 +285,27 @@ mod tests {
         }
     }
 
+    /// The rebuild's allocation lands in the arena of the block it
+    /// replaces, is a live jemalloc block of the size asked (its slab is
+    /// known to the query), and frees like any block of its layout.
+    #[test]
+    fn rebuild_blocks_come_from_the_replaced_blocks_arena() {
+        let layout = Layout::from_size_align(4096, 16).unwrap();
+        // SAFETY: plain jemalloc allocations of `layout`, each freed once.
+        unsafe {
+            let old = sys::mallocx(4096, 0).cast::<u8>();
+            let new = alloc_outside_cache(old, layout);
+            assert!(!new.is_null());
+            assert_eq!(arena_of(new), arena_of(old));
+            assert!(sys::sallocx(new.cast(), 0) >= 4096);
+            let u = utilization(new).expect("query");
+            assert!(u.nregs >= 1 && u.size >= 4096, "{u:?}");
+            new.write_bytes(7, 4096);
+            free_outside_cache(new, layout);
+            free_outside_cache(old, layout);
+        }
+    }
+
     /// Runs only with jemalloc as the global allocator (the test binary of
     /// this crate uses the system allocator unless told otherwise), so it
     /// allocates through jemalloc directly.
