@@ -59,6 +59,22 @@ pub struct Mover {
     /// # Safety
     /// `old` is a live block of the global allocator with exactly `layout`.
     pub move_block: unsafe fn(old: *mut u8, layout: Layout) -> *mut u8,
+    /// Allocates a block of `layout` outside the thread cache, in the
+    /// arena of the live block `near` (the block it replaces): for a
+    /// structure that cannot move its block bit for bit and rebuilds
+    /// itself into a new one instead ([`crate::defrag_table`]). Null when
+    /// the allocation failed.
+    ///
+    /// # Safety
+    /// `layout` has a non-zero size; `near` is a live block of the global
+    /// allocator. The result is freed like any block of `layout`.
+    pub alloc: unsafe fn(near: *const u8, layout: Layout) -> *mut u8,
+    /// Frees a block of `layout` outside the thread cache, so its slab can
+    /// empty (the block a rebuilt structure left).
+    ///
+    /// # Safety
+    /// `p` is a live block of the global allocator with exactly `layout`.
+    pub free: unsafe fn(p: *mut u8, layout: Layout),
     /// The largest block the allocator ever moves (jemalloc: its largest
     /// small size class; larger blocks have no slab). A bigger block is
     /// left where it is without asking `should_move`, and a structure
@@ -130,6 +146,34 @@ impl Defrag {
                 p
             }
         }
+    }
+
+    /// For a block its owner cannot move bit for bit (it rebuilds itself
+    /// into a block from [`Defrag::mover`]'s `alloc` instead): should it
+    /// move? A block that stays counts as a miss here; one that moves is
+    /// counted by the owner ([`Defrag::count`]) once the rebuild is done.
+    pub fn advises_move(&mut self, p: NonNull<u8>, layout: Layout) -> bool {
+        let go = layout.size() != 0
+            && layout.size() <= self.mover.max_size
+            && (self.mover.should_move)(p.as_ptr());
+        if !go {
+            self.misses += 1;
+        }
+        go
+    }
+
+    /// Counts a block its owner moved (`true`) or left (`false`) itself.
+    pub fn count(&mut self, moved: bool) {
+        if moved {
+            self.hits += 1;
+        } else {
+            self.misses += 1;
+        }
+    }
+
+    /// The mover this pass uses.
+    pub fn mover(&self) -> Mover {
+        self.mover
     }
 
     /// Moves a vector's buffer if the allocator advises it.
@@ -269,26 +313,40 @@ pub mod testing {
         }
     }
 
-    pub fn all() -> Defrag {
-        Defrag::with_mover(Mover {
-            should_move: always,
+    /// The replacement block of a structure that rebuilds itself; counted
+    /// with the moves (a rebuild that counts a hit went through here).
+    unsafe fn alloc(_near: *const u8, layout: Layout) -> *mut u8 {
+        MOVES.with(|m| m.set(m.get() + 1));
+        // SAFETY: the caller's contract: a non-zero size.
+        unsafe { std::alloc::alloc(layout) }
+    }
+    unsafe fn free(p: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract: a live block of `layout`; it is
+        // poisoned first, as in `move_block`.
+        unsafe {
+            std::ptr::write_bytes(p, 0xA5, layout.size());
+            std::alloc::dealloc(p, layout);
+        }
+    }
+
+    fn mover(should_move: fn(*const u8) -> bool, max_size: usize) -> Mover {
+        Mover {
+            should_move,
             move_block,
-            max_size: usize::MAX,
-        })
+            alloc,
+            free,
+            max_size,
+        }
+    }
+
+    pub fn all() -> Defrag {
+        Defrag::with_mover(mover(always, usize::MAX))
     }
     /// Moves every block of at most `max_size` bytes.
     pub fn all_up_to(max_size: usize) -> Defrag {
-        Defrag::with_mover(Mover {
-            should_move: always,
-            move_block,
-            max_size,
-        })
+        Defrag::with_mover(mover(always, max_size))
     }
     pub fn half() -> Defrag {
-        Defrag::with_mover(Mover {
-            should_move: every_other,
-            move_block,
-            max_size: usize::MAX,
-        })
+        Defrag::with_mover(mover(every_other, usize::MAX))
     }
 }

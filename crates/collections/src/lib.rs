@@ -31,6 +31,7 @@
 pub mod arena;
 pub mod block;
 pub mod defrag;
+pub mod defrag_table;
 pub mod elem;
 pub mod geo;
 pub mod hash;

@@ -21,6 +21,10 @@
 //!   same sparse slab), copies, and frees the old block also bypassing the
 //!   cache, so its slab can empty and be returned. The size class is the
 //!   same, so `used_memory` (counted by `alloc::Counting`) does not change.
+//! * **A rebuild** (a structure that cannot move its block bit for bit,
+//!   such as a hash table's bucket array, `collections::defrag_table`)
+//!   gets its new block the same way (`Mover::alloc`) and frees the old
+//!   one bypassing the cache (`Mover::free`).
 
 use std::alloc::Layout;
 use std::ffi::c_void;
@@ -175,6 +179,37 @@ unsafe fn move_block(old: *mut u8, layout: Layout) -> *mut u8 {
     new
 }
 
+/// See `collections::defrag::Mover::alloc`: like the replacement in
+/// [`move_block`], from `near`'s arena and outside the thread cache.
+///
+/// # Safety
+/// `layout` has a non-zero size; `near` is a live jemalloc block.
+unsafe fn alloc_outside_cache(near: *const u8, layout: Layout) -> *mut u8 {
+    let mut flags = align_flags(layout) | sys::MALLOCX_TCACHE_NONE;
+    if let Some(a) = arena_of(near.cast_mut()) {
+        flags |= sys::MALLOCX_ARENA(a as usize);
+    }
+    // SAFETY: non-zero size; the flags name a live arena and a valid
+    // alignment.
+    unsafe { sys::mallocx(layout.size(), flags) }.cast::<u8>()
+}
+
+/// See `collections::defrag::Mover::free`.
+///
+/// # Safety
+/// `p` is a live jemalloc block of `layout`.
+unsafe fn free_outside_cache(p: *mut u8, layout: Layout) {
+    // SAFETY: the caller's block, freed with the size and alignment it was
+    // allocated with.
+    unsafe {
+        sys::sdallocx(
+            p.cast(),
+            layout.size(),
+            align_flags(layout) | sys::MALLOCX_TCACHE_NONE,
+        )
+    };
+}
+
 /// jemalloc's largest small size class (`arenas.bin.<nbins-1>.size`,
 /// 14 KiB with 4 KiB pages): bigger allocations have no slab and never
 /// move, so they are not offered (`Mover::max_size`). `None` when the
@@ -220,6 +255,8 @@ pub fn install() {
         collections::defrag::install(collections::defrag::Mover {
             should_move,
             move_block,
+            alloc: alloc_outside_cache,
+            free: free_outside_cache,
             max_size: max_small_size().unwrap_or(usize::MAX),
         });
     }
@@ -245,6 +282,27 @@ mod tests {
             assert!(!worth_moving(large, &ul), "{ul:?}");
             sys::sdallocx(small.cast(), max, sys::MALLOCX_TCACHE_NONE);
             sys::sdallocx(large.cast(), max + 1, sys::MALLOCX_TCACHE_NONE);
+        }
+    }
+
+    /// The rebuild's allocation lands in the arena of the block it
+    /// replaces, is a live jemalloc block of the size asked (its slab is
+    /// known to the query), and frees like any block of its layout.
+    #[test]
+    fn rebuild_blocks_come_from_the_replaced_blocks_arena() {
+        let layout = Layout::from_size_align(4096, 16).unwrap();
+        // SAFETY: plain jemalloc allocations of `layout`, each freed once.
+        unsafe {
+            let old = sys::mallocx(4096, 0).cast::<u8>();
+            let new = alloc_outside_cache(old, layout);
+            assert!(!new.is_null());
+            assert_eq!(arena_of(new), arena_of(old));
+            assert!(sys::sallocx(new.cast(), 0) >= 4096);
+            let u = utilization(new).expect("query");
+            assert!(u.nregs >= 1 && u.size >= 4096, "{u:?}");
+            new.write_bytes(7, 4096);
+            free_outside_cache(new, layout);
+            free_outside_cache(old, layout);
         }
     }
 

@@ -53,6 +53,9 @@ const QBUF_MIN_SPARE: usize = 4 * 1024;
 const REPLY_MIN_BYTES: usize = 1024;
 /// Argument ranges a connection keeps room for whatever its peak.
 const ARGS_KEEP: usize = 16;
+/// The most WATCHed keys, or names in one subscription set, whose blocks
+/// one connection offers to active defrag ([`Conn::defrag`]).
+pub const DEFRAG_NAMES_MAX: usize = 1024;
 
 pub struct Conn {
     pub stream: Stream,
@@ -445,6 +448,42 @@ impl Conn {
         true
     }
 
+    /// Offers this connection's long-lived blocks to active defrag (the
+    /// worker's share of a pass, `worker/defrag.rs`): the query buffer,
+    /// the argument ranges, the reply buffer, the WATCHed keys and the
+    /// names of the client's subscriptions (sets of at most
+    /// [`DEFRAG_NAMES_MAX`] names, so one connection's share stays
+    /// bounded). Runs on the owning worker between commands, when nothing
+    /// borrows a buffer: the connection reaches its bytes only through
+    /// indices (`rpos`, `rlen`, `wpos`, the parser's offsets relative to
+    /// `rpos`), so a moved block changes no state. The TLS session's and
+    /// the parser's own buffers are not offered.
+    pub fn defrag(&mut self, d: &mut collections::defrag::Defrag) {
+        d.vec(&mut self.rbuf);
+        d.vec(&mut self.args);
+        d.vec(self.out.vec_mut());
+        let c = &mut self.client;
+        if c.tx.watched.len() <= DEFRAG_NAMES_MAX {
+            for w in &mut c.tx.watched {
+                d.vec(&mut w.1);
+            }
+            d.vec(&mut c.tx.watched);
+        }
+        let ps = &mut c.pubsub;
+        for set in [&mut ps.channels, &mut ps.patterns, &mut ps.shard_channels] {
+            if set.is_empty() || set.len() > DEFRAG_NAMES_MAX {
+                continue;
+            }
+            // The set keeps its table (drain keeps the room); each name is
+            // offered and put back, unchanged.
+            let mut names: Vec<Vec<u8>> = set.drain().collect();
+            for n in &mut names {
+                d.vec(n);
+            }
+            set.extend(names);
+        }
+    }
+
     /// For the hand-over of a replica connection (`crate::handoff`): the
     /// input not executed yet and the output not written yet.
     pub fn take_buffers(&mut self) -> (Vec<u8>, Vec<u8>) {
@@ -568,3 +607,7 @@ impl Conn {
         s.sub.load(Relaxed) + s.psub.load(Relaxed) + s.ssub.load(Relaxed) > 0
     }
 }
+
+#[cfg(test)]
+#[path = "conn_defrag_tests.rs"]
+mod defrag_tests;

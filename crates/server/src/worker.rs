@@ -33,6 +33,8 @@ use resp::Limits;
 use crate::conn::{Conn, ReadResult};
 use crate::net::Stream;
 
+mod defrag;
+
 pub const WAKER: Token = Token(0);
 
 /// How often the worker's cron runs ([`Worker::cron`]).
@@ -107,6 +109,8 @@ pub struct Worker {
     again: Vec<usize>,
     /// When the script pump last tried every connection.
     last_sweep: Instant,
+    /// This worker's share of active defrag (`worker/defrag.rs`).
+    conn_defrag: defrag::ConnDefrag,
 }
 
 /// The script pump this worker installs (see `kernel::scripting::pump`).
@@ -165,6 +169,7 @@ impl Worker {
             missed: Vec::new(),
             again: Vec::new(),
             last_sweep: Instant::now(),
+            conn_defrag: Default::default(),
         }
     }
 
@@ -296,6 +301,7 @@ impl Worker {
                 return;
             }
             self.flush_touched();
+            self.defrag_conns();
             if self.srv.shutdown_requested.load(Relaxed) {
                 self.close_all();
                 return;

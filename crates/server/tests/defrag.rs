@@ -340,3 +340,196 @@ fn defrag_settings_and_info_fields() {
     }
     assert!(info_field(&mut c, "memory", "active_defrag_running") >= 0);
 }
+
+fn server_for_defrag() -> TestServer {
+    TestServer::start(&[
+        ("threads", "2"),
+        ("activedefrag", "no"),
+        ("active-defrag-ignore-bytes", "1"),
+        ("active-defrag-threshold-lower", "0"),
+        ("active-defrag-cycle-max", "50"),
+    ])
+}
+
+/// Runs active defrag until `want` more blocks moved (or two minutes went
+/// by), then turns it off; returns the blocks moved.
+fn defrag_until(c: &mut RawConn, want: i64) -> i64 {
+    let hits0 = info_field(c, "stats", "active_defrag_hits");
+    c.cmd(&["CONFIG", "SET", "activedefrag", "yes"]);
+    wait_until(Duration::from_secs(120), || {
+        info_field(c, "stats", "active_defrag_hits") - hits0 > want
+    });
+    c.cmd(&["CONFIG", "SET", "activedefrag", "no"]);
+    info_field(c, "stats", "active_defrag_hits") - hits0
+}
+
+/// Active defrag's last stage (issue 23): the workers move their
+/// connections' buffers (reply buffers, argument ranges, WATCHed keys)
+/// while pipelining clients run, and every reply stays intact. The
+/// keyspace and the Pub/Sub registry are empty, so every hit is a
+/// connection's block: none moved when the workers' stage was taken out.
+#[test]
+fn defrag_moves_client_buffers() {
+    let srv = server_for_defrag();
+    let mut c = srv.raw();
+    // Three clients WATCH keys one at a time, interleaved (the keys need
+    // not exist), then two of them UNWATCH: the first one's key buffers
+    // sit in slabs two thirds empty.
+    let mut watcher = srv.raw();
+    let mut others = [srv.raw(), srv.raw()];
+    for j in 0..600 {
+        assert_eq!(
+            watcher.cmd(&["WATCH", &format!("watched:{j}")]),
+            Value::Simple(b"OK".to_vec())
+        );
+        for (o, c) in others.iter_mut().enumerate() {
+            c.cmd(&["WATCH", &format!("other{o}:{j}")]);
+        }
+    }
+    for c in others.iter_mut() {
+        c.cmd(&["UNWATCH"]);
+    }
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let pipeliners: Vec<_> = (0..6)
+        .map(|w| {
+            let stop = stop.clone();
+            let mut con = srv.client();
+            std::thread::spawn(move || {
+                let mut rounds = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let n = 10 + (rounds as usize * 7 + w) % 60;
+                    let payloads: Vec<Vec<u8>> = (0..n)
+                        .map(|k| {
+                            let len = 50 + (k * 131 + rounds as usize) % 400;
+                            (0..len).map(|b| b'a' + ((b + k + w) % 26) as u8).collect()
+                        })
+                        .collect();
+                    let mut p = redis::pipe();
+                    for x in &payloads {
+                        p.cmd("ECHO").arg(x);
+                    }
+                    let got: Vec<Vec<u8>> = p.query(&mut con).expect("pipeline");
+                    assert!(got == payloads, "a reply changed");
+                    rounds += 1;
+                }
+                rounds
+            })
+        })
+        .collect();
+    let hits = defrag_until(&mut c, 100);
+    stop.store(true, Ordering::Relaxed);
+    for p in pipeliners {
+        assert!(p.join().unwrap() > 0);
+    }
+    let misses = info_field(&mut c, "stats", "active_defrag_misses");
+    assert!(
+        hits > 100,
+        "defrag moved client blocks: {hits} hits, {misses} misses"
+    );
+    // The watcher's keys are still its keys: a change to one of them
+    // aborts its transaction.
+    c.cmd(&["SET", "watched:150", "changed"]);
+    watcher.cmd(&["MULTI"]);
+    watcher.cmd(&["PING"]);
+    assert_eq!(watcher.cmd(&["EXEC"]), Value::NullArray);
+}
+
+/// Active defrag's stage after the keyspace (issue 23): the Pub/Sub
+/// registry's blocks (bucket arrays, channel names and patterns,
+/// subscriber vectors) move while subscribers wait; afterwards every
+/// subscription still gets its messages, and only those. Each subscriber
+/// keeps more than `DEFRAG_NAMES_MAX` (1024) channels and patterns, so
+/// the workers' stage leaves its own name sets alone and the keyspace is
+/// empty: nearly every hit is the registry's (none moved when the
+/// registry's stage was taken out).
+#[test]
+fn defrag_moves_the_pubsub_registry() {
+    let srv = server_for_defrag();
+    let mut c = srv.raw();
+    const SUBS: usize = 4;
+    const NAMES: usize = 3300;
+    let chan = |i: usize, j: usize| format!("chan:{}:{j}", i % 2);
+    let pat = |i: usize, j: usize| format!("pat:{i}:{j}:*");
+    let mut conns: Vec<redis::Connection> = (0..SUBS).map(|_| srv.client()).collect();
+    let mut subs: Vec<redis::PubSub<'_>> = conns.iter_mut().map(|c| c.as_pubsub()).collect();
+    for (i, ps) in subs.iter_mut().enumerate() {
+        // Two subscribers share each channel; two of three subscriptions
+        // go again (sparse slabs), 1100 of each kind stay.
+        let chans: Vec<String> = (0..NAMES).map(|j| chan(i, j)).collect();
+        let pats: Vec<String> = (0..NAMES).map(|j| pat(i, j)).collect();
+        ps.subscribe(&chans).unwrap();
+        ps.psubscribe(&pats).unwrap();
+        let gone = |v: &[String]| -> Vec<String> {
+            v.iter()
+                .enumerate()
+                .filter(|(j, _)| j % 3 != 0)
+                .map(|(_, n)| n.clone())
+                .collect()
+        };
+        ps.unsubscribe(gone(&chans)).unwrap();
+        ps.punsubscribe(gone(&pats)).unwrap();
+    }
+    let numsub = |c: &mut RawConn| c.cmd(&["PUBSUB", "NUMSUB", "chan:1:3", "chan:1:4"]);
+    let expect_numsub = Value::Array(vec![
+        Value::bulk("chan:1:3"),
+        Value::Int(2),
+        Value::bulk("chan:1:4"),
+        Value::Int(0),
+    ]);
+    let kept = (NAMES / 3) as i64;
+    assert!(wait_until(Duration::from_secs(30), || numsub(&mut c) == expect_numsub));
+    assert!(wait_until(Duration::from_secs(30), || {
+        c.cmd(&["PUBSUB", "NUMPAT"]) == Value::Int(SUBS as i64 * kept)
+    }));
+
+    let hits = defrag_until(&mut c, 500);
+    assert!(hits > 500, "defrag moved registry blocks: {hits} hits");
+
+    assert_eq!(numsub(&mut c), expect_numsub);
+    assert_eq!(c.cmd(&["PUBSUB", "NUMPAT"]), Value::Int(SUBS as i64 * kept));
+    let mut publish = Vec::new();
+    for k in 0..2 {
+        for j in 0..NAMES {
+            let want = if j % 3 == 0 { 2 } else { 0 };
+            publish.push((chan(k, j), format!("m{j}"), want));
+        }
+    }
+    for i in 0..SUBS {
+        for j in (0..NAMES).step_by(3) {
+            publish.push((format!("pat:{i}:{j}:x"), "p".to_string(), 1));
+        }
+    }
+    for chunk in publish.chunks(1000) {
+        let mut buf = Vec::new();
+        for (ch, m, _) in chunk {
+            buf.extend_from_slice(
+                format!(
+                    "*3\r\n$7\r\nPUBLISH\r\n${}\r\n{ch}\r\n${}\r\n{m}\r\n",
+                    ch.len(),
+                    m.len()
+                )
+                .as_bytes(),
+            );
+        }
+        c.send(&buf);
+        for (ch, _, want) in chunk {
+            assert_eq!(c.read_reply(), Value::Int(*want), "{ch}");
+        }
+    }
+    for (i, ps) in subs.iter_mut().enumerate() {
+        ps.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let mut want = std::collections::BTreeSet::new();
+        for j in (0..NAMES).step_by(3) {
+            want.insert((chan(i, j), format!("m{j}")));
+            want.insert((format!("pat:{i}:{j}:x"), "p".to_string()));
+        }
+        let mut got = std::collections::BTreeSet::new();
+        for _ in 0..want.len() {
+            let m = ps.get_message().expect("a message");
+            let payload: String = m.get_payload().unwrap();
+            got.insert((m.get_channel_name().to_string(), payload));
+        }
+        assert!(got == want, "subscriber {i} got other messages");
+    }
+}

@@ -32,6 +32,12 @@ pub struct DefragState {
     /// `active-defrag-max-scan-fields` as the cron last read it (0: not
     /// yet read): elements of a big collection per defrag step.
     pub max_scan_fields: AtomicU64,
+    /// Passes that asked the workers to offer their connections' buffers
+    /// (raised at the end of each pass, after the keyspace and the Pub/Sub
+    /// registry). Each worker compares it with the last one it served and
+    /// walks its connections in bounded steps between event-loop passes,
+    /// adding its moves to `hits` and `misses`.
+    pub clients_pass: AtomicU64,
 }
 
 impl DefragState {

@@ -35,6 +35,7 @@ pub mod metrics;
 pub mod notify;
 pub mod persistence;
 pub mod pubsub;
+pub mod pubsub_map;
 #[rustfmt::skip]
 pub mod redis_meta;
 pub mod coll;

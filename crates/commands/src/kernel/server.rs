@@ -113,7 +113,7 @@ pub struct Server {
     pub slowlog: SlowLog,
     pub latency: LatencyMonitor,
     pub hub: Hub,
-    pub pubsub: PubSub,
+    pub pubsub: Arc<PubSub>,
     pub watches: Watches,
     /// Background freeing of large values (UNLINK, FLUSHALL ASYNC...).
     pub lazyfree: LazyFree,

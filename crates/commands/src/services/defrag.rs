@@ -31,6 +31,18 @@
 //!   installed by the binary); without it (a build on another allocator)
 //!   nothing runs and INFO shows zeros.
 //!
+//! A pass has three stages. **The keyspace** (every value, key and table
+//! block, below). **Other global structures** (as Redis 7 does after the
+//! keyspace): the Pub/Sub registry's bucket arrays, channel-name buffers
+//! and subscriber vectors (`kernel::pubsub`), one map's write lock at a
+//! time for at most `pubsub::DEFRAG_BUCKETS` buckets, in the same slices.
+//! **Client buffers**: connections belong to their worker threads, so the
+//! pass only raises `DefragState::clients_pass`; each worker then offers
+//! its connections' buffers (query and reply buffers, argument ranges,
+//! watched keys, subscription names) a few connections per event-loop
+//! pass, on its own thread, between commands (server's `worker/defrag.rs`).
+//! All three count in `active_defrag_hits` / `misses`.
+//!
 //! Big collections move in steps (store's `object/defrag.rs`): a table
 //! hash or set and a tree sorted set visit `active-defrag-max-scan-fields`
 //! elements per step; a long list moves a fixed 16 nodes per step
@@ -50,6 +62,7 @@ use store::keyspace::Keyspace;
 
 use crate::kernel::config::settings::DefragSettings;
 use crate::kernel::defrag::DefragState;
+use crate::kernel::pubsub::{PubSub, PubSubDefragCursor, DEFRAG_BUCKETS};
 use crate::kernel::server::Server;
 
 /// Work per slice.
@@ -116,23 +129,47 @@ pub fn cron(srv: &Server) {
     st.target_pct.store(target, Relaxed);
     if target > 0 && !st.started.swap(true, Relaxed) {
         let ks = srv.keyspace.clone();
+        let ps = srv.pubsub.clone();
         let st = srv.defrag.clone();
         let spawned = std::thread::Builder::new()
             .name("defrag".into())
-            .spawn(move || run(&ks, &st));
+            .spawn(move || run(&ks, &ps, &st));
         if spawned.is_err() {
             srv.defrag.started.store(false, Relaxed);
         }
     }
 }
 
+/// Runs the registry stage from `cur` for about `slice`, one bounded step
+/// (one map lock) at a time. True when the stage finished (and `cur` is
+/// back at the start).
+pub fn pubsub_slice(
+    ps: &PubSub,
+    cur: &mut PubSubDefragCursor,
+    slice: Duration,
+    d: &mut collections::defrag::Defrag,
+) -> bool {
+    let t0 = Instant::now();
+    loop {
+        if ps.defrag_step(cur, DEFRAG_BUCKETS, d) {
+            return true;
+        }
+        if t0.elapsed() >= slice {
+            return false;
+        }
+    }
+}
+
 /// The defrag thread: passes while the cron wants them (see the module
 /// docs). Never returns.
-fn run(ks: &Keyspace, st: &DefragState) {
+fn run(ks: &Keyspace, ps: &PubSub, st: &DefragState) {
     let Some(mut d) = collections::defrag::Defrag::new() else {
         return;
     };
     let mut cur = DefragCursor::default();
+    let mut ps_cur = PubSubDefragCursor::default();
+    // The keyspace stage is done; the registry's is running.
+    let mut in_registry = false;
     let mut pass_start: Option<Instant> = None;
     let (mut seen_hits, mut seen_misses) = (0u64, 0u64);
     loop {
@@ -154,7 +191,19 @@ fn run(ks: &Keyspace, st: &DefragState) {
         if fields > 0 {
             cur.set_max_fields(usize::try_from(fields).unwrap_or(usize::MAX));
         }
-        let done = ks.defrag_slice(&mut cur, slice_now(), &mut d, &mut keys);
+        let done = if in_registry {
+            let done = pubsub_slice(ps, &mut ps_cur, slice_now(), &mut d);
+            if done {
+                in_registry = false;
+                // The last stage is the workers': each offers its
+                // connections' buffers when it sees the new number.
+                st.clients_pass.fetch_add(1, Relaxed);
+            }
+            done
+        } else {
+            in_registry = ks.defrag_slice(&mut cur, slice_now(), &mut d, &mut keys);
+            false
+        };
         let spent = t0.elapsed();
         st.hits.fetch_add(d.hits - seen_hits, Relaxed);
         st.misses.fetch_add(d.misses - seen_misses, Relaxed);
