@@ -27,7 +27,8 @@ use parking_lot::RwLock;
 use crate::kernel::client::{ClientPubSub, ClientShared};
 use crate::kernel::hub::{Hub, WorkerMsg};
 use crate::kernel::message::{MessageKind, Published};
-pub use crate::kernel::pubsub_map::SubscriberMap;
+/// One map of the registry: a name and its subscribers.
+pub type SubscriberMap = crate::kernel::pubsub_map::NameMap<Subscriber>;
 use crate::kernel::stats::Stats;
 
 /// Which of a client's subscription sets a (un)subscription is about.
@@ -87,7 +88,7 @@ fn add(map: &RwLock<SubscriberMap>, key: &[u8], s: Subscriber) {
 }
 
 fn remove(map: &RwLock<SubscriberMap>, key: &[u8], id: u64) {
-    map.write().remove(key, id);
+    map.write().remove(key, |s| s.client_id == id);
 }
 
 impl PubSub {

@@ -11,6 +11,9 @@
 //! * A defrag step visits a bounded number of buckets
 //!   ([`SubscriberMap::defrag_step`]), changing no name and no subscriber
 //!   list: only where their bytes live.
+//!
+//! The map is generic over the subscriber type so that it does not import
+//! the registry that uses it (`kernel::pubsub` names it `SubscriberMap`).
 
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
@@ -18,31 +21,38 @@ use std::hash::BuildHasher;
 use collections::defrag::Defrag;
 use collections::defrag_table::{hash_table::Entry, DefragTable};
 
-use crate::kernel::pubsub::Subscriber;
-
 /// One map's entries: (name, subscribers in subscription order).
-type Slot = (Vec<u8>, Vec<Subscriber>);
+type Slot<S> = (Vec<u8>, Vec<S>);
 
-#[derive(Debug, Default)]
-pub struct SubscriberMap {
-    table: DefragTable<Slot>,
+#[derive(Debug)]
+pub struct NameMap<S> {
+    table: DefragTable<Slot<S>>,
     hasher: RandomState,
 }
 
-impl SubscriberMap {
+impl<S> Default for NameMap<S> {
+    fn default() -> Self {
+        NameMap {
+            table: DefragTable::default(),
+            hasher: RandomState::default(),
+        }
+    }
+}
+
+impl<S> NameMap<S> {
     fn hash(&self, name: &[u8]) -> u64 {
         self.hasher.hash_one(name)
     }
 
     /// The subscribers of `name`, if any.
-    pub fn get(&self, name: &[u8]) -> Option<&[Subscriber]> {
+    pub fn get(&self, name: &[u8]) -> Option<&[S]> {
         self.table
             .find(self.hash(name), |e| e.0 == name)
             .map(|e| e.1.as_slice())
     }
 
     /// Appends a subscriber to `name`.
-    pub fn add(&mut self, name: &[u8], s: Subscriber) {
+    pub fn add(&mut self, name: &[u8], s: S) {
         let h = self.hash(name);
         let hasher = &self.hasher;
         match self
@@ -56,12 +66,12 @@ impl SubscriberMap {
         }
     }
 
-    /// Removes client `id`'s subscription to `name`; the name goes when its
-    /// last subscriber does.
-    pub fn remove(&mut self, name: &[u8], id: u64) {
+    /// Removes the subscribers of `name` that `gone` picks; the name goes
+    /// when its last subscriber does.
+    pub fn remove(&mut self, name: &[u8], mut gone: impl FnMut(&S) -> bool) {
         let h = self.hash(name);
         if let Ok(mut o) = self.table.find_entry(h, |e| e.0 == name) {
-            o.get_mut().1.retain(|s| s.client_id() != id);
+            o.get_mut().1.retain(|s| !gone(s));
             if o.get().1.is_empty() {
                 o.remove();
             }
@@ -82,7 +92,7 @@ impl SubscriberMap {
     }
 
     /// Every (name, subscribers), in no particular order.
-    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[Subscriber])> {
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[S])> {
         self.table.iter().map(|e| (e.0.as_slice(), e.1.as_slice()))
     }
 
