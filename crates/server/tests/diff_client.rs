@@ -25,3 +25,33 @@ CLIENT help me please
         );
     diff(&s);
 }
+
+/// A fresh server numbers its first connection as redis-server 7.0 does
+/// (3: ids 1 and 2 are its internal Lua clients'), so ids named in
+/// CLIENT KILL ID or CLIENT TRACKING REDIRECT mean the same connection
+/// (found by the differential fuzzer).
+#[test]
+fn first_client_ids_match_redis() {
+    let ids = |kind| {
+        let s = Server::start_opts(kind, Opts::default());
+        let mut out = Vec::new();
+        for _ in 0..3 {
+            let mut c = RawConn::tcp(s.port());
+            out.push(c.cmd(&["CLIENT", "ID"]));
+        }
+        out
+    };
+    let petrel = ids(Kind::Petrel);
+    // The start-up check's own connection took the first id.
+    assert_eq!(
+        petrel,
+        vec![
+            resp::Value::Int(4),
+            resp::Value::Int(5),
+            resp::Value::Int(6)
+        ]
+    );
+    if redis_available() {
+        assert_eq!(petrel, ids(Kind::Redis));
+    }
+}

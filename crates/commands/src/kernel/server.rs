@@ -69,9 +69,15 @@ pub struct ClientRegistry {
     clients: Mutex<BTreeMap<u64, Arc<ClientShared>>>,
 }
 
+/// The first id a connection gets: redis-server 7.0 gives ids 1 and 2 to
+/// its two internal Lua clients (EVAL's and the function engine's) at
+/// startup, so its first connection is id 3; petrel numbers the same way
+/// (`CLIENT ID`, `CLIENT KILL ID`, `CLIENT TRACKING ... REDIRECT` see it).
+pub const FIRST_CLIENT_ID: u64 = 3;
+
 impl ClientRegistry {
     pub fn next_id(&self) -> u64 {
-        self.next_id.fetch_add(1, Relaxed) + 1
+        self.next_id.fetch_add(1, Relaxed) + FIRST_CLIENT_ID
     }
     pub fn add(&self, c: Arc<ClientShared>) {
         self.clients.lock().insert(c.id, c);
