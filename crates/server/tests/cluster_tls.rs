@@ -644,7 +644,11 @@ fn tls_cluster_without_tls_settings_is_refused() {
         text(s.raw().cmd(&["CONFIG", "SET", "tls-cluster", "yes"])),
         "-ERR CONFIG SET failed (possibly related to argument 'tls-cluster') - Unable to update TLS configuration. Check server logs."
     );
-    assert!(s.log().contains("No tls-cert-file configured!"));
+    // The log line is written by the server while the reply goes out.
+    assert!(s.wait_log(
+        "No tls-cert-file configured!",
+        std::time::Duration::from_secs(10)
+    ));
     assert_eq!(
         format!("{:?}", s.raw().cmd(&["CONFIG", "GET", "tls-cluster"])),
         format!(
