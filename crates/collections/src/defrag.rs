@@ -162,6 +162,19 @@ impl Defrag {
         go
     }
 
+    /// Would [`Defrag::vec`] move this vector's buffer now? Asks the
+    /// allocator without moving or counting anything: for owners that can
+    /// reach a vector only by taking it out of its container, so they do
+    /// that only when a move will follow.
+    pub fn would_move_vec<T>(&self, v: &Vec<T>) -> bool {
+        let Ok(layout) = Layout::array::<T>(v.capacity()) else {
+            return false;
+        };
+        layout.size() != 0
+            && layout.size() <= self.mover.max_size
+            && (self.mover.should_move)(v.as_ptr().cast::<u8>().cast_mut())
+    }
+
     /// Counts a block its owner moved (`true`) or left (`false`) itself.
     pub fn count(&mut self, moved: bool) {
         if moved {

@@ -642,3 +642,20 @@ fn big_pels_move_in_bounded_steps() {
     s.check();
     assert_eq!(s.pending_summary(b"g").unwrap().count, 4_998);
 }
+
+/// The question without the move: true exactly when `vec` would move the
+/// buffer (allocated, within the size limit, advised), and nothing is
+/// moved or counted by asking.
+#[test]
+fn would_move_vec_asks_without_moving() {
+    let mut v: Vec<u8> = Vec::with_capacity(64);
+    v.extend_from_slice(b"channel");
+    let at = v.as_ptr();
+    let d = testing::all();
+    assert!(d.would_move_vec(&v));
+    assert!(!d.would_move_vec(&Vec::<u8>::new()));
+    assert_eq!((d.hits, d.misses), (0, 0));
+    assert_eq!(v.as_ptr(), at);
+    assert!(!testing::all_up_to(63).would_move_vec(&v));
+    assert!(testing::all_up_to(64).would_move_vec(&v));
+}

@@ -474,8 +474,14 @@ impl Conn {
             if set.is_empty() || set.len() > DEFRAG_NAMES_MAX {
                 continue;
             }
-            // The set keeps its table (drain keeps the room); each name is
-            // offered and put back, unchanged.
+            // A name inside a set cannot be moved in place: the set is
+            // taken apart only when one of its names would move (most
+            // passes move none), keeps its table (drain keeps the room),
+            // and gets each name back, unchanged.
+            if !set.iter().any(|n| d.would_move_vec(n)) {
+                d.misses += set.len() as u64;
+                continue;
+            }
             let mut names: Vec<Vec<u8>> = set.drain().collect();
             for n in &mut names {
                 d.vec(n);

@@ -86,3 +86,40 @@ fn big_name_lists_and_empty_buffers_are_not_offered() {
     assert_eq!((d.hits, d.misses), (1, 0));
     assert_eq!((c.client.tx.watched.clone(), names(&c)), before);
 }
+
+/// A pass that moves nothing leaves every name in place and counts each
+/// offered block once as a miss (the sets are not taken apart).
+#[test]
+fn a_pass_that_moves_nothing_counts_every_block_as_a_miss() {
+    let mut c = conn();
+    c.rbuf = b"*1\r\n$4\r\nPING\r\n".to_vec();
+    c.out.raw(b"+PONG\r\n");
+    c.client.tx.watched = vec![(0, b"k".to_vec(), None)];
+    let p = &mut c.client.pubsub;
+    p.channels.insert(b"news".to_vec());
+    p.channels.insert(b"sport".to_vec());
+    p.patterns.insert(b"n*".to_vec());
+    let at: Vec<*const u8> = c
+        .client
+        .pubsub
+        .channels
+        .iter()
+        .map(|n| n.as_ptr())
+        .collect();
+    let before = names(&c);
+    let moves0 = testing::moves_on_this_thread();
+    let mut d = testing::all_up_to(0);
+    c.defrag(&mut d);
+    // rbuf, args, out; 1 watched key and its vector; 3 names.
+    assert_eq!((d.hits, d.misses), (0, 3 + 2 + 3));
+    assert_eq!(testing::moves_on_this_thread(), moves0);
+    assert_eq!(names(&c), before);
+    let now: Vec<*const u8> = c
+        .client
+        .pubsub
+        .channels
+        .iter()
+        .map(|n| n.as_ptr())
+        .collect();
+    assert_eq!(now, at);
+}
