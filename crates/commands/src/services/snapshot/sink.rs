@@ -13,8 +13,11 @@
 //!   the database changes between pieces, never inside a batch.
 //! * Back-pressure: a push waits while [`MAX_QUEUED`] bytes are queued, so
 //!   the save holds at most that much plus one piece per producing thread;
-//!   the walk waits for half of it to drain before taking a lock. After an
+//!   the walk waits for half of it to drain before taking a lock; waiters
+//!   are woken when the queue falls below the mark they wait on. After an
 //!   abort or a write error nothing waits and pushes are dropped.
+//! * The writer sleeps only on an empty queue and is woken once
+//!   [`WAKE_BYTES`] are queued, or when the queue closes or the save stops.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -32,6 +35,13 @@ use crate::kernel::persistence::SaveControl;
 pub const MAX_QUEUED: u64 = 16 << 20;
 /// A batch is pushed in pieces of at most about this many bytes.
 pub const PIECE: usize = 1 << 20;
+/// The writer, once it has emptied the queue, sleeps until this many bytes
+/// are queued (or the queue closes): woken for every bucket's few hundred
+/// bytes, it ping-ponged with the walk and preempted the worker that had
+/// just queued a bucket, two context switches per bucket on the worker's
+/// core (docs/BENCHMARKS.md, "BGSAVE's writer woken per bucket").
+pub const WAKE_BYTES: u64 = 256 << 10;
+const _: () = assert!(WAKE_BYTES < MAX_QUEUED / 2);
 
 /// Which eviction metadata the records carry (Redis writes `IDLE` under
 /// LRU policies and `FREQ` under LFU ones, nothing otherwise).
@@ -119,7 +129,9 @@ impl RdbSink {
         q.bytes += bytes.len() as u64;
         self.peak.fetch_max(q.bytes, Relaxed);
         q.pieces.push_back(Piece { db, bytes });
-        self.data.notify_one();
+        if q.bytes >= WAKE_BYTES {
+            self.data.notify_one();
+        }
     }
 
     /// The walk is over (successfully or not): the writer drains what is
@@ -152,7 +164,11 @@ impl RdbSink {
 
     /// The writer thread's loop: takes pieces in order and hands them to
     /// `out` (`(db, bytes)`), until the queue is closed and empty (returns
-    /// true) or the save is aborted or `out` fails (returns false).
+    /// true) or the save is aborted or `out` fails (returns false). It
+    /// sleeps only on an empty queue, and pushes wake it once
+    /// [`WAKE_BYTES`] are queued: a push that fills the queue
+    /// (`MAX_QUEUED` > `WAKE_BYTES`) always finds it awake or wakes it, and
+    /// `close`, `abort` and `fail` wake it whatever is queued.
     pub fn run_writer(&self, mut out: impl FnMut(u32, &[u8]) -> std::io::Result<()>) -> bool {
         loop {
             let piece = {
@@ -171,11 +187,22 @@ impl RdbSink {
                 }
             };
             let r = out(piece.db, &piece.bytes);
-            {
+            let freed = {
                 let mut q = self.queue.lock();
-                q.bytes -= piece.bytes.len() as u64;
+                let before = q.bytes;
+                // (A failure raised meanwhile by the walk emptied the
+                // queue and its count.)
+                q.bytes = q.bytes.saturating_sub(piece.bytes.len() as u64);
+                // Producers wait for the queue to fall below one of two
+                // marks (`push`: MAX_QUEUED, `wait_ready`: half of it);
+                // they are woken when it crosses one, not for every piece.
+                [MAX_QUEUED, MAX_QUEUED / 2]
+                    .iter()
+                    .any(|&m| before >= m && q.bytes < m)
+            };
+            if freed {
+                self.space.notify_all();
             }
-            self.space.notify_all();
             if let Err(e) = r {
                 crate::base::log::log(
                     crate::base::log::LogLevel::Warning,
@@ -299,5 +326,107 @@ impl SaveControl for RdbSink {
 
     fn keys_total(&self) -> u64 {
         self.snap.get().map_or(0, |s| s.keys_total())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    fn sink() -> Arc<RdbSink> {
+        let ks = Arc::new(Keyspace::new(store::keyspace::Config::default()));
+        Arc::new(RdbSink::new(WriteOptions::default(), MetaMode::None, ks, 0))
+    }
+
+    /// What the writer wrote: (database, bytes) per piece.
+    type Written = Arc<Mutex<Vec<(u32, Vec<u8>)>>>;
+
+    /// Runs the writer on its own thread, collecting what it writes
+    /// (`delay` per piece stands for a slow disk).
+    fn writer(s: &Arc<RdbSink>, delay: Duration) -> (Written, std::thread::JoinHandle<bool>) {
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let (s, g) = (s.clone(), got.clone());
+        let h = std::thread::spawn(move || {
+            s.run_writer(|db, b| {
+                std::thread::sleep(delay);
+                g.lock().push((db, b.to_vec()));
+                Ok(())
+            })
+        });
+        (got, h)
+    }
+
+    fn piece(i: usize, len: usize) -> Vec<u8> {
+        let mut v = vec![(i % 251) as u8; len];
+        v[..8].copy_from_slice(&(i as u64).to_le_bytes());
+        v
+    }
+
+    /// Less than WAKE_BYTES queued: the writer may sleep through the
+    /// pushes, and closing the queue still gets every piece written, in
+    /// order.
+    #[test]
+    fn a_small_save_is_written_whole_at_close() {
+        let s = sink();
+        let (got, h) = writer(&s, Duration::ZERO);
+        let want: Vec<_> = (0..100).map(|i| ((i % 3) as u32, piece(i, 100))).collect();
+        for (db, b) in &want {
+            s.push(*db, b.clone());
+        }
+        s.close();
+        assert!(h.join().unwrap());
+        assert_eq!(*got.lock(), want);
+    }
+
+    /// Once WAKE_BYTES are queued the writer runs without waiting for the
+    /// close (a save's data does not pile up until the walk ends).
+    #[test]
+    fn the_writer_wakes_once_enough_is_queued() {
+        let s = sink();
+        let (got, h) = writer(&s, Duration::ZERO);
+        let n = (WAKE_BYTES as usize).div_ceil(4096);
+        for i in 0..n {
+            s.push(0, piece(i, 4096));
+        }
+        let until = Instant::now() + Duration::from_secs(20);
+        while got.lock().len() < n {
+            assert!(Instant::now() < until, "the writer did not wake");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        s.close();
+        assert!(h.join().unwrap());
+    }
+
+    /// More than MAX_QUEUED pushed against a slow writer: producers wait
+    /// for room and are woken as it frees up; nothing is lost or reordered.
+    #[test]
+    fn back_pressure_wakes_the_producers() {
+        let s = sink();
+        let (got, h) = writer(&s, Duration::from_micros(200));
+        let count = (MAX_QUEUED as usize / PIECE) * 2 + 3;
+        let producer = {
+            let s = s.clone();
+            std::thread::spawn(move || {
+                for i in 0..count {
+                    let _order = s.order.lock();
+                    s.push(0, piece(i, PIECE));
+                    drop(_order);
+                    if i % 4 == 0 {
+                        s.wait_ready();
+                    }
+                }
+            })
+        };
+        producer.join().unwrap();
+        s.close();
+        assert!(h.join().unwrap());
+        let got = got.lock();
+        assert_eq!(got.len(), count);
+        assert!(got
+            .iter()
+            .enumerate()
+            .all(|(i, (_, b))| b[..8] == (i as u64).to_le_bytes()));
+        assert!(s.peak_bytes() <= MAX_QUEUED + PIECE as u64);
     }
 }
