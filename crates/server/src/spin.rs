@@ -42,6 +42,13 @@
 //! spins for the rest of a -P 1 run). After a hold-off the first read only
 //! sets the baseline.
 //!
+//! The active-defrag thread is the exception the worker makes itself
+//! (`Worker::may_spin`): while a pass runs the gate is not asked, and is
+//! [`SpinGate::forget`]-ed, because that thread takes the core in short
+//! slices at a bounded duty cycle, which a spinning worker absorbs better
+//! than a sleeping one (docs/BENCHMARKS.md, "The busy-poll gate during a
+//! defrag pass").
+//!
 //! Invariants: the gate is owned by one worker and only read on its
 //! thread (the figures are that thread's); while a hold-off runs nothing is
 //! read, so a worker that does not spin pays nothing for the gate.
@@ -188,6 +195,18 @@ impl SpinGate {
         self.judge(long, now)
     }
 
+    /// Drops what the gate has judged so far (a hold-off, recent long
+    /// windows); the next read only sets the baseline. For a worker that
+    /// spins without asking the gate for a while (during an active-defrag
+    /// pass, `Worker::may_spin`), so the waits of that stretch are not
+    /// judged afterwards.
+    pub fn forget(&mut self) {
+        self.hold_until = None;
+        self.hold = Duration::ZERO;
+        self.rebase = true;
+        self.longs = [None; BURST - 1];
+    }
+
     /// Records whether the window read at `now` was long; false (and a
     /// hold-off) when it completes a burst.
     fn judge(&mut self, long: bool, now: Instant) -> bool {
@@ -314,6 +333,29 @@ mod tests {
         assert!(!g.may_spin(t0 + ms(411)));
         assert_eq!(g.longs, [None; BURST - 1]);
         assert!(g.rebase);
+    }
+
+    #[test]
+    fn a_forgotten_gate_spins_and_judges_nothing_from_before() {
+        let mut g = SpinGate::new();
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        // In a hold-off, with long windows on record.
+        assert!(g.judge(true, t0));
+        assert!(g.judge(true, t0 + ms(5)));
+        assert!(!g.judge(true, t0 + ms(10)));
+        assert!(!g.may_spin(t0 + ms(11)));
+        assert!(g.judge(true, t0 + ms(100)));
+        g.forget();
+        // The hold-off is gone and the next read is a baseline.
+        assert!(g.may_spin(t0 + ms(12)));
+        assert_eq!(g.longs, [None; BURST - 1]);
+        assert!(!g.rebase, "the read after forget was the baseline");
+        // A later burst starts from the shortest hold again.
+        assert!(g.judge(true, t0 + ms(200)));
+        assert!(g.judge(true, t0 + ms(205)));
+        assert!(!g.judge(true, t0 + ms(210)));
+        assert_eq!(g.hold_until, Some(t0 + ms(210) + MIN_HOLD));
     }
 
     #[test]
