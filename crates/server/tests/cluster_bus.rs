@@ -43,11 +43,13 @@ fn bus_port(s: &Server) -> u16 {
 
 /// One CLUSTER NODES line, split: id, addr, flags, master, ping, pong,
 /// epoch, link, slots...
-fn nodes_table(s: &Server) -> Vec<Vec<String>> {
-    text(cmd(s, &["CLUSTER", "NODES"]))
+/// (An `Err` while the node answers `-LOADING`, as a replica does while
+/// it loads its master's data.)
+fn nodes_table(s: &Server) -> Result<Vec<Vec<String>>, String> {
+    Ok(query(s, &["CLUSTER", "NODES"])?
         .lines()
         .map(|l| l.split(' ').map(String::from).collect())
-        .collect()
+        .collect())
 }
 
 /// Every node lists every node, connected, with its address, the flags
@@ -55,7 +57,7 @@ fn nodes_table(s: &Server) -> Vec<Vec<String>> {
 fn agreed(nodes: &[&Server], slots: &[&str]) -> Result<(), String> {
     let ids: Vec<String> = nodes.iter().map(|s| myid(s)).collect();
     for (i, s) in nodes.iter().enumerate() {
-        let table = nodes_table(s);
+        let table = nodes_table(s)?;
         if table.len() != nodes.len() {
             return Err(format!("node {i} knows {} nodes: {table:?}", table.len()));
         }
@@ -164,6 +166,7 @@ fn petrel_nodes_meet_gossip_and_share_slots() {
             .iter()
             .map(|s| {
                 nodes_table(s)
+                    .unwrap()
                     .into_iter()
                     .find(|r| r[2].contains("myself"))
                     .unwrap()[6]
@@ -434,7 +437,7 @@ fn a_dead_master_is_flagged_failing_then_failed() {
     drop(c);
     for s in [&a, &b] {
         wait_for("FAIL flag", || {
-            let table = nodes_table(s);
+            let table = nodes_table(s)?;
             let row = table.iter().find(|r| r[0] == dead).unwrap();
             if row[2] != "master,fail" {
                 return Err(format!("{row:?}"));
@@ -499,7 +502,11 @@ fn greater_epoch_takes_the_slot(owner: &Server, claimer: &Server) {
     // greatest epoch.
     wait_for("distinct epochs", || {
         let epochs = |s: &Server| -> Vec<String> {
-            let mut v: Vec<String> = nodes_table(s).into_iter().map(|r| r[6].clone()).collect();
+            let mut v: Vec<String> = nodes_table(s)
+                .unwrap()
+                .into_iter()
+                .map(|r| r[6].clone())
+                .collect();
             v.sort();
             v
         };
@@ -555,7 +562,7 @@ fn a_master_losing_its_last_slot_becomes_a_replica() {
     cmd(&owner, &["CLUSTER", "ADDSLOTS", "5"]);
     wait_for("agreement", || agreed(&[&owner, &claimer], &["5", ""]));
     wait_for("distinct epochs", || {
-        let mut v: Vec<String> = nodes_table(&claimer)
+        let mut v: Vec<String> = nodes_table(&claimer)?
             .into_iter()
             .map(|r| r[6].clone())
             .collect();
@@ -572,13 +579,13 @@ fn a_master_losing_its_last_slot_becomes_a_replica() {
     let oid = myid(&owner);
     wait_for("replica everywhere", || {
         for (s, me) in [(&owner, true), (&claimer, false)] {
-            let row = nodes_table(s).into_iter().find(|r| r[0] == oid).unwrap();
+            let row = nodes_table(s)?.into_iter().find(|r| r[0] == oid).unwrap();
             let flags = if me { "myself,slave" } else { "slave" };
             if row[2] != flags || row[3] != cid || row.len() != 8 {
                 return Err(format!("{row:?}"));
             }
         }
-        let info = text(cmd(&owner, &["INFO", "replication"]));
+        let info = query(&owner, &["INFO", "replication"])?;
         if !info.contains("role:slave")
             || !info.contains(&format!("master_port:{}", claimer.port()))
             || !info.contains("master_link_status:up")
@@ -612,7 +619,7 @@ fn redis_cli_creates_a_petrel_cluster_with_replicas() {
     assert!(out.contains("[OK] All 16384 slots covered."), "{out}");
     wait_for("roles agreed, replicas linked", || {
         for s in &nodes {
-            let table = nodes_table(s);
+            let table = nodes_table(s)?;
             let masters = table.iter().filter(|r| r[2].ends_with("master")).count();
             let replicas: Vec<&Vec<String>> =
                 table.iter().filter(|r| r[2].ends_with("slave")).collect();
@@ -627,7 +634,7 @@ fn redis_cli_creates_a_petrel_cluster_with_replicas() {
             }
         }
         for s in &nodes {
-            let info = text(cmd(s, &["INFO", "replication"]));
+            let info = query(s, &["INFO", "replication"])?;
             if info.contains("role:slave") && !info.contains("master_link_status:up") {
                 return Err(info);
             }

@@ -34,11 +34,12 @@ fn err(v: Value) -> String {
 
 /// CLUSTER NODES, each line split: id, addr, flags, master, ping, pong,
 /// epoch, link, slots...
-fn nodes_table(s: &Server) -> Vec<Vec<String>> {
-    text(cmd(s, &["CLUSTER", "NODES"]))
+/// (An `Err` while the node answers `-LOADING`.)
+fn nodes_table(s: &Server) -> Result<Vec<Vec<String>>, String> {
+    Ok(query(s, &["CLUSTER", "NODES"])?
         .lines()
         .map(|l| l.split(' ').map(String::from).collect())
-        .collect()
+        .collect())
 }
 
 fn row(table: &[Vec<String>], id: &str) -> Result<Vec<String>, String> {
@@ -51,6 +52,7 @@ fn row(table: &[Vec<String>], id: &str) -> Result<Vec<String>, String> {
 
 fn bus_port(s: &Server) -> u16 {
     let me = nodes_table(s)
+        .unwrap()
         .into_iter()
         .find(|r| r[2].contains("myself"))
         .unwrap();
@@ -97,11 +99,11 @@ fn create(nodes: &[&Server], replicas: usize) {
 /// replication link is up.
 fn healthy(nodes: &[&Server]) -> Result<(), String> {
     for s in nodes {
-        let info = text(cmd(s, &["CLUSTER", "INFO"]));
+        let info = query(s, &["CLUSTER", "INFO"])?;
         if !info.contains("cluster_state:ok") {
             return Err(info);
         }
-        let repl = text(cmd(s, &["INFO", "replication"]));
+        let repl = query(s, &["INFO", "replication"])?;
         if repl.contains("role:slave") && !repl.contains("master_link_status:up") {
             return Err(repl);
         }
@@ -118,7 +120,7 @@ fn roles_agreed(
     replicas: &[&str],
 ) -> Result<(), String> {
     for s in views {
-        let table = nodes_table(s);
+        let table = nodes_table(s)?;
         let m = row(&table, master)?;
         let flags: Vec<&str> = m[2].split(',').collect();
         if !flags.contains(&"master") || flags.contains(&"fail") || m[8..].join(" ") != slots {
@@ -172,7 +174,7 @@ fn assert_keys(s: &Server, keys: &[(String, String)]) {
 
 /// The master of replica `r` as `s` sees it, and its slots.
 fn master_of(s: &Server, r: &str) -> (String, String) {
-    let table = nodes_table(s);
+    let table = nodes_table(s).unwrap();
     let m = row(&table, r).unwrap()[3].clone();
     let slots = row(&table, &m).unwrap()[8..].join(" ");
     (m, slots)
@@ -186,7 +188,7 @@ fn kill9(s: &mut Server) {
 /// The node `victim` (killed) shown failed by every node of `views`.
 fn seen_failed(views: &[&Server], victim: &str) -> Result<(), String> {
     for s in views {
-        let r = row(&nodes_table(s), victim)?;
+        let r = row(&nodes_table(s)?, victim)?;
         if !r[2].contains("fail") || r[2].contains("fail?") {
             return Err(format!("{} sees {r:?}", s.port()));
         }
@@ -209,7 +211,7 @@ fn a_replica_is_elected_when_its_master_dies_and_the_old_master_rejoins_as_repli
     wait_for("cluster up, replicas linked", || {
         healthy(&nodes.iter().collect::<Vec<_>>())?;
         for s in &nodes {
-            let t = nodes_table(s);
+            let t = nodes_table(s)?;
             if t.len() != 6 || t.iter().filter(|r| r[2].ends_with("slave")).count() != 3 {
                 return Err(format!("{t:?}"));
             }
@@ -244,8 +246,8 @@ fn a_replica_is_elected_when_its_master_dies_and_the_old_master_rejoins_as_repli
     );
     assert_keys(&nodes[ri], &keys);
     // Every remaining node lists the same roles and slot owners.
-    let summary = |s: &Server| {
-        let mut v: Vec<String> = nodes_table(s)
+    let summary = |s: &Server| -> Result<Vec<String>, String> {
+        let mut v: Vec<String> = nodes_table(s)?
             .into_iter()
             .map(|r| {
                 let flags = r[2].replace("myself,", "");
@@ -253,13 +255,14 @@ fn a_replica_is_elected_when_its_master_dies_and_the_old_master_rejoins_as_repli
             })
             .collect();
         v.sort();
-        v
+        Ok(v)
     };
     wait_for("CLUSTER NODES agreed", || {
-        let first = summary(alive[0]);
+        let first = summary(alive[0])?;
         for s in &alive[1..] {
-            if summary(s) != first {
-                return Err(format!("{:?} != {first:?}", summary(s)));
+            let theirs = summary(s)?;
+            if theirs != first {
+                return Err(format!("{theirs:?} != {first:?}"));
             }
         }
         Ok(())
@@ -324,7 +327,7 @@ fn mixed_election(victim_kind: Kind, replica_kind: Kind) {
     let all = [&victim, &p, &r, &replica];
     wait_for("the new node known by all", || {
         for s in all {
-            let t = nodes_table(s);
+            let t = nodes_table(s)?;
             if t.len() != 4 || t.iter().any(|r| r[2].contains("handshake")) {
                 return Err(format!("{t:?}"));
             }
@@ -335,7 +338,7 @@ fn mixed_election(victim_kind: Kind, replica_kind: Kind) {
         cmd(&replica, &["CLUSTER", "REPLICATE", &vid]),
         Value::Simple(b"OK".to_vec())
     );
-    let slots = row(&nodes_table(&victim), &vid).unwrap()[8..].join(" ");
+    let slots = row(&nodes_table(&victim).unwrap(), &vid).unwrap()[8..].join(" ");
     wait_for("the replica linked", || {
         roles_agreed(&all, &vid, &slots, &[&rid])?;
         healthy(&all)
@@ -398,7 +401,7 @@ fn manual_failovers(master_kind: Kind, replica_kind: Kind, steps: Steps) {
     );
     wait_for("the new node known by all", || {
         for s in all {
-            let t = nodes_table(s);
+            let t = nodes_table(s)?;
             if t.len() != 4 || t.iter().any(|r| r[2].contains("handshake")) {
                 return Err(format!("{t:?}"));
             }
@@ -409,7 +412,7 @@ fn manual_failovers(master_kind: Kind, replica_kind: Kind, steps: Steps) {
         cmd(&r, &["CLUSTER", "REPLICATE", &mid]),
         Value::Simple(b"OK".to_vec())
     );
-    let slots = row(&nodes_table(&m), &mid).unwrap()[8..].join(" ");
+    let slots = row(&nodes_table(&m).unwrap(), &mid).unwrap()[8..].join(" ");
     wait_for("the replica linked", || {
         roles_agreed(&all, &mid, &slots, &[&rid])?;
         healthy(&all)
@@ -516,7 +519,7 @@ fn cluster_failover_errors_match_redis() {
         );
         let mid = myid(&m);
         wait_for("met", || {
-            let t = nodes_table(&r);
+            let t = nodes_table(&r)?;
             row(&t, &mid).map(|_| ())
         });
         assert_eq!(
@@ -586,7 +589,7 @@ fn a_spare_replica_migrates_to_an_orphaned_master() {
     let all = [&a, &b, &c, &a1, &a2, &b1];
     wait_for("the new nodes known by all", || {
         for s in all {
-            let t = nodes_table(s);
+            let t = nodes_table(s)?;
             if t.len() != 6 || t.iter().any(|r| r[2].contains("handshake")) {
                 return Err(format!("{t:?}"));
             }
@@ -600,8 +603,8 @@ fn a_spare_replica_migrates_to_an_orphaned_master() {
         );
     }
     let (a1id, a2id, b1id) = (myid(&a1), myid(&a2), myid(&b1));
-    let aslots = row(&nodes_table(&a), &aid).unwrap()[8..].join(" ");
-    let bslots = row(&nodes_table(&b), &bid).unwrap()[8..].join(" ");
+    let aslots = row(&nodes_table(&a).unwrap(), &aid).unwrap()[8..].join(" ");
+    let bslots = row(&nodes_table(&b).unwrap(), &bid).unwrap()[8..].join(" ");
     wait_for("replicas linked", || {
         roles_agreed(&all, &aid, &aslots, &[&a1id, &a2id])?;
         roles_agreed(&all, &bid, &bslots, &[&b1id])?;
@@ -659,7 +662,7 @@ fn a_nofailover_replica_waits_for_a_manual_failover() {
     let all = [&m, &a, &b, &r];
     wait_for("the new node known by all", || {
         for s in all {
-            let t = nodes_table(s);
+            let t = nodes_table(s)?;
             if t.len() != 4 || t.iter().any(|r| r[2].contains("handshake")) {
                 return Err(format!("{t:?}"));
             }
@@ -670,11 +673,11 @@ fn a_nofailover_replica_waits_for_a_manual_failover() {
         cmd(&r, &["CLUSTER", "REPLICATE", &mid]),
         Value::Simple(b"OK".to_vec())
     );
-    let slots = row(&nodes_table(&m), &mid).unwrap()[8..].join(" ");
+    let slots = row(&nodes_table(&m).unwrap(), &mid).unwrap()[8..].join(" ");
     wait_for("the replica linked and flagged nofailover", || {
         roles_agreed(&all, &mid, &slots, &[&rid])?;
         for s in all {
-            let flags = row(&nodes_table(s), &rid)?[2].clone();
+            let flags = row(&nodes_table(s)?, &rid)?[2].clone();
             if !flags.ends_with("slave,nofailover") {
                 return Err(format!("{} sees {flags}", s.port()));
             }

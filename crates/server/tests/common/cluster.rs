@@ -17,6 +17,21 @@ pub fn text(v: Value) -> String {
     }
 }
 
+/// `args` on a new connection, its reply as text; an error reply (a
+/// replica answers `-LOADING` while it loads its master's data, as
+/// redis-server does for CLUSTER NODES and INFO) is an `Err` the caller's
+/// `wait_for` retries.
+pub fn query(s: &Server, args: &[&str]) -> Result<String, String> {
+    match cmd(s, args) {
+        Value::Error(e) => Err(format!(
+            "{} answers {args:?} with {}",
+            s.port(),
+            String::from_utf8_lossy(&e)
+        )),
+        v => Ok(text(v)),
+    }
+}
+
 /// One command on a new raw connection.
 pub fn cmd(s: &Server, args: &[&str]) -> Value {
     s.raw().cmd(args)
