@@ -37,7 +37,7 @@ fn all_known(nodes: &[&Server]) {
     let ids: Vec<String> = nodes.iter().map(|s| myid(s)).collect();
     wait_for("every node knows every node", || {
         for s in nodes {
-            let t = text(cmd(s, &["CLUSTER", "NODES"]));
+            let t = query(s, &["CLUSTER", "NODES"])?;
             if t.lines().count() != nodes.len() || t.contains("handshake") {
                 return Err(t);
             }
@@ -73,7 +73,7 @@ fn check_all(nodes: &[&Server]) {
             {
                 return Err(out);
             }
-            let info = text(cmd(s, &["CLUSTER", "INFO"]));
+            let info = query(s, &["CLUSTER", "INFO"])?;
             if !info.contains("cluster_state:ok") {
                 return Err(info);
             }
