@@ -44,8 +44,9 @@
 //! All three count in `active_defrag_hits` / `misses`.
 //!
 //! Big collections move in steps (store's `object/defrag.rs`): a table
-//! hash or set and a tree sorted set visit `active-defrag-max-scan-fields`
-//! elements per step; a long list moves a fixed 16 nodes per step
+//! hash or set and a tree sorted set visit at most 64 elements per step
+//! (`store::keyspace::defrag::FIELDS_PER_STEP`; fewer when
+//! `active-defrag-max-scan-fields` is lower); a long list moves a fixed 16 nodes per step
 //! (`LIST_NODES_PER_STEP`), not that many elements, its node array in the
 //! first one; a stream one chunk of up to 64 nodes per step, then the
 //! entry arrays of its groups' and consumers' PELs, 16 arrays (of up to 64

@@ -5,8 +5,9 @@
 //! A pass visits every partition in order, and in each every database in
 //! two stages: the entries (through the table's scan cursor, each entry
 //! offering its key and value blocks; a big collection a bounded step at
-//! a time, `max_fields` elements or 16 list nodes, the key looked up
-//! again before each step, the rest finished before the scan goes on),
+//! a time, at most [`FIELDS_PER_STEP`] elements or 16 list nodes, the key
+//! looked up again before each step, the rest finished before the scan
+//! goes on),
 //! then the table's own blocks
 //! (segment headers and rows, one segment per step). [`Keyspace::defrag_slice`]
 //! runs for about a given slice and stops where it is; the
@@ -37,10 +38,20 @@ use super::{Keyspace, Partition};
 use crate::object::defrag::Resume;
 use crate::object::Key;
 
-/// Elements of a big collection visited per step, unless set otherwise
-/// ([`DefragCursor::set_max_fields`]): Redis's
-/// `active-defrag-max-scan-fields` default.
+/// `active-defrag-max-scan-fields`' default (Redis's), used unless set
+/// otherwise ([`DefragCursor::set_max_fields`]).
 pub const MAX_FIELDS: usize = 1000;
+
+/// Most elements of a hash, set or sorted set visited in one step, the
+/// clock being read after each step: Redis's deferred walk over a big
+/// key reads its clock at least every 64 fields too. A step's elements
+/// are the smaller of this and `active-defrag-max-scan-fields`, so a
+/// step moves at most this many member blocks: with 1,000-element steps
+/// (the setting's default) one step took the partition and the core for
+/// ~0.5 ms or more, and a GET probe beside `frag --big-collections` saw
+/// 35-57 GETs a second over 0.5 ms during the pass against 5-12 with
+/// 64 (BENCHMARKS.md, issue 23).
+pub const FIELDS_PER_STEP: usize = 64;
 
 /// Where a defrag pass continues (see the module docs). `Default` starts
 /// a pass.
@@ -54,7 +65,7 @@ pub struct DefragCursor {
     entries: EntriesCursor,
     /// Stage 1's place (the table's segment cursor).
     cursor: u64,
-    /// Elements of a big collection per step; 0 means [`MAX_FIELDS`].
+    /// `active-defrag-max-scan-fields`; 0 means [`MAX_FIELDS`].
     max_fields: usize,
 }
 
@@ -74,12 +85,15 @@ impl DefragCursor {
         self.max_fields = n.max(1);
     }
 
-    fn max_fields(&self) -> usize {
-        if self.max_fields == 0 {
+    /// Elements of a big collection visited per step (see
+    /// [`FIELDS_PER_STEP`]).
+    fn step_fields(&self) -> usize {
+        let setting = if self.max_fields == 0 {
             MAX_FIELDS
         } else {
             self.max_fields
-        }
+        };
+        setting.min(FIELDS_PER_STEP)
     }
 }
 
@@ -251,9 +265,9 @@ impl Keyspace {
             {
                 let mut g = self.lock_partition(cur.part);
                 let stretch = (Instant::now() + HOLD).min(deadline);
-                let max_fields = cur.max_fields();
+                let step_fields = cur.step_fields();
                 done = if cur.stage == 0 {
-                    g.defrag_entries(cur.db, &mut cur.entries, max_fields, stretch, d, keys)
+                    g.defrag_entries(cur.db, &mut cur.entries, step_fields, stretch, d, keys)
                 } else {
                     cur.cursor = g.defrag_table(cur.db, cur.cursor, stretch, d);
                     cur.cursor == 0

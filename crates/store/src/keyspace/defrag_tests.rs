@@ -477,6 +477,58 @@ fn build_m(m: &M, lim: &Limits) -> CompactValue {
     }
 }
 
+/// The blocks one step of a big collection moves, at most: a step visits
+/// `FIELDS_PER_STEP` (64) elements (fewer when the setting is lower; a sorted
+/// set up to one tree leaf more), each owning one block here, plus the
+/// collection's own arrays and tree nodes; with a zero slice every slice
+/// is one step. So the partition is never held for the setting's 1,000
+/// elements at once (with 1,000-element steps one slice moved 1,123).
+#[test]
+fn a_big_collection_step_moves_at_most_a_bounded_number_of_blocks() {
+    let lim = Limits::default();
+    // The default setting is 1,000: a step still visits 64 elements.
+    for (setting, per_step) in [(None, 64), (Some(16), 16)] {
+        let ks = Keyspace::new(Config {
+            partitions: 1,
+            databases: 1,
+        });
+        for kind in 0..3u64 {
+            let key = format!("big:{kind}");
+            let key = Key::new(key.as_bytes());
+            ks.lock(&key)
+                .insert(0, &key, build_m(&big_m(kind, kind, 3_000), &lim), None, NOW);
+        }
+        let mut d = testing::all();
+        let mut cur = DefragCursor::default();
+        if let Some(n) = setting {
+            cur.set_max_fields(n);
+        }
+        let mut keys = KeyCounts::default();
+        let (mut slices, mut most) = (0u64, 0u64);
+        loop {
+            let before = d.hits;
+            let done = ks.defrag_slice(&mut cur, Duration::ZERO, &mut d, &mut keys);
+            most = most.max(d.hits - before);
+            slices += 1;
+            if done {
+                break;
+            }
+        }
+        // The sets' and sorted sets' 3,000 members are each a block, so
+        // a pass moves more than 6,000 blocks, in many steps.
+        assert!(d.hits > 6_000, "{} blocks moved", d.hits);
+        // A sorted set's step ends at a leaf boundary, so it visits up to
+        // one leaf (CAP entries) more; each entry is a member block and
+        // its share of the leaf and member-table moves.
+        let bound = 2 * (per_step + collections::zset::CAP) as u64 + 16;
+        assert!(
+            most <= bound,
+            "one slice moved {most} blocks, more than {bound} (setting {setting:?}, {slices} slices)"
+        );
+        assert!(slices >= d.hits / bound);
+    }
+}
+
 /// Big hashes, sets and sorted sets (table and tree encodings) are moved
 /// a step of 50 elements (`max_fields`) at a time, over 1 us slices (one
 /// step each), while two threads add and remove their elements in place,

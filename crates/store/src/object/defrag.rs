@@ -9,7 +9,8 @@
 //! for one long step. A list's step is [`LIST_NODES_PER_STEP`] nodes (the
 //! first also offers the node array); a table-encoded hash or set and a
 //! tree-encoded sorted set visit about `max_fields` elements per step
-//! (`active-defrag-max-scan-fields`; see each type's `defrag`); a stream
+//! (the keyspace walk passes at most 64: `keyspace::defrag::FIELDS_PER_STEP`;
+//! see each type's `defrag`); a stream
 //! one chunk of up to 64 nodes per step, then 16 PEL entry arrays per
 //! step (`collections::stream`'s defrag). Small encodings and strings are
 //! one step.

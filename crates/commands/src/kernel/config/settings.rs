@@ -394,8 +394,10 @@ pub struct DefragSettings {
     pub cycle_min: u32,
     /// `active-defrag-cycle-max`
     pub cycle_max: u32,
-    /// `active-defrag-max-scan-fields`: collections with more elements are
-    /// defragmented a bounded number of elements at a time.
+    /// `active-defrag-max-scan-fields`: the most elements of a collection
+    /// defragmented in one step (the keyspace walk caps a step at 64,
+    /// `store::keyspace::defrag::FIELDS_PER_STEP`, as Redis reads its
+    /// clock at least every 64 fields of a big key).
     pub max_scan_fields: u64,
 }
 
