@@ -140,3 +140,60 @@ scan 0 match
 "##,
     );
 }
+
+/// OBJECT REFCOUNT tells Redis's shared integers (0..9999, INT_MAX) from
+/// integers of their own (1): COPY duplicates the object, and while
+/// `maxmemory` is set with an LRU or LFU policy new integers are not
+/// shared; a value keeps what it was made with.
+#[test]
+fn object_refcount_of_shared_and_own_integers() {
+    diff_text(
+        "object_refcount_of_shared_and_own_integers",
+        r##"
+set a 1
+object refcount a
+copy a b
+object refcount b
+object encoding b
+get b
+incr b
+object refcount b
+set big 10000
+object refcount big
+copy big big2
+object refcount big2
+set s hello
+copy s s2
+object refcount s2
+config set maxmemory 1gb
+config set maxmemory-policy allkeys-lru
+object refcount a
+set c 5
+object refcount c
+incr c
+object refcount c
+mset d 7 e 8
+object refcount d
+setnx f 9
+object refcount f
+getset f 3
+object refcount f
+append g 4
+object refcount g
+incrby h 2
+object refcount h
+config set maxmemory-policy volatile-lfu
+set i 6
+object refcount i
+config set maxmemory-policy allkeys-random
+set j 6
+object refcount j
+config set maxmemory 0
+config set maxmemory-policy allkeys-lru
+set k 6
+object refcount k
+object refcount c
+config set maxmemory-policy noeviction
+"##,
+    );
+}

@@ -845,6 +845,27 @@ impl CompactValue {
         self.code() == V_INT
     }
 
+    /// Is this one of Redis's shared integers (OBJECT REFCOUNT answers
+    /// INT_MAX)? An int-encoded value in 0..10000 is, unless it was made
+    /// an integer object of its own ([`CompactValue::unshare_int`]). In an
+    /// int cell the code byte's raw flag (meaningless for an integer)
+    /// marks "of its own".
+    pub fn is_shared_int(&self) -> bool {
+        self.code() == V_INT
+            && self.b[0] & V_RAWFLAG == 0
+            && (0..10_000).contains(&self.int_unchecked())
+    }
+
+    /// Makes an int-encoded value an integer object of its own, as Redis's
+    /// COPY (`dupStringObject`) and its integers created under an LRU or
+    /// LFU `maxmemory-policy` are: OBJECT REFCOUNT then answers 1. No
+    /// effect on any other value; nothing else reads the flag.
+    pub fn unshare_int(&mut self) {
+        if self.code() == V_INT {
+            self.b[0] |= V_RAWFLAG;
+        }
+    }
+
     /// Length of the string (STRLEN).
     pub fn str_len(&self) -> usize {
         if let Some((_, n)) = self.inline_enc() {
@@ -1578,6 +1599,28 @@ mod tests {
 
     fn entry(k: &[u8], v: &[u8]) -> Entry {
         Entry::new(&Key::new(k), CompactValue::from_bytes(v))
+    }
+
+    #[test]
+    fn an_integer_of_its_own_reads_back_the_same_and_is_not_shared() {
+        let shared = CompactValue::from_bytes(b"42");
+        assert!(shared.is_int() && shared.is_shared_int());
+        let mut own = CompactValue::from_bytes(b"42");
+        own.unshare_int();
+        assert!(own.is_int() && !own.is_shared_int());
+        assert_eq!(own.as_int(), Some(42));
+        assert_eq!(own.encoding_name(), "int");
+        assert_eq!(own.string().as_deref(), Some(&b"42"[..]));
+        assert_eq!(own.str_len(), 2);
+        // A clone (COPY's deep copy) keeps what it is.
+        assert!(!own.clone().is_shared_int());
+        // Outside 0..10000 no integer is shared; other values are untouched.
+        assert!(!CompactValue::from_bytes(b"10000").is_shared_int());
+        assert!(!CompactValue::from_bytes(b"-1").is_shared_int());
+        let mut s = CompactValue::from_bytes(b"hello");
+        s.unshare_int();
+        assert_eq!(s.encoding_name(), "embstr");
+        assert_eq!(s.string().as_deref(), Some(&b"hello"[..]));
     }
 
     #[test]

@@ -182,7 +182,7 @@ fn set_generic(
     let db = ctx.client.db;
     let now = ctx.now_ms;
     let srv = ctx.srv;
-    let value = CompactValue::from_bytes(val);
+    let value = srv.eviction.new_value(CompactValue::from_bytes(val));
     let mut p = srv.keyspace.lock(&k);
     if o.get {
         match p.get_read(db, &k, now) {
@@ -235,7 +235,13 @@ fn setnx(ctx: &mut Ctx, args: &[&[u8]]) {
         drop(p);
         return ctx.out.int(0);
     }
-    p.insert(db, &k, CompactValue::from_bytes(args[2]), None, now);
+    p.insert(
+        db,
+        &k,
+        srv.eviction.new_value(CompactValue::from_bytes(args[2])),
+        None,
+        now,
+    );
     drop(p);
     ctx.notify(notify::STRING, "set", args[1]);
     ctx.out.int(1);
@@ -350,7 +356,13 @@ fn getset(ctx: &mut Ctx, args: &[&[u8]]) {
             None => return ctx.error(ERR_WRONGTYPE),
         },
     }
-    drop(p.insert(db, &k, CompactValue::from_bytes(args[2]), None, now));
+    drop(p.insert(
+        db,
+        &k,
+        srv.eviction.new_value(CompactValue::from_bytes(args[2])),
+        None,
+        now,
+    ));
     drop(p);
     ctx.propagate_as(|| vec![vec![b"SET".to_vec(), args[1].to_vec(), args[2].to_vec()]]);
     ctx.notify(notify::STRING, "set", args[1]);
@@ -386,8 +398,14 @@ fn mset_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool) {
     }
     for (i, k) in keys.iter().enumerate() {
         drop(
-            g.part(k)
-                .insert(db, k, CompactValue::from_bytes(args[2 + 2 * i]), None, now),
+            g.part(k).insert(
+                db,
+                k,
+                srv.eviction
+                    .new_value(CompactValue::from_bytes(args[2 + 2 * i])),
+                None,
+                now,
+            ),
         );
     }
     drop(g);
@@ -420,7 +438,13 @@ fn append(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut p = srv.keyspace.lock(&k);
     let newlen = match p.get(db, &k, now) {
         None => {
-            p.insert(db, &k, CompactValue::from_bytes(args[2]), None, now);
+            p.insert(
+                db,
+                &k,
+                srv.eviction.new_value(CompactValue::from_bytes(args[2])),
+                None,
+                now,
+            );
             args[2].len()
         }
         Some(e) => {
@@ -551,7 +575,13 @@ fn incr_generic(ctx: &mut Ctx, key: &[u8], delta: i64) {
     let mut p = srv.keyspace.lock(&k);
     let new = match p.get(db, &k, now) {
         None => {
-            p.insert(db, &k, CompactValue::from_int(delta), None, now);
+            p.insert(
+                db,
+                &k,
+                srv.eviction.new_value(CompactValue::from_int(delta)),
+                None,
+                now,
+            );
             delta
         }
         Some(e) => {
@@ -564,7 +594,7 @@ fn incr_generic(ctx: &mut Ctx, key: &[u8], delta: i64) {
             let Some(n) = cur.checked_add(delta) else {
                 return ctx.error(errors::ERR_INCREMENT_DECREMENT_WOULD_OVERFLOW);
             };
-            e.set_value(CompactValue::from_int(n));
+            e.set_value(srv.eviction.new_value(CompactValue::from_int(n)));
             n
         }
     };

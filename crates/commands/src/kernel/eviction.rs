@@ -102,6 +102,30 @@ impl Eviction {
         is_lfu(self.policy.load(Relaxed))
     }
 
+    /// May a new integer value be one of the shared integers? Redis does
+    /// not share them while `maxmemory` is set with an LRU or LFU policy
+    /// (each key then needs its own access clock): such values are made
+    /// integers of their own ([`store::CompactValue::unshare_int`]).
+    pub fn shares_integers(&self) -> bool {
+        self.maxmemory() == 0
+            || !matches!(
+                store_policy(self.policy.load(Relaxed)),
+                Some(Policy {
+                    rank: Rank::Lru | Rank::Lfu,
+                    ..
+                })
+            )
+    }
+
+    /// `v` as a newly created string value: an integer of its own when
+    /// integers are not shared now (see [`Eviction::shares_integers`]).
+    pub fn new_value(&self, mut v: store::CompactValue) -> store::CompactValue {
+        if v.is_int() && !self.shares_integers() {
+            v.unshare_int();
+        }
+        v
+    }
+
     /// Redis's `evictionTimeLimitUs`: 50 µs per tenacity step up to 10,
     /// then growing 15% per step; 100 means no limit.
     pub fn time_limit(&self) -> Option<Duration> {

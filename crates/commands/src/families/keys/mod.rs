@@ -315,7 +315,10 @@ fn copy(ctx: &mut Ctx, args: &[&[u8]]) {
         return ctx.out.int(0);
     };
     let ttl = e.expire_at();
-    let v = e.clone_value();
+    let mut v = e.clone_value();
+    // Redis's COPY duplicates a string object: an integer becomes one of
+    // its own, never a shared one (OBJECT REFCOUNT 1).
+    v.unshare_int();
     if g.part(dst).exists(dstdb, dst, now) && !replace {
         drop(g);
         return ctx.out.int(0);
@@ -596,11 +599,11 @@ fn object_refcount(ctx: &mut Ctx, args: &[&[u8]]) {
     let (db, now, srv) = (ctx.client.db, ctx.now_ms, ctx.srv);
     let mut p = srv.keyspace.lock(&k);
     let rc = p.get_read_notouch(db, &k, now).map(|e| {
-        let v = e.value();
         // Redis shares the integers 0..9999 (refcount INT_MAX).
-        match v.is_int().then(|| v.as_int()).flatten() {
-            Some(i) if (0..10000).contains(&i) => i32::MAX as i64,
-            _ => 1,
+        if e.value().is_shared_int() {
+            i32::MAX as i64
+        } else {
+            1
         }
     });
     drop(p);

@@ -72,7 +72,7 @@ pub(super) fn restore(ctx: &mut Ctx, args: &[&[u8]]) {
     }
     let verify_crc = !srv.persistence.skip_checksum.load(Relaxed);
     let value = match rdb::restore_with(args[3], &ctx.settings.limits, verify_crc) {
-        Ok(v) => v,
+        Ok(v) => srv.eviction.new_value(v),
         Err(e @ RestoreError::VersionOrChecksum) => return ctx.error(e.redis_message()),
         Err(e @ RestoreError::BadData(_)) => return ctx.error(e.redis_message()),
     };
