@@ -197,3 +197,31 @@ config set maxmemory-policy noeviction
 "##,
     );
 }
+
+/// SCAN deletes the expired keys it meets (with active expiry off, so
+/// only SCAN can): DBSIZE and DEBUG DIGEST agree right after it, also
+/// for a SCAN inside a script.
+#[test]
+fn scan_deletes_the_expired_keys_it_meets() {
+    diff_text_with(
+        "scan_deletes_the_expired_keys_it_meets",
+        r##"
+debug set-active-expire 0
+set a 1
+set b 2 px 1
+set c 3 px 1
+@sleep 20
+dbsize
+scan 0 count 1000   # unordered
+dbsize
+debug digest
+set d 4 px 1
+@sleep 20
+eval "for i = 1, 3 do redis.call('SCAN', 0, 'COUNT', 5) end return 1" 0
+dbsize
+debug digest
+debug set-active-expire 1
+"##,
+        &DiffOpts::new(&[("enable-debug-command", "yes")]),
+    );
+}

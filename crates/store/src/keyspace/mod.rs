@@ -530,7 +530,8 @@ impl Keyspace {
     }
 
     /// One SCAN step over `db`: calls `f` for live entries, returns the next
-    /// cursor (0 = done). `count` is a hint of entries to return.
+    /// cursor (0 = done). `count` is a hint of entries to return. Expired
+    /// keys met on the way are deleted, as Redis's SCAN does.
     pub fn scan(
         &self,
         db: usize,
@@ -566,15 +567,21 @@ impl Keyspace {
         let mut emitted = 0usize;
         let mut steps = 0usize;
         let max_steps = count.saturating_mul(10).max(100);
+        // Expired keys met, deleted after the step as a lookup would
+        // (Redis's SCAN runs expireIfNeeded on each key it meets).
+        let mut expired: Vec<Vec<u8>> = Vec::new();
         loop {
             {
-                let g = self.lock_partition(p);
+                let mut g = self.lock_partition(p);
+                let mut stop = None;
                 if let Some(d) = g.db(db) {
                     loop {
                         t = d.table.scan(t, |e| {
                             if self.shown(e, now_ms) {
                                 f(e);
                                 emitted += 1;
+                            } else if e.is_expired(now_ms) {
+                                expired.push(e.key().to_vec());
                             }
                         });
                         steps += 1;
@@ -582,9 +589,18 @@ impl Keyspace {
                             break;
                         }
                         if emitted >= count || steps >= max_steps {
-                            return join(p, t);
+                            stop = Some(join(p, t));
+                            break;
                         }
                     }
+                }
+                // `get` deletes an expired key (counted, logged, its value
+                // disposed) unless expiry is frozen (a replica, a pause).
+                for k in expired.drain(..) {
+                    g.get(db, &Key::new(&k), now_ms);
+                }
+                if let Some(c) = stop {
+                    return c;
                 }
             }
             // partition done

@@ -248,6 +248,33 @@ fn scan_empty_and_count() {
     assert!(calls > 3, "{calls}");
 }
 
+/// SCAN deletes the expired keys it meets (Redis's SCAN runs
+/// expireIfNeeded on each), so DBSIZE and DEBUG DIGEST agree with Redis
+/// right after it; the live keys are all returned.
+#[test]
+fn scan_deletes_the_expired_keys_it_meets() {
+    let ks = Keyspace::default();
+    for i in 0..200 {
+        let k = format!("k{i}");
+        let key = Key::new(k.as_bytes());
+        let ttl = (i % 2 == 0).then_some(T0 + 5);
+        ks.lock(&key)
+            .insert(0, &key, CompactValue::from_bytes(b"v"), ttl, T0);
+    }
+    assert_eq!(ks.dbsize(0), 200);
+    let (mut c, mut live) = (0, Vec::new());
+    loop {
+        c = ks.scan(0, c, 10, T0 + 10, |e| live.push(e.key().to_vec()));
+        if c == 0 {
+            break;
+        }
+    }
+    live.sort();
+    live.dedup();
+    assert_eq!(live.len(), 100);
+    assert_eq!(ks.dbsize(0), 100, "the expired half was deleted");
+}
+
 #[test]
 fn slot_enumeration() {
     let ks = Keyspace::new(Config {
