@@ -340,6 +340,30 @@ impl Control {
         self.raw.try_cmd(&["DEBUG", "DIGEST"])
     }
 
+    /// Every key of every database with its type, expire time and value
+    /// digest (what DEBUG DIGEST mixes per key):
+    /// to show which keys differ when the two datasets' digests do.
+    fn key_report(&mut self) -> BTreeMap<(usize, Vec<u8>), String> {
+        let mut out = BTreeMap::new();
+        for db in 0..16 {
+            self.select(db);
+            // DBSIZE counts keys KEYS does not show (stored, expired).
+            let n = self.raw.cmd(&["DBSIZE"]);
+            out.insert((db, b"(dbsize)".to_vec()), format!("{n:?}"));
+            let Value::Array(keys) = self.raw.cmd(&["KEYS", "*"]) else {
+                continue;
+            };
+            for k in keys {
+                let Value::Bulk(k) = k else { continue };
+                let ty = self.raw.cmd(&[b"TYPE".as_slice(), &k]);
+                let at = self.raw.cmd(&[b"PEXPIRETIME".as_slice(), &k]);
+                let dv = self.raw.cmd(&[b"DEBUG".as_slice(), b"DIGEST-VALUE", &k]);
+                out.insert((db, k), format!("{ty:?} {at:?} {dv:?}"));
+            }
+        }
+        out
+    }
+
     fn sweep_and_digest(&mut self) -> Reply {
         self.raw.try_cmd(&["EVAL", SWEEP, "0"]);
         self.digest()
@@ -827,7 +851,25 @@ pub fn compare(petrel: u16, redis: u16, gen: &Generator, seed: u64, limit: Limit
                     (pd, rd) = (pc.reclaim_and_digest(), rc.reclaim_and_digest());
                 }
                 if pd != rd {
-                    class = Some(("digest", short(&pd), short(&rd)));
+                    // Name the keys that differ (at most 5 each side).
+                    let (pk, rk) = (pc.key_report(), rc.key_report());
+                    let diff =
+                        |a: &BTreeMap<(usize, Vec<u8>), String>,
+                         b: &BTreeMap<(usize, Vec<u8>), String>| {
+                            a.iter()
+                                .filter(|(k, v)| b.get(*k) != Some(*v))
+                                .take(5)
+                                .map(|((db, k), v)| {
+                                    format!("db{db} {:?}: {v}", String::from_utf8_lossy(k))
+                                })
+                                .collect::<Vec<_>>()
+                                .join("; ")
+                        };
+                    class = Some((
+                        "digest",
+                        format!("{} [{}]", short(&pd), diff(&pk, &rk)),
+                        format!("{} [{}]", short(&rd), diff(&rk, &pk)),
+                    ));
                 }
             }
         }
