@@ -13,6 +13,7 @@ use crate::base::errors::{ERR_NOT_INT, ERR_SYNTAX, ERR_WRONGTYPE};
 use crate::base::parse::eq_ic;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::notify;
+use crate::kernel::server::Server;
 use crate::kernel::spec::{flag, CommandSpec, Docs, KeyPos};
 
 const W: u32 = flag::WRITE | flag::DENYOOM;
@@ -182,7 +183,7 @@ fn set_generic(
     let db = ctx.client.db;
     let now = ctx.now_ms;
     let srv = ctx.srv;
-    let value = srv.eviction.new_value(CompactValue::from_bytes(val));
+    let value = new_string(srv, val);
     let mut p = srv.keyspace.lock(&k);
     if o.get {
         match p.get_read(db, &k, now) {
@@ -235,13 +236,7 @@ fn setnx(ctx: &mut Ctx, args: &[&[u8]]) {
         drop(p);
         return ctx.out.int(0);
     }
-    p.insert(
-        db,
-        &k,
-        srv.eviction.new_value(CompactValue::from_bytes(args[2])),
-        None,
-        now,
-    );
+    p.insert(db, &k, new_string(srv, args[2]), None, now);
     drop(p);
     ctx.notify(notify::STRING, "set", args[1]);
     ctx.out.int(1);
@@ -356,13 +351,7 @@ fn getset(ctx: &mut Ctx, args: &[&[u8]]) {
             None => return ctx.error(ERR_WRONGTYPE),
         },
     }
-    drop(p.insert(
-        db,
-        &k,
-        srv.eviction.new_value(CompactValue::from_bytes(args[2])),
-        None,
-        now,
-    ));
+    drop(p.insert(db, &k, new_string(srv, args[2]), None, now));
     drop(p);
     ctx.propagate_as(|| vec![vec![b"SET".to_vec(), args[1].to_vec(), args[2].to_vec()]]);
     ctx.notify(notify::STRING, "set", args[1]);
@@ -398,14 +387,8 @@ fn mset_generic(ctx: &mut Ctx, args: &[&[u8]], nx: bool) {
     }
     for (i, k) in keys.iter().enumerate() {
         drop(
-            g.part(k).insert(
-                db,
-                k,
-                srv.eviction
-                    .new_value(CompactValue::from_bytes(args[2 + 2 * i])),
-                None,
-                now,
-            ),
+            g.part(k)
+                .insert(db, k, new_string(srv, args[2 + 2 * i]), None, now),
         );
     }
     drop(g);
@@ -427,6 +410,13 @@ fn msetnx(ctx: &mut Ctx, args: &[&[u8]]) {
     mset_generic(ctx, args, true)
 }
 
+/// A string value created by a command (Redis's `tryObjectEncoding`):
+/// its most compact form, an integer of its own when integers are not
+/// shared now (`kernel::eviction::Eviction::new_value`).
+fn new_string(srv: &Server, bytes: &[u8]) -> CompactValue {
+    srv.eviction.new_value(CompactValue::from_bytes(bytes))
+}
+
 fn max_len(ctx: &Ctx) -> u64 {
     ctx.settings.proto_max_bulk_len
 }
@@ -438,13 +428,7 @@ fn append(ctx: &mut Ctx, args: &[&[u8]]) {
     let mut p = srv.keyspace.lock(&k);
     let newlen = match p.get(db, &k, now) {
         None => {
-            p.insert(
-                db,
-                &k,
-                srv.eviction.new_value(CompactValue::from_bytes(args[2])),
-                None,
-                now,
-            );
+            p.insert(db, &k, new_string(srv, args[2]), None, now);
             args[2].len()
         }
         Some(e) => {
