@@ -46,9 +46,9 @@
 //! Big collections move in steps (store's `object/defrag.rs`): a table
 //! hash or set and a tree sorted set visit at most 64 elements per step
 //! (`store::keyspace::defrag::FIELDS_PER_STEP`; fewer when
-//! `active-defrag-max-scan-fields` is lower); a long list moves a fixed 16 nodes per step
-//! (`LIST_NODES_PER_STEP`), not that many elements, its node array in the
-//! first one; a stream one chunk of up to 64 nodes per step, then the
+//! `active-defrag-max-scan-fields` is lower); a long list moves a fixed
+//! 16 nodes per step (`LIST_NODES_PER_STEP`), not that many elements, its
+//! node array in the first one; a stream one chunk of up to 64 nodes per step, then the
 //! entry arrays of its groups' and consumers' PELs, 16 arrays (of up to 64
 //! entries) per step. Every heap block a value owns is offered; one
 //! above jemalloc's largest small class (14 KiB: e.g. the node array of a
