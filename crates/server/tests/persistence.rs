@@ -177,7 +177,16 @@ fn save_points_start_a_background_save() {
         "{}",
         s.log()
     );
-    wait_bgsave(&mut c, Duration::from_secs(30));
+    // The save starts after the "Saving..." line, so rdb_bgsave_in_progress
+    // may still read 0 right after it: wait for the end of the save itself.
+    assert!(
+        s.wait_log(
+            "Background saving terminated with success",
+            Duration::from_secs(30)
+        ),
+        "{}",
+        s.log()
+    );
     assert!(dir.join("dump.rdb").exists());
     // CONFIG SET replaces the list; "" empties it.
     let _: () = q(&mut c, &["CONFIG", "SET", "save", "3600 1 300 100"]);
