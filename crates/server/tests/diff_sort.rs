@@ -255,6 +255,43 @@ SORT dst BY nosort
     );
 }
 
+/// Redis 7.0 converts a sorted set kept as a listpack to a skiplist for
+/// good when SORT or SORT_RO reads it, whatever the options, unless they
+/// fail to parse; a failed conversion of the scores does not undo it.
+#[test]
+fn sort_converts_a_listpack_zset_for_good() {
+    diff_text(
+        "sort_converts_a_listpack_zset_for_good",
+        r##"
+ZADD z 1 c 2 b 3 a
+OBJECT ENCODING z
+SORT z foo
+SORT z LIMIT 0 x
+OBJECT ENCODING z
+SORT_RO z BY nosort LIMIT 0 1
+OBJECT ENCODING z
+ZCARD z
+ZRANGE z 0 -1 WITHSCORES
+ZADD z2 1 x 2 y
+SORT z2
+OBJECT ENCODING z2
+ZADD z3 1 1 2 2
+SORT z3 BY nosort DESC STORE dst
+OBJECT ENCODING z3
+DUMP z3
+ZREM z3 1
+OBJECT ENCODING z3
+ZADD z4 1 1
+MULTI
+SORT z4 ALPHA
+OBJECT ENCODING z4
+EXEC
+SET s x
+SORT s
+"##,
+    );
+}
+
 #[test]
 fn sort_notifications_without_collections() {
     diff_events(&[

@@ -17,6 +17,8 @@
 //! * `BY` without `*` (e.g. `nosort`) keeps the native order (list order,
 //!   zset rank order, reversed by DESC); a set is then sorted ALPHA anyway
 //!   when storing, so the stored list is deterministic;
+//! * a sorted set kept as a listpack becomes a skiplist for good (Redis
+//!   "destructively" converts it before loading the elements);
 //! * `GET #` is the element, `GET`/`BY` `prefix*suffix` read a string key,
 //!   `prefix*->field` a hash field; anything missing or of another type is
 //!   nil (an empty string in a stored list).
@@ -476,6 +478,14 @@ fn load(
     let Some(e) = g.part(key).get_read(db, key, now) else {
         return Ok((Vec::new(), Kind::List));
     };
+    if matches!(e.value().as_zset(), Some(ZsetValue::Listpack(_))) {
+        // Redis 7.0 converts a listpack zset to a skiplist for good before
+        // sorting it (SORT_RO too; after the options parse, so a syntax
+        // error leaves it alone): OBJECT ENCODING and DUMP show it after.
+        if let Some(z) = e.zset_mut() {
+            z.convert_to_tree();
+        }
+    }
     let v = e.value();
     if let Some(l) = v.as_list() {
         return Ok((l.to_vecs(), Kind::List));
