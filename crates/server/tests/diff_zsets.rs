@@ -584,6 +584,60 @@ ZRANGE zero 0 -1 WITHSCORES
     );
 }
 
+/// A score of -0: a listpack stores it as 0, a skiplist keeps the sign
+/// (ZADD to a new key makes a listpack if its first member fits, so the
+/// first ZADD below loses the sign). ZRANGESTORE fills a listpack destination in the range's order and
+/// converts at the first long member, so only the members inserted before
+/// it lose the sign; the set operations build a skiplist and convert it
+/// to a listpack at the end if it fits.
+#[test]
+fn zsets_negative_zero_scores() {
+    diff_text_with(
+        "zsets_negative_zero_scores",
+        r#"
+ZADD lp -0 a 1 b
+ZSCORE lp a
+CONFIG SET zset-max-listpack-value 8
+ZADD first -0 a 2 longmember
+ZRANGE first 0 -1 WITHSCORES
+ZADD sk 2 longmember
+ZADD sk -0 a -0 b 1 c
+OBJECT ENCODING sk
+ZRANGE sk 0 -1 WITHSCORES
+ZRANGESTORE r sk 0 -1
+OBJECT ENCODING r
+ZRANGE r 0 -1 WITHSCORES
+DEBUG DIGEST-VALUE r
+ZRANGESTORE r sk 0 -1 REV
+OBJECT ENCODING r
+ZRANGE r 0 -1 WITHSCORES
+DEBUG DIGEST-VALUE r
+ZRANGESTORE r sk 0 1
+OBJECT ENCODING r
+ZRANGE r 0 -1 WITHSCORES
+ZRANGESTORE r sk -1 0 BYSCORE
+OBJECT ENCODING r
+ZRANGE r 0 -1 WITHSCORES
+ZUNIONSTORE u 1 sk
+OBJECT ENCODING u
+ZRANGE u 0 -1 WITHSCORES
+ZDIFFSTORE u 1 sk
+ZRANGE u 0 -1 WITHSCORES
+ZINTERSTORE u 1 sk WEIGHTS 1
+ZREM sk longmember
+ZUNIONSTORE u 1 sk
+OBJECT ENCODING u
+ZRANGE u 0 -1 WITHSCORES
+CONFIG SET zset-max-listpack-entries 2
+ZADD sk 2 longmember
+ZRANGESTORE r sk 0 -1
+OBJECT ENCODING r
+ZRANGE r 0 -1 WITHSCORES
+"#,
+        &DiffOpts::new(&[("enable-debug-command", "yes")]),
+    );
+}
+
 #[test]
 fn zsets_command_info() {
     // ZRANK/ZREVRANK are left out: Petrel implements Redis 7.2's WITHSCORE,

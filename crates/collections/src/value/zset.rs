@@ -127,6 +127,26 @@ impl ZsetValue {
         }
     }
 
+    /// A value built as Redis's ZRANGESTORE builds its destination from
+    /// `pairs` (distinct members, in the order the range yields them): a
+    /// listpack when their number fits `zset-max-listpack-entries`, else
+    /// the tree, filled by inserts that convert at the first member too
+    /// long for the listpack. Unlike [`from_sorted`](Self::from_sorted)'s
+    /// all-or-nothing choice, this keeps Redis's scores exactly: a score of
+    /// `-0` inserted while the value is still a listpack is stored as `0`
+    /// (both listpacks write it as the integer 0), later ones stay `-0`.
+    pub fn from_inserts(pairs: &[(Vec<u8>, f64)], limits: &Limits) -> ZsetValue {
+        let mut z = if pairs.len() > limits.zset_max_listpack_entries {
+            ZsetValue::Tree(Box::default())
+        } else {
+            ZsetValue::default()
+        };
+        for (m, s) in pairs {
+            z.insert(m, *s, limits);
+        }
+        z
+    }
+
     pub fn len(&self) -> usize {
         match self {
             ZsetValue::Listpack(z) => z.len(),
@@ -716,5 +736,33 @@ mod tests {
         );
         assert_eq!(z.lex_range(&lr(Incl(b"3".to_vec()), PosInf)), (1, 7));
         assert_eq!(z.lex_range(&lr(NegInf, Incl(b"9".to_vec()))), (0, 3));
+    }
+
+    /// `from_inserts` keeps Redis's -0 rule: members inserted while the
+    /// value is a listpack store 0, those after the conversion keep -0;
+    /// more members than the listpack allows start as the tree.
+    #[test]
+    fn from_inserts_and_negative_zero() {
+        let limits = Limits {
+            zset_max_listpack_value: 4,
+            ..Limits::default()
+        };
+        let p = |m: &str, s: f64| (m.as_bytes().to_vec(), s);
+        let sign = |z: &ZsetValue, m: &str| z.score(m.as_bytes()).unwrap().is_sign_negative();
+        let asc = ZsetValue::from_inserts(&[p("a", -0.0), p("longer", 1.0)], &limits);
+        assert!(matches!(asc, ZsetValue::Tree(_)));
+        assert!(!sign(&asc, "a"), "inserted into the listpack: 0");
+        let desc = ZsetValue::from_inserts(&[p("longer", 1.0), p("a", -0.0)], &limits);
+        assert!(sign(&desc, "a"), "inserted after the conversion: -0");
+        let small = ZsetValue::from_inserts(&[p("a", -0.0)], &limits);
+        assert!(matches!(small, ZsetValue::Listpack(_)));
+        assert!(!sign(&small, "a"));
+        let one = Limits {
+            zset_max_listpack_entries: 1,
+            ..limits
+        };
+        let big = ZsetValue::from_inserts(&[p("a", -0.0), p("b", 1.0)], &one);
+        assert!(matches!(big, ZsetValue::Tree(_)));
+        assert!(sign(&big, "a"), "started as the tree: -0");
     }
 }

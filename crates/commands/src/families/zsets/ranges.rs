@@ -158,16 +158,14 @@ fn zrange_generic(
             let mut g = srv
                 .keyspace
                 .lock_keys(&[Key::new(dst), Key::new(args[key_idx])]);
-            let mut items = match coll::read::<ZsetValue>(g.part(&src), db, &src, now) {
+            let items = match coll::read::<ZsetValue>(g.part(&src), db, &src, now) {
                 Ok(Some(z)) => select(z, &range, rev, offset, limit),
                 Ok(None) => Vec::new(),
                 Err(_) => return ctx.error(ERR_WRONGTYPE),
             };
-            if rev {
-                items.reverse();
-            }
             let n = items.len();
-            let v = ZsetValue::from_sorted(&items, &limits);
+            // In the range's order (descending with REV), as Redis inserts.
+            let v = ZsetValue::from_inserts(&items, &limits);
             let existed = coll::store_value(g.part(&dk), db, &dk, now, v);
             drop(g);
             ctx.out.int(n as i64);
