@@ -147,7 +147,7 @@ scan 0 match
 /// shared; a value keeps what it was made with.
 #[test]
 fn object_refcount_of_shared_and_own_integers() {
-    diff_text(
+    diff_text_with(
         "object_refcount_of_shared_and_own_integers",
         r##"
 set a 1
@@ -193,8 +193,19 @@ config set maxmemory-policy allkeys-lru
 set k 6
 object refcount k
 object refcount c
+config set maxmemory 1gb
+config set maxmemory-policy allkeys-lfu
+debug reload
+object refcount a
+object refcount k
+object refcount big
+config set maxmemory 0
+debug reload
+object refcount a
+object refcount k
 config set maxmemory-policy noeviction
 "##,
+        &DiffOpts::new(&[("enable-debug-command", "yes")]),
     );
 }
 

@@ -166,6 +166,10 @@ fn read_all<R: std::io::Read>(
     // (Redis loads them unless it is a master).
     let keep_expired = srv.replication.replica.is_replica.load(Relaxed);
     let lfu = ks.evict_shared().is_lfu();
+    // Loaded integers follow the rule of new ones: not shared while
+    // `maxmemory` is set with an LRU or LFU policy (Redis's
+    // `tryObjectEncoding` and `createStringObjectFromLongLongForValue`).
+    let unshare = !srv.eviction.shares_integers();
     let mut rep = LoadReport::default();
     let mut batch: Vec<KeyEntry> = Vec::with_capacity(BATCH);
     let mut functions: Vec<Vec<u8>> = Vec::new();
@@ -202,7 +206,7 @@ fn read_all<R: std::io::Read>(
                 }
                 batch.push(e);
                 if batch.len() >= BATCH {
-                    rep.keys_loaded += insert_batch(ks, &mut batch, lfu, now, merge)?;
+                    rep.keys_loaded += insert_batch(ks, &mut batch, lfu, unshare, now, merge)?;
                     srv.persistence
                         .loading
                         .loaded_bytes
@@ -213,7 +217,7 @@ fn read_all<R: std::io::Read>(
             Item::Eof { .. } => break,
         }
     }
-    rep.keys_loaded += insert_batch(ks, &mut batch, lfu, now, merge)?;
+    rep.keys_loaded += insert_batch(ks, &mut batch, lfu, unshare, now, merge)?;
     // The libraries go in once the whole file has been read. DEBUG RELOAD
     // replaces them (Redis empties them with the data), MERGE keeps the
     // others, a startup load starts from none.
@@ -281,6 +285,7 @@ fn insert_batch(
     ks: &store::Keyspace,
     batch: &mut Vec<KeyEntry>,
     lfu: bool,
+    unshare_ints: bool,
     now: u64,
     merge: bool,
 ) -> Result<u64, String> {
@@ -301,8 +306,11 @@ fn insert_batch(
         let p = by_part[i].0;
         let mut g = ks.lock_partition(p);
         while i < by_part.len() && by_part[i].0 == p {
-            let e = entries[by_part[i].1].take().expect("each entry once");
+            let mut e = entries[by_part[i].1].take().expect("each entry once");
             i += 1;
+            if unshare_ints && e.value.is_int() {
+                e.value.unshare_int();
+            }
             let evict = if lfu {
                 e.freq
             } else {
