@@ -24,34 +24,6 @@ fn node(kind: Kind, extra: &[(&str, &str)]) -> Server {
     Server::start_opts(kind, o)
 }
 
-fn bus_port(s: &Server) -> u16 {
-    let line = text(cmd(s, &["CLUSTER", "NODES"]))
-        .lines()
-        .find(|l| l.contains("myself"))
-        .unwrap()
-        .to_string();
-    let addr = line.split(' ').nth(1).unwrap();
-    addr.split('@')
-        .nth(1)
-        .unwrap()
-        .split(',')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
-}
-
-/// One CLUSTER NODES line, split: id, addr, flags, master, ping, pong,
-/// epoch, link, slots...
-/// (An `Err` while the node answers `-LOADING`, as a replica does while
-/// it loads its master's data.)
-fn nodes_table(s: &Server) -> Result<Vec<Vec<String>>, String> {
-    Ok(query(s, &["CLUSTER", "NODES"])?
-        .lines()
-        .map(|l| l.split(' ').map(String::from).collect())
-        .collect())
-}
-
 /// Every node lists every node, connected, with its address, the flags
 /// it should have, and the slots `slots` says it owns.
 fn agreed(nodes: &[&Server], slots: &[&str]) -> Result<(), String> {

@@ -32,39 +32,12 @@ fn err(v: Value) -> String {
     }
 }
 
-/// CLUSTER NODES, each line split: id, addr, flags, master, ping, pong,
-/// epoch, link, slots...
-/// (An `Err` while the node answers `-LOADING`.)
-fn nodes_table(s: &Server) -> Result<Vec<Vec<String>>, String> {
-    Ok(query(s, &["CLUSTER", "NODES"])?
-        .lines()
-        .map(|l| l.split(' ').map(String::from).collect())
-        .collect())
-}
-
 fn row(table: &[Vec<String>], id: &str) -> Result<Vec<String>, String> {
     table
         .iter()
         .find(|r| r[0] == id)
         .cloned()
         .ok_or_else(|| format!("{id} unknown: {table:?}"))
-}
-
-fn bus_port(s: &Server) -> u16 {
-    let me = nodes_table(s)
-        .unwrap()
-        .into_iter()
-        .find(|r| r[2].contains("myself"))
-        .unwrap();
-    me[1]
-        .split('@')
-        .nth(1)
-        .unwrap()
-        .split(',')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap()
 }
 
 fn have_tools() -> bool {

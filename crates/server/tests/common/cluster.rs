@@ -1,7 +1,8 @@
 //! Helpers the cluster suites share (cluster_bus, cluster_failover,
 //! cluster_reshard, cluster_tls): reading a reply as text, one command on
-//! a fresh connection, a node's id, whether a tool is installed, and
-//! waiting for a condition with a deadline (never a timing claim).
+//! a fresh connection, a node's id, CLUSTER NODES as a table, the bus
+//! port, whether a tool is installed, and waiting for a condition with a
+//! deadline (never a timing claim).
 
 use std::time::{Duration, Instant};
 
@@ -30,6 +31,31 @@ pub fn query(s: &Server, args: &[&str]) -> Result<String, String> {
         )),
         v => Ok(text(v)),
     }
+}
+
+/// CLUSTER NODES, each line split: id, addr, flags, master, ping, pong,
+/// epoch, link, slots... An `Err` while the node answers `-LOADING` (see
+/// [`query`]).
+pub fn nodes_table(s: &Server) -> Result<Vec<Vec<String>>, String> {
+    Ok(query(s, &["CLUSTER", "NODES"])?
+        .lines()
+        .map(|l| l.split(' ').map(String::from).collect())
+        .collect())
+}
+
+/// The node's cluster bus port, from its own CLUSTER NODES line.
+pub fn bus_port(s: &Server) -> u16 {
+    let table = nodes_table(s).expect("CLUSTER NODES");
+    let me = table
+        .iter()
+        .find(|r| r[2].contains("myself"))
+        .expect("a myself line");
+    me[1]
+        .split('@')
+        .nth(1)
+        .and_then(|b| b.split(',').next())
+        .and_then(|b| b.parse().ok())
+        .expect("addr@busport")
 }
 
 /// One command on a new raw connection.
