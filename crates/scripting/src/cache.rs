@@ -143,7 +143,7 @@ impl ScriptEngine {
         let func = self
             .vm
             .lua
-            .load(&body[shebang.len..])
+            .load(crate::sandbox::text_chunk(&body[shebang.len..]).as_ref())
             .set_name("@user_script")
             .into_function()
             .map_err(|e| {

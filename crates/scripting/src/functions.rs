@@ -254,7 +254,7 @@ impl FunctionEngine {
         }
         let lua = &self.vm.lua;
         let chunk = lua
-            .load(&code[meta.len..])
+            .load(crate::sandbox::text_chunk(&code[meta.len..]).as_ref())
             .set_name("@user_function")
             .into_function()
             .map_err(|e| {

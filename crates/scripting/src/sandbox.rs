@@ -22,6 +22,9 @@
 //! * The functions that would see through a proxy are wrapped: `rawget`,
 //!   `rawset`, `next`, `pairs`, `getmetatable`, `setmetatable` act on the
 //!   protected table (and refuse changes) with Lua's own argument errors.
+//! * `loadstring` and `load` are wrapped so they parse every chunk as text,
+//!   as Redis's Lua (which has no undump) does: precompiled bytecode, the
+//!   way out of any Lua sandbox, never loads (see [`text_chunk`]).
 //! * `pcall`, `xpcall` and `coroutine.resume` are wrapped so an error raised
 //!   by Rust code reaches the script as the string or `{err=...}` table
 //!   Redis would raise (see [`crate::error`]).
@@ -31,7 +34,9 @@
 //! (`return pairs(nil)`) lacks the `user_script:1: ` prefix and names the
 //! nearest remaining frame, because the wrapper is a Lua function that the
 //! tail call put in place of the script's frame (`local x = pairs(nil)`
-//! reads exactly as in Redis);
+//! reads exactly as in Redis); called through `pcall` (`pcall(rawget)`,
+//! `pcall(loadstring, {})`), the argument error names the function where
+//! Redis's Lua says `'?'`;
 //! `table.insert(redis, x)` (and `rawseti`-based `table` functions) on a
 //! protected table stores into the proxy's array part instead of raising;
 //! `#_G`/`unpack` over a protected table see the (empty) proxy, which
@@ -71,6 +76,23 @@ const BASE_ALLOW: [&str; 12] = [
     "type",
 ];
 const BASE_ALLOW_2: [&str; 2] = ["unpack", "rawequal"];
+
+/// `src` as Redis's Lua loads every chunk: parsed as text. A chunk that
+/// starts with ESC (Lua's mark of a precompiled chunk) gets a leading
+/// blank, so Lua 5.1's loader parses it (and reports Redis's syntax error)
+/// instead of undumping bytecode, which no sandbox survives; no line
+/// number changes. `loadstring` and `load` inside scripts do the same
+/// (`sandbox.lua`).
+pub(crate) fn text_chunk(src: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    if src.first() == Some(&0x1b) {
+        let mut v = Vec::with_capacity(src.len() + 1);
+        v.push(b' ');
+        v.extend_from_slice(src);
+        std::borrow::Cow::Owned(v)
+    } else {
+        std::borrow::Cow::Borrowed(src)
+    }
+}
 
 /// Which VM: EVAL scripts, or function libraries (whose load-time globals
 /// are restricted and whose globals lack `__redis__err__handler`).

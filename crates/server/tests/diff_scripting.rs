@@ -423,3 +423,44 @@ EXEC
         );
     }
 }
+
+/// Redis's Lua parses every chunk as text: bytecode from `string.dump`
+/// never loads (crafted bytecode escapes any Lua sandbox), through
+/// EVAL, SCRIPT LOAD, FUNCTION LOAD, `loadstring` or `load`, and a chunk
+/// that starts with ESC fails as a syntax error at line 1. Argument errors
+/// of `loadstring`/`load` read as Lua's own.
+#[test]
+fn lua_never_loads_precompiled_chunks() {
+    diff_text(
+        "lua_never_loads_precompiled_chunks",
+        r##"
+EVAL "local f, e = loadstring(string.dump(function() return 7 end)) return {type(f), e}" 0
+EVAL "local f, e = loadstring(string.char(27) .. 'Lua') return e" 0
+EVAL "local f, e = loadstring(string.char(27) .. 'Lua', 'nm') return e" 0
+EVAL "local f, e = loadstring(string.char(27) .. 'Lua', '=nm') return e" 0
+EVAL "local s = string.dump(function() return 7 end) local i = 0 local f, e = load(function() i = i + 1 if i == 1 then return s end end) return {type(f), e}" 0
+EVAL "local i = 0 local f, e = load(function() i = i + 1 if i == 1 then return '' elseif i == 2 then return string.char(27) end end) return {type(f), e}" 0
+EVAL "local i = 0 local f = load(function() i = i + 1 if i == 1 then return 'return 9' end end) return f()" 0
+EVAL "local i = 0 local f, e = load(function() i = i + 1 if i == 1 then return 'return 9 +' end end, 'nm') return e" 0
+EVAL "return loadstring('return 5')()" 0
+EVAL "local f = loadstring(12) return f()" 0
+EVAL "local f = loadstring('return 1', 5) return f()" 0
+EVAL "return select('#', loadstring('return'))" 0
+EVAL "return select('#', loadstring('x x'))" 0
+EVAL "local f, e = loadstring({}) return e" 0
+EVAL "local f, e = loadstring() return e" 0
+EVAL "local f, e = loadstring('x', {}) return e" 0
+EVAL "local f, e = load(5) return e" 0
+EVAL "local f, e = load() return e" 0
+EVAL "local f, e = load(function() end, {}) return e" 0
+EVAL "local f = load(function() return nil end) return type(f)" 0
+EVAL "\x1bLua" 0
+EVAL "#!lua\n\x1bLua" 0
+SCRIPT LOAD "\x1b"
+FUNCTION LOAD "#!lua name=x\n\x1bLua"
+FUNCTION LOAD "#!lua name=x\nredis.register_function('f', function() local f, e = loadstring(string.dump(function() return 1 end)) return {type(f), e} end)"
+FCALL f 0
+FUNCTION FLUSH
+"##,
+    );
+}
