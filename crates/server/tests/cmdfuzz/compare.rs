@@ -274,6 +274,11 @@ const SWEEP: &str = "for db = 0, 15 do redis.call('SELECT', db) \
     local t = redis.call('PTTL', k) \
     if t > 0 and t < 3600000 then redis.call('DEL', k) end end end return 0";
 
+/// OBJECT ENCODING of each ARGV (nil for a missing key); read-only, so it
+/// runs under CLIENT PAUSE WRITE too.
+const ENCODINGS: &str = "local t = {} for i, k in ipairs(ARGV) do \
+    t[i] = redis.call('OBJECT', 'ENCODING', k) or false end return t";
+
 /// The harness's connection to one server.
 struct Control {
     raw: RawConn,
@@ -360,6 +365,17 @@ impl Control {
             out.push(format!("{}: {ty:?} {dump}", String::from_utf8_lossy(k)));
         }
         out.join("; ")
+    }
+
+    /// The encodings of `words` that name keys in `db` (see [`ENCODINGS`]).
+    fn encodings(&mut self, db: usize, words: &[Vec<u8>]) -> Vec<Value> {
+        self.select(db);
+        let mut args: Vec<&[u8]> = vec![b"EVAL_RO", ENCODINGS.as_bytes(), b"0"];
+        args.extend(words.iter().map(|w| w.as_slice()));
+        match self.raw.try_cmd(&args) {
+            Reply::Value(Value::Array(a)) => a,
+            _ => Vec::new(),
+        }
     }
 
     fn sweep_and_digest(&mut self) -> Reply {
@@ -862,6 +878,32 @@ pub fn compare(petrel: u16, redis: u16, gen: &Generator, seed: u64, limit: Limit
             }
             // On the control connections: never inside this one's MULTI.
             let (pd, rd) = (pc.sweep_and_digest(), rc.sweep_and_digest());
+            if pd == rd && queue.is_none() && name != "exec" {
+                // The same data: the same encodings too, for the keys the
+                // command names (small sets excepted, see below).
+                let words = argv.get(1..).unwrap_or_default();
+                let (pe, re) = (pc.encodings(db, words), rc.encodings(db, words));
+                // A key present on one side only is a TTL race of the
+                // digest's kind (a 1 ms TTL passing between the two reads).
+                let differs = pe.iter().zip(&re).enumerate().find(|(i, (a, b))| {
+                    a != b
+                        && matches!((a, b), (Value::Bulk(_), Value::Bulk(_)))
+                        && !(matches!((a, b), (Value::Bulk(x), Value::Bulk(y))
+                            if x == b"listpack" && y == b"hashtable")
+                            && matches!(
+                                pc.raw.cmd(&[b"TYPE".as_slice(), &words[*i]]),
+                                Value::Simple(t) if t == b"set"
+                            ))
+                });
+                if let Some((i, (a, b))) = differs {
+                    let k = String::from_utf8_lossy(&words[i]);
+                    class = Some((
+                        "encoding",
+                        format!("{k}: {a:?} [{}]", pc.key_facts(db, &words[i..=i])),
+                        format!("{k}: {b:?} [{}]", rc.key_facts(db, &words[i..=i])),
+                    ));
+                }
+            }
             if pd != rd {
                 // A key that expired on one server may still be stored
                 // (not yet reclaimed) on the other: reclaim, then compare.
