@@ -464,3 +464,22 @@ FUNCTION FLUSH
 "##,
     );
 }
+
+/// Numbers inside tables reach the libraries exactly: -0 and values below
+/// 2^-52, which mlua's Lua 5.1 conversion hands over as the integer 0, are
+/// read again (cjson and cmsgpack; a library's own arguments still lose
+/// them, see crates/scripting/src/libs/mod.rs).
+#[test]
+fn lua_libraries_see_tiny_numbers_and_negative_zero_in_tables() {
+    diff_text(
+        "lua_libraries_see_tiny_numbers_and_negative_zero_in_tables",
+        r##"
+EVAL "return cjson.encode({1e-20, -0.0, 0, 2.5e-17, 1, 5e-324})" 0
+EVAL "return cjson.encode({a = -0.0, b = 1e-300, c = 0})" 0
+EVAL "return cjson.encode({x = {1e-20}})" 0
+EVAL "return {cmsgpack.pack({1e-20, -0.0, 0}), cmsgpack.pack({x = 1e-20, y = -0.0})}" 0
+EVAL "return tostring(cmsgpack.unpack(cmsgpack.pack({1e-20}))[1])" 0
+EVAL "return {cjson.encode(1e-3), cjson.encode({0.5, 2^53})}" 0
+"##,
+    );
+}

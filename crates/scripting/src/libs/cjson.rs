@@ -192,7 +192,7 @@ impl Enc<'_> {
                     if i > 1 {
                         self.out.push(b',');
                     }
-                    let v: Value = t.raw_get(i)?;
+                    let v = super::exact_in(t, i, t.raw_get(i)?);
                     self.value(&v, depth)?;
                 }
                 self.out.push(b']');
@@ -202,6 +202,7 @@ impl Enc<'_> {
                 let mut first = true;
                 for pair in t.clone().pairs::<Value, Value>() {
                     let (k, v) = pair?;
+                    let v = super::exact_in(t, k.clone(), v);
                     if !first {
                         self.out.push(b',');
                     }

@@ -119,13 +119,15 @@ fn encode(out: &mut Vec<u8>, v: &Value, level: usize) -> mlua::Result<()> {
             Some(n) => {
                 enc_len(out, n, 0x90, 16, 0xdc, 0xdd);
                 for i in 1..=n {
-                    encode(out, &t.raw_get::<Value>(i)?, level + 1)?;
+                    let v = super::exact_in(t, i, t.raw_get::<Value>(i)?);
+                    encode(out, &v, level + 1)?;
                 }
             }
             None => {
                 let pairs: Vec<(Value, Value)> = t
                     .clone()
                     .pairs::<Value, Value>()
+                    .map(|p| p.map(|(k, v)| (k.clone(), super::exact_in(t, k, v))))
                     .collect::<mlua::Result<_>>()?;
                 enc_len(out, pairs.len(), 0x80, 16, 0xde, 0xdf);
                 for (k, v) in &pairs {
