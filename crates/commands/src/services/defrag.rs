@@ -48,11 +48,12 @@
 //! (`store::keyspace::defrag::FIELDS_PER_STEP`; fewer when
 //! `active-defrag-max-scan-fields` is lower); a long list moves a fixed
 //! 16 nodes per step (`LIST_NODES_PER_STEP`), not that many elements, its
-//! node array in the first one; a stream one chunk of up to 64 nodes per step, then the
-//! entry arrays of its groups' and consumers' PELs, 16 arrays (of up to 64
-//! entries) per step. Every heap block a value owns is offered; one
-//! above jemalloc's largest small class (14 KiB: e.g. the node array of a
-//! list of more than ~450 nodes) has no slab and never moves.
+//! node array in the first one; a stream one chunk of up to 64 nodes per
+//! step, then the entry arrays of its groups' and consumers' PELs, 16
+//! arrays (of up to 64 entries) per step. Every heap block a value owns is
+//! offered; one above jemalloc's largest small class (14 KiB: e.g. the
+//! node array of a list of more than ~450 nodes) has no slab and never
+//! moves.
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;

@@ -367,6 +367,15 @@ impl Control {
         out.join("; ")
     }
 
+    /// Whether `key` in `db` holds a set. Petrel keeps a small set of
+    /// strings as a listpack (Redis 7.2's encoding) where 7.0 says
+    /// hashtable; DUMP and RDB files carry 7.0's set type. That encoding
+    /// difference is told apart from a hash's by the type.
+    fn is_set(&mut self, db: usize, key: &[u8]) -> bool {
+        self.select(db);
+        matches!(self.raw.cmd(&[b"TYPE".as_slice(), key]), Value::Simple(t) if t == b"set")
+    }
+
     /// The encodings of `words` that name keys in `db` (see [`ENCODINGS`]).
     fn encodings(&mut self, db: usize, words: &[Vec<u8>]) -> Vec<Value> {
         self.select(db);
@@ -880,7 +889,7 @@ pub fn compare(petrel: u16, redis: u16, gen: &Generator, seed: u64, limit: Limit
             let (pd, rd) = (pc.sweep_and_digest(), rc.sweep_and_digest());
             if pd == rd && queue.is_none() && name != "exec" {
                 // The same data: the same encodings too, for the keys the
-                // command names (small sets excepted, see below).
+                // command names (small sets excepted, see `Control::is_set`).
                 let words = argv.get(1..).unwrap_or_default();
                 let (pe, re) = (pc.encodings(db, words), rc.encodings(db, words));
                 // A key present on one side only is a TTL race of the
@@ -890,10 +899,7 @@ pub fn compare(petrel: u16, redis: u16, gen: &Generator, seed: u64, limit: Limit
                         && matches!((a, b), (Value::Bulk(_), Value::Bulk(_)))
                         && !(matches!((a, b), (Value::Bulk(x), Value::Bulk(y))
                             if x == b"listpack" && y == b"hashtable")
-                            && matches!(
-                                pc.raw.cmd(&[b"TYPE".as_slice(), &words[*i]]),
-                                Value::Simple(t) if t == b"set"
-                            ))
+                            && pc.is_set(db, &words[*i]))
                 });
                 if let Some((i, (a, b))) = differs {
                     let k = String::from_utf8_lossy(&words[i]);
@@ -939,16 +945,11 @@ pub fn compare(petrel: u16, redis: u16, gen: &Generator, seed: u64, limit: Limit
         let closed = matches!(pr, Reply::Closed | Reply::Timeout | Reply::Invalid(_))
             || matches!(rr, Reply::Closed | Reply::Timeout | Reply::Invalid(_));
         if let Some((class, ps, rs)) = &class {
-            // A small set of strings: petrel keeps it as a listpack (Redis
-            // 7.2's encoding) where 7.0 says hashtable; DUMP and RDB files
-            // carry 7.0's set type. Told apart from a hash by its type.
+            // A small set kept as a listpack (see `Control::is_set`).
             let small_set = name == "object|encoding"
                 && ps.contains("listpack")
                 && rs.contains("hashtable")
-                && argv.get(2).is_some_and(|k| {
-                    pc.select(db);
-                    matches!(pc.raw.cmd(&[b"TYPE".as_slice(), k]), Value::Simple(t) if t == b"set")
-                });
+                && argv.get(2).is_some_and(|k| pc.is_set(db, k));
             let class = if small_set || is_known(&name, &line, ps, rs) {
                 format!("known {class}")
             } else {
