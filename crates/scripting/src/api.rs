@@ -13,6 +13,7 @@ use mlua::{Lua, MultiValue, Table, Value};
 
 use crate::error::{error_table_text, table_error};
 use crate::host::{LogLevel, ReplFlags};
+use crate::libs::exact;
 use crate::num::write_g;
 use crate::run::with_host;
 use crate::sha1::sha1_hex;
@@ -247,11 +248,11 @@ pub(crate) fn redis_table(lua: &Lua, api: RedisApi, v: &VersionInfo) -> mlua::Re
     t.raw_set("pcall", crate::call::function(lua, state, false)?)?;
     t.raw_set("error_reply", lua.create_function(error_reply)?)?;
     t.raw_set("status_reply", lua.create_function(status_reply)?)?;
-    t.raw_set("sha1hex", lua.create_function(sha1hex)?)?;
-    t.raw_set("log", lua.create_function(log)?)?;
+    t.raw_set("sha1hex", exact::create_function(lua, sha1hex)?)?;
+    t.raw_set("log", exact::create_function(lua, log)?)?;
     t.raw_set("setresp", lua.create_function(setresp)?)?;
     t.raw_set("set_repl", lua.create_function(set_repl)?)?;
-    t.raw_set("acl_check_cmd", lua.create_function(acl_check_cmd)?)?;
+    t.raw_set("acl_check_cmd", exact::create_function(lua, acl_check_cmd)?)?;
     if api == RedisApi::Eval {
         t.raw_set(
             "replicate_commands",
@@ -277,7 +278,7 @@ pub(crate) fn redis_table(lua: &Lua, api: RedisApi, v: &VersionInfo) -> mlua::Re
 /// `register_function`, which the functions module adds).
 pub(crate) fn load_redis_table(lua: &Lua, v: &VersionInfo) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    t.raw_set("log", lua.create_function(log)?)?;
+    t.raw_set("log", exact::create_function(lua, log)?)?;
     set_log_levels(&t)?;
     set_version(&t, v)?;
     Ok(t)

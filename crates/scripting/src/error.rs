@@ -37,10 +37,23 @@ impl fmt::Display for Raise {
 
 impl std::error::Error for Raise {}
 
+/// The stack level of the function that called the running Rust callback:
+/// 1, or 2 behind an exact-number trampoline (`libs::exact`), which is
+/// itself a C function between the two.
+fn caller_level(lua: &Lua) -> usize {
+    if crate::libs::exact::in_trampoline()
+        && lua.inspect_stack(1).is_some_and(|d| d.source().what == "C")
+    {
+        2
+    } else {
+        1
+    }
+}
+
 /// `luaL_where(L, 1)`: `source:line: ` of the Lua function that called the
 /// running Rust callback, or nothing when that caller is a C function.
 pub fn where_prefix(lua: &Lua) -> String {
-    match lua.inspect_stack(1) {
+    match lua.inspect_stack(caller_level(lua)) {
         Some(d) => {
             let line = d.curr_line();
             if line > 0 {
@@ -59,18 +72,57 @@ pub fn lua_error(lua: &Lua, msg: impl fmt::Display) -> mlua::Error {
     mlua::Error::external(Raise::Str(format!("{}{}", where_prefix(lua), msg)))
 }
 
-/// `luaL_argerror`: `bad argument #n to 'fname' (msg)`.
-pub fn arg_error(lua: &Lua, n: usize, fname: &str, msg: impl fmt::Display) -> mlua::Error {
-    lua_error(lua, format!("bad argument #{n} to '{fname}' ({msg})"))
+/// `luaL_argerror`: `bad argument #n to 'name' (msg)`, where the name is
+/// the one the caller used (`?` when a C function such as `pcall` made the
+/// call); a method call (`t:f(x)`) does not count `self`, and an error in
+/// `self` itself reads `calling 'name' on bad self (msg)`.
+pub fn arg_error(lua: &Lua, n: usize, msg: impl fmt::Display) -> mlua::Error {
+    let Some(d) = lua.inspect_stack(caller_level(lua) - 1) else {
+        return lua_error(lua, format!("bad argument #{n} ({msg})"));
+    };
+    let names = d.names();
+    let name = names.name.unwrap_or(std::borrow::Cow::Borrowed("?"));
+    let mut n = n;
+    if names.name_what == Some("method") {
+        if n <= 1 {
+            return lua_error(lua, format!("calling '{name}' on bad self ({msg})"));
+        }
+        n -= 1;
+    }
+    lua_error(lua, format!("bad argument #{n} to '{name}' ({msg})"))
 }
 
-/// `luaL_typerror`: `bad argument #n to 'fname' (T expected, got U)`.
-pub fn type_error(lua: &Lua, n: usize, fname: &str, expected: &str, got: &Value) -> mlua::Error {
-    let got = match got {
+/// `luaL_typerror`: `bad argument #n to 'name' (T expected, got U)`.
+pub fn type_error(lua: &Lua, n: usize, expected: &str, got: &Value) -> mlua::Error {
+    arg_error(
+        lua,
+        n,
+        format!("{expected} expected, got {}", lua_typename(got)),
+    )
+}
+
+/// `luaL_typerror` for argument `n` (from 1) of `args`: `got no value`
+/// when there is no such argument, as `luaL_checktype` says.
+pub fn arg_type_error(lua: &Lua, args: &mlua::MultiValue, n: usize, expected: &str) -> mlua::Error {
+    match args.get(n - 1) {
+        Some(v) => type_error(lua, n, expected, v),
+        None => arg_error(lua, n, format!("{expected} expected, got no value")),
+    }
+}
+
+/// Lua's `luaL_typename` of a value (mlua's own names differ for numbers,
+/// light userdata and error objects).
+pub fn lua_typename(v: &Value) -> &'static str {
+    match v {
         Value::Nil => "nil",
-        v => v.type_name(),
-    };
-    arg_error(lua, n, fname, format!("{expected} expected, got {got}"))
+        Value::Boolean(_) => "boolean",
+        Value::Integer(_) | Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Table(_) => "table",
+        Value::Function(_) => "function",
+        Value::Thread(_) => "thread",
+        _ => "userdata",
+    }
 }
 
 /// An error table `{err = text}` raised from a Rust callback.

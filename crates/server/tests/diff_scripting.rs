@@ -467,8 +467,7 @@ FUNCTION FLUSH
 
 /// Numbers inside tables reach the libraries exactly: -0 and values below
 /// 2^-52, which mlua's Lua 5.1 conversion hands over as the integer 0, are
-/// read again (cjson and cmsgpack; a library's own arguments still lose
-/// them, see crates/scripting/src/libs/mod.rs).
+/// read again (cjson and cmsgpack; see crates/scripting/src/libs/exact.rs).
 #[test]
 fn lua_libraries_see_tiny_numbers_and_negative_zero_in_tables() {
     diff_text(
@@ -480,6 +479,70 @@ EVAL "return cjson.encode({x = {1e-20}})" 0
 EVAL "return {cmsgpack.pack({1e-20, -0.0, 0}), cmsgpack.pack({x = 1e-20, y = -0.0})}" 0
 EVAL "return tostring(cmsgpack.unpack(cmsgpack.pack({1e-20}))[1])" 0
 EVAL "return {cjson.encode(1e-3), cjson.encode({0.5, 2^53})}" 0
+"##,
+    );
+}
+
+/// A library function's own arguments reach it exactly (-0 and values
+/// below 2^-52 too, through the exact-number trampoline), and bad
+/// arguments get Lua's own errors: the type actually passed ("got string",
+/// "got nil" for struct.pack's first missing value, "got no value"), the
+/// name the caller used ("?" from pcall, a local's name), method calls not
+/// counting self, and lua-cjson's settings checks (too many arguments,
+/// integer ranges, option names, earlier settings kept on a later error).
+#[test]
+fn lua_library_arguments_exact_and_checked() {
+    diff_text(
+        "lua_library_arguments_exact_and_checked",
+        r##"
+EVAL "return {cjson.encode(-0.0), cjson.encode(1e-20), cjson.encode(5e-324), cjson.encode(-0.0) .. cjson.encode(1e-20)}" 0
+EVAL "return {cmsgpack.pack(1e-20), cmsgpack.pack(1, -0.0, 1e-20), cmsgpack.unpack(1e-20)}" 0
+EVAL "return {struct.pack('d', 1e-20), struct.pack('d', -0.0), struct.pack('f', 1e-20), struct.pack('s', 1e-20), struct.pack('s', -0.0)}" 0
+EVAL "return struct.unpack(1e-20, 'x')" 0
+EVAL "return struct.size(-0.0)" 0
+EVAL "return {redis.sha1hex(1e-20), redis.sha1hex(-0.0), redis.sha1hex(-1e-30)}" 0
+EVAL "return select(2, pcall(cjson.encode, -0.0))" 0
+EVAL "return {struct.unpack('d', struct.pack('d', -0.0))}" 0
+EVAL "return struct.pack('d', 'x')" 0
+EVAL "return struct.pack('d')" 0
+EVAL "return struct.pack('dd', 1, 'x')" 0
+EVAL "return struct.pack()" 0
+EVAL "return struct.pack(nil)" 0
+EVAL "return struct.pack('s', {})" 0
+EVAL "return struct.pack('c', true)" 0
+EVAL "return struct.unpack()" 0
+EVAL "return struct.unpack('b', {})" 0
+EVAL "return struct.unpack('b', 'x', {})" 0
+EVAL "return struct.size({})" 0
+EVAL "return cmsgpack.unpack()" 0
+EVAL "return cjson.decode({})" 0
+EVAL "return math.random(1, {})" 0
+EVAL "return math.randomseed()" 0
+EVAL "return select(2, pcall(struct.pack, 'd'))" 0
+EVAL "return select(2, pcall(bit.band, 1, {}))" 0
+EVAL "return select(2, pcall(function() return struct.pack('d') end))" 0
+EVAL "return select(2, pcall(function() return bit:band() end))" 0
+EVAL "return select(2, pcall(function() return bit:tohex({}) end))" 0
+EVAL "return select(2, pcall(function() local f = bit.band; return f(1, {}) end))" 0
+EVAL "return select(2, pcall(function() local t = {f = struct.pack}; return t.f('d') end))" 0
+EVAL "return select(2, pcall(cmsgpack.pack))" 0
+EVAL "local j = cjson.new(); return {j.encode_max_depth('5'), j.encode_number_precision('3'), j.encode(1/3)}" 0
+EVAL "local j = cjson.new(); return j.encode_max_depth('x')" 0
+EVAL "local j = cjson.new(); return j.encode_max_depth(0)" 0
+EVAL "local j = cjson.new(); return j.encode_max_depth(4294967297)" 0
+EVAL "local j = cjson.new(); return j.encode_max_depth(1, 2)" 0
+EVAL "local j = cjson.new(); return j:encode_max_depth(3)" 0
+EVAL "local j = cjson.new(); return j.encode_keep_buffer({})" 0
+EVAL "local j = cjson.new(); return j.encode_keep_buffer('x')" 0
+EVAL "local j = cjson.new(); return {j.encode_keep_buffer('off'), j.encode_keep_buffer(true)}" 0
+EVAL "local j = cjson.new(); return j.decode_invalid_numbers('null')" 0
+EVAL "local j = cjson.new(); return {j.encode_invalid_numbers('null'), j.encode(0/0)}" 0
+EVAL "local j = cjson.new(); return j.encode_invalid_numbers(2)" 0
+EVAL "local j = cjson.new(); return j.encode_sparse_array(true, -1)" 0
+EVAL "local j = cjson.new(); return j.encode_sparse_array(true, 3, 'x')" 0
+EVAL "local j = cjson.new(); return j.encode_sparse_array(1, 2, 3, 4)" 0
+EVAL "local j = cjson.new(); pcall(j.encode_sparse_array, true, 5, -1); return {j.encode_sparse_array()}" 0
+EVAL "local j = cjson.new(); return {j.encode_sparse_array(false, 1.5, 2.5)}" 0
 "##,
     );
 }

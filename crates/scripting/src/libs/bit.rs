@@ -13,16 +13,15 @@ pub fn tobit(x: f64) -> i32 {
     (x + 6_755_399_441_055_744.0).to_bits() as u32 as i32
 }
 
-fn arg(lua: &Lua, args: &MultiValue, i: usize, fname: &str) -> mlua::Result<i32> {
+fn arg(lua: &Lua, args: &MultiValue, i: usize) -> mlua::Result<i32> {
     match args.get(i) {
         Some(v) => match to_number(v) {
             Some(x) => Ok(tobit(x)),
-            None => Err(type_error(lua, i + 1, fname, "number", v)),
+            None => Err(type_error(lua, i + 1, "number", v)),
         },
         None => Err(crate::error::arg_error(
             lua,
             i + 1,
-            fname,
             "number expected, got no value",
         )),
     }
@@ -31,7 +30,7 @@ fn arg(lua: &Lua, args: &MultiValue, i: usize, fname: &str) -> mlua::Result<i32>
 fn unary(lua: &Lua, t: &Table, name: &'static str, f: fn(i32) -> i32) -> mlua::Result<()> {
     t.raw_set(
         name,
-        lua.create_function(move |lua, a: MultiValue| Ok(f(arg(lua, &a, 0, name)?) as f64))?,
+        lua.create_function(move |lua, a: MultiValue| Ok(f(arg(lua, &a, 0)?) as f64))?,
     )
 }
 
@@ -39,9 +38,9 @@ fn fold(lua: &Lua, t: &Table, name: &'static str, f: fn(i32, i32) -> i32) -> mlu
     t.raw_set(
         name,
         lua.create_function(move |lua, a: MultiValue| {
-            let mut acc = arg(lua, &a, 0, name)?;
+            let mut acc = arg(lua, &a, 0)?;
             for i in 1..a.len() {
-                acc = f(acc, arg(lua, &a, i, name)?);
+                acc = f(acc, arg(lua, &a, i)?);
             }
             Ok(acc as f64)
         })?,
@@ -52,8 +51,8 @@ fn shift(lua: &Lua, t: &Table, name: &'static str, f: fn(i32, u32) -> i32) -> ml
     t.raw_set(
         name,
         lua.create_function(move |lua, a: MultiValue| {
-            let x = arg(lua, &a, 0, name)?;
-            let n = arg(lua, &a, 1, name)? as u32 & 31;
+            let x = arg(lua, &a, 0)?;
+            let n = arg(lua, &a, 1)? as u32 & 31;
             Ok(f(x, n) as f64)
         })?,
     )
@@ -76,10 +75,10 @@ pub fn open(lua: &Lua) -> mlua::Result<Table> {
     t.raw_set(
         "tohex",
         lua.create_function(|lua, a: MultiValue| {
-            let x = arg(lua, &a, 0, "tohex")? as u32;
+            let x = arg(lua, &a, 0)? as u32;
             let mut n: i32 = match a.get(1) {
                 None | Some(Value::Nil) => 8,
-                Some(_) => arg(lua, &a, 1, "tohex")?,
+                Some(_) => arg(lua, &a, 1)?,
             };
             let upper = n < 0;
             if upper {

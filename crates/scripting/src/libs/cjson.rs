@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 
 use mlua::{LightUserData, Lua, MultiValue, Table, Value};
 
-use crate::error::{arg_error, lua_error};
+use crate::error::{arg_error, lua_error, type_error};
 use crate::num::write_g;
 
 #[derive(Clone, Debug)]
@@ -192,7 +192,7 @@ impl Enc<'_> {
                     if i > 1 {
                         self.out.push(b',');
                     }
-                    let v = super::exact_in(t, i, t.raw_get(i)?);
+                    let v = super::exact::exact_in(t, i, t.raw_get(i)?);
                     self.value(&v, depth)?;
                 }
                 self.out.push(b']');
@@ -202,7 +202,7 @@ impl Enc<'_> {
                 let mut first = true;
                 for pair in t.clone().pairs::<Value, Value>() {
                     let (k, v) = pair?;
-                    let v = super::exact_in(t, k.clone(), v);
+                    let v = super::exact::exact_in(t, k.clone(), v);
                     if !first {
                         self.out.push(b',');
                     }
@@ -590,36 +590,69 @@ fn decode_value(
     })
 }
 
-fn bool_opt(v: Option<&Value>) -> Option<bool> {
-    match v {
-        Some(Value::Boolean(b)) => Some(*b),
-        Some(Value::String(s)) => match &*s.as_bytes() {
-            b"on" => Some(true),
-            b"off" => Some(false),
-            _ => None,
-        },
-        _ => None,
+/// lua-cjson's `json_arg_init`: a settings function takes at most `max`
+/// arguments.
+fn arg_init(lua: &Lua, args: &MultiValue, max: usize) -> mlua::Result<()> {
+    if args.len() > max {
+        return Err(arg_error(lua, max + 1, "found too many arguments"));
+    }
+    Ok(())
+}
+
+/// lua-cjson's `json_integer_option`: argument `i` (from 1), unless nil,
+/// is read with `luaL_checkinteger` into a C `int` and must lie in
+/// `lo..=hi`; the range error names argument 1 whatever `i` is, as
+/// lua-cjson's does.
+fn int_option(
+    lua: &Lua,
+    args: &MultiValue,
+    i: usize,
+    lo: i32,
+    hi: i32,
+) -> mlua::Result<Option<usize>> {
+    match args.get(i - 1) {
+        None | Some(Value::Nil) => Ok(None),
+        Some(v) => {
+            let x = crate::api::to_number(v).ok_or_else(|| type_error(lua, i, "number", v))?;
+            let value = crate::num::c_trunc_i64(x) as i32;
+            if value < lo || value > hi {
+                return Err(arg_error(
+                    lua,
+                    1,
+                    format!("expected integer between {lo} and {hi}"),
+                ));
+            }
+            Ok(Some(value as usize))
+        }
     }
 }
 
-fn int_opt(
+/// The options of an on/off setting.
+const ON_OFF: &[&str] = &["off", "on"];
+
+/// lua-cjson's `json_enum_option`: argument `i` (from 1), unless nil, is a
+/// boolean (false 0, true 1) or one of `options` by name (its index;
+/// `luaL_checkoption`).
+fn enum_option(
     lua: &Lua,
     args: &MultiValue,
-    fname: &str,
-    lo: i64,
-    hi: i64,
-) -> mlua::Result<Option<usize>> {
-    match args.front() {
+    i: usize,
+    options: &[&str],
+) -> mlua::Result<Option<u8>> {
+    match args.get(i - 1) {
         None | Some(Value::Nil) => Ok(None),
-        Some(v) => match crate::api::to_number(v) {
-            Some(x) if (x as i64) >= lo && (x as i64) <= hi => Ok(Some(x as usize)),
-            _ => Err(arg_error(
-                lua,
-                1,
-                fname,
-                format!("expected integer between {lo} and {hi}"),
-            )),
-        },
+        Some(Value::Boolean(b)) => Ok(Some(u8::from(*b))),
+        Some(v) => {
+            let name = crate::api::to_lstring(v).ok_or_else(|| type_error(lua, i, "string", v))?;
+            match options.iter().position(|o| o.as_bytes() == name.as_slice()) {
+                Some(k) => Ok(Some(k as u8)),
+                None => Err(arg_error(
+                    lua,
+                    i,
+                    format!("invalid option '{}'", String::from_utf8_lossy(&name)),
+                )),
+            }
+        }
     }
 }
 
@@ -631,9 +664,9 @@ fn open_with(lua: &Lua, c: Cfg) -> mlua::Result<Table> {
     let cc = c.clone();
     t.raw_set(
         "encode",
-        lua.create_function(move |lua, args: MultiValue| {
+        super::exact::create_function(lua, move |lua, args: MultiValue| {
             if args.len() != 1 {
-                return Err(arg_error(lua, 1, "encode", "expected 1 argument"));
+                return Err(arg_error(lua, 1, "expected 1 argument"));
             }
             let mut e = Enc {
                 lua,
@@ -647,17 +680,13 @@ fn open_with(lua: &Lua, c: Cfg) -> mlua::Result<Table> {
     let cc = c.clone();
     t.raw_set(
         "decode",
-        lua.create_function(move |lua, args: MultiValue| {
+        super::exact::create_function(lua, move |lua, args: MultiValue| {
             if args.len() != 1 {
-                return Err(arg_error(lua, 1, "decode", "expected 1 argument"));
+                return Err(arg_error(lua, 1, "expected 1 argument"));
             }
             let s = match crate::api::to_lstring(&args[0]) {
                 Some(s) => s,
-                None => {
-                    return Err(crate::error::type_error(
-                        lua, 1, "decode", "string", &args[0],
-                    ))
-                }
+                None => return Err(crate::error::type_error(lua, 1, "string", &args[0])),
             };
             let conf = cfg(&cc);
             let mut d = Dec {
@@ -674,76 +703,58 @@ fn open_with(lua: &Lua, c: Cfg) -> mlua::Result<Table> {
             Ok(v)
         })?,
     )?;
-    let cc = c.clone();
-    t.raw_set(
-        "encode_number_precision",
-        lua.create_function(move |lua, args: MultiValue| {
-            let n = int_opt(lua, &args, "encode_number_precision", 1, 14)?;
-            let mut g = cc.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(n) = n {
-                g.precision = n;
-            }
-            Ok(g.precision)
-        })?,
-    )?;
-    let cc = c.clone();
-    t.raw_set(
-        "encode_max_depth",
-        lua.create_function(move |lua, args: MultiValue| {
-            let n = int_opt(lua, &args, "encode_max_depth", 1, i32::MAX as i64)?;
-            let mut g = cc.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(n) = n {
-                g.encode_max_depth = n;
-            }
-            Ok(g.encode_max_depth)
-        })?,
-    )?;
-    let cc = c.clone();
-    t.raw_set(
-        "decode_max_depth",
-        lua.create_function(move |lua, args: MultiValue| {
-            let n = int_opt(lua, &args, "decode_max_depth", 1, i32::MAX as i64)?;
-            let mut g = cc.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(n) = n {
-                g.decode_max_depth = n;
-            }
-            Ok(g.decode_max_depth)
-        })?,
-    )?;
-    let cc = c.clone();
-    t.raw_set(
-        "encode_keep_buffer",
-        lua.create_function(move |_, args: MultiValue| {
-            let mut g = cc.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(b) = bool_opt(args.front()) {
-                g.keep_buffer = b;
-            }
-            Ok(g.keep_buffer)
-        })?,
-    )?;
-    let cc = c.clone();
-    t.raw_set(
-        "decode_invalid_numbers",
-        lua.create_function(move |_, args: MultiValue| {
-            let mut g = cc.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(b) = bool_opt(args.front()) {
-                g.decode_invalid = b;
-            }
-            Ok(g.decode_invalid)
-        })?,
-    )?;
+    for (name, lo, hi) in [
+        ("encode_number_precision", 1, 14),
+        ("encode_max_depth", 1, i32::MAX),
+        ("decode_max_depth", 1, i32::MAX),
+    ] {
+        let cc = c.clone();
+        t.raw_set(
+            name,
+            lua.create_function(move |lua, args: MultiValue| {
+                arg_init(lua, &args, 1)?;
+                let n = int_option(lua, &args, 1, lo, hi)?;
+                let mut g = cc.lock().unwrap_or_else(|e| e.into_inner());
+                let setting = match name {
+                    "encode_number_precision" => &mut g.precision,
+                    "encode_max_depth" => &mut g.encode_max_depth,
+                    _ => &mut g.decode_max_depth,
+                };
+                if let Some(n) = n {
+                    *setting = n;
+                }
+                Ok(*setting)
+            })?,
+        )?;
+    }
+    for name in ["encode_keep_buffer", "decode_invalid_numbers"] {
+        let cc = c.clone();
+        t.raw_set(
+            name,
+            lua.create_function(move |lua, args: MultiValue| {
+                arg_init(lua, &args, 1)?;
+                let b = enum_option(lua, &args, 1, ON_OFF)?;
+                let mut g = cc.lock().unwrap_or_else(|e| e.into_inner());
+                let setting = match name {
+                    "encode_keep_buffer" => &mut g.keep_buffer,
+                    _ => &mut g.decode_invalid,
+                };
+                if let Some(b) = b {
+                    *setting = b == 1;
+                }
+                Ok(*setting)
+            })?,
+        )?;
+    }
     let cc = c.clone();
     t.raw_set(
         "encode_invalid_numbers",
         lua.create_function(move |lua, args: MultiValue| {
+            arg_init(lua, &args, 1)?;
+            let v = enum_option(lua, &args, 1, &["off", "on", "null"])?;
             let mut g = cc.lock().unwrap_or_else(|e| e.into_inner());
-            match args.front() {
-                Some(Value::String(s)) if &*s.as_bytes() == b"null" => g.encode_invalid = 2,
-                v => {
-                    if let Some(b) = bool_opt(v) {
-                        g.encode_invalid = u8::from(b);
-                    }
-                }
+            if let Some(v) = v {
+                g.encode_invalid = v;
             }
             Ok(match g.encode_invalid {
                 2 => Value::String(lua.create_string("null")?),
@@ -754,16 +765,26 @@ fn open_with(lua: &Lua, c: Cfg) -> mlua::Result<Table> {
     let cc = c.clone();
     t.raw_set(
         "encode_sparse_array",
-        lua.create_function(move |_, args: MultiValue| {
+        lua.create_function(move |lua, args: MultiValue| {
+            arg_init(lua, &args, 3)?;
+            // Each setting is stored as soon as it is read, so a bad later
+            // argument leaves the earlier ones changed (as lua-cjson).
+            let convert = enum_option(lua, &args, 1, ON_OFF)?;
             let mut g = cc.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(b) = bool_opt(args.front()) {
-                g.sparse_convert = b;
+            if let Some(b) = convert {
+                g.sparse_convert = b == 1;
             }
-            if let Some(x) = args.get(1).and_then(crate::api::to_number) {
-                g.sparse_ratio = x.max(0.0) as usize;
+            drop(g);
+            let ratio = int_option(lua, &args, 2, 0, i32::MAX)?;
+            let mut g = cc.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(n) = ratio {
+                g.sparse_ratio = n;
             }
-            if let Some(x) = args.get(2).and_then(crate::api::to_number) {
-                g.sparse_safe = x.max(0.0) as usize;
+            drop(g);
+            let safe = int_option(lua, &args, 3, 0, i32::MAX)?;
+            let mut g = cc.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(n) = safe {
+                g.sparse_safe = n;
             }
             Ok((g.sparse_convert, g.sparse_ratio, g.sparse_safe))
         })?,

@@ -119,7 +119,7 @@ fn encode(out: &mut Vec<u8>, v: &Value, level: usize) -> mlua::Result<()> {
             Some(n) => {
                 enc_len(out, n, 0x90, 16, 0xdc, 0xdd);
                 for i in 1..=n {
-                    let v = super::exact_in(t, i, t.raw_get::<Value>(i)?);
+                    let v = super::exact::exact_in(t, i, t.raw_get::<Value>(i)?);
                     encode(out, &v, level + 1)?;
                 }
             }
@@ -127,7 +127,7 @@ fn encode(out: &mut Vec<u8>, v: &Value, level: usize) -> mlua::Result<()> {
                 let pairs: Vec<(Value, Value)> = t
                     .clone()
                     .pairs::<Value, Value>()
-                    .map(|p| p.map(|(k, v)| (k.clone(), super::exact_in(t, k, v))))
+                    .map(|p| p.map(|(k, v)| (k.clone(), super::exact::exact_in(t, k, v))))
                     .collect::<mlua::Result<_>>()?;
                 enc_len(out, pairs.len(), 0x80, 16, 0xde, 0xdf);
                 for (k, v) in &pairs {
@@ -282,10 +282,10 @@ fn unpack_full(
     Ok((vals, c.p))
 }
 
-fn str_arg(lua: &Lua, args: &MultiValue, fname: &str) -> mlua::Result<Vec<u8>> {
-    args.front().and_then(to_lstring).ok_or_else(|| {
-        crate::error::type_error(lua, 1, fname, "string", args.front().unwrap_or(&Value::Nil))
-    })
+fn str_arg(lua: &Lua, args: &MultiValue) -> mlua::Result<Vec<u8>> {
+    args.front()
+        .and_then(to_lstring)
+        .ok_or_else(|| crate::error::arg_type_error(lua, args, 1, "string"))
 }
 
 fn limited(lua: &Lua, s: &[u8], limit: usize, offset: i64) -> mlua::Result<MultiValue> {
@@ -315,12 +315,11 @@ pub fn open(lua: &Lua) -> mlua::Result<Table> {
     t.raw_set("_DESCRIPTION", "MessagePack C implementation for Lua")?;
     t.raw_set(
         "pack",
-        lua.create_function(|lua, args: MultiValue| {
+        super::exact::create_function(lua, |lua, args: MultiValue| {
             if args.is_empty() {
                 return Err(crate::error::arg_error(
                     lua,
                     0,
-                    "pack",
                     "MessagePack pack needs input.",
                 ));
             }
@@ -333,24 +332,24 @@ pub fn open(lua: &Lua) -> mlua::Result<Table> {
     )?;
     t.raw_set(
         "unpack",
-        lua.create_function(|lua, args: MultiValue| {
-            let s = str_arg(lua, &args, "unpack")?;
+        super::exact::create_function(lua, |lua, args: MultiValue| {
+            let s = str_arg(lua, &args)?;
             let (vals, _) = unpack_full(lua, &s, 0, 0)?;
             Ok(MultiValue::from_iter(vals))
         })?,
     )?;
     t.raw_set(
         "unpack_one",
-        lua.create_function(|lua, args: MultiValue| {
-            let s = str_arg(lua, &args, "unpack_one")?;
+        super::exact::create_function(lua, |lua, args: MultiValue| {
+            let s = str_arg(lua, &args)?;
             let off = args.get(1).and_then(crate::api::to_number).unwrap_or(0.0) as i64;
             limited(lua, &s, 1, off)
         })?,
     )?;
     t.raw_set(
         "unpack_limit",
-        lua.create_function(|lua, args: MultiValue| {
-            let s = str_arg(lua, &args, "unpack_limit")?;
+        super::exact::create_function(lua, |lua, args: MultiValue| {
+            let s = str_arg(lua, &args)?;
             let limit = args
                 .get(1)
                 .and_then(crate::api::to_number)

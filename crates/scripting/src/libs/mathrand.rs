@@ -1,28 +1,15 @@
 //! `math.random` / `math.randomseed` replaced by Redis's deterministic
 //! generator ([`crate::rand`]), with Lua 5.1's argument rules and errors.
 
-use mlua::{Lua, MultiValue, Value};
+use mlua::{Lua, MultiValue};
 
-use crate::error::{arg_error, lua_error};
+use crate::error::{arg_error, arg_type_error, lua_error};
 use crate::rand;
 
-fn int_arg(lua: &Lua, v: Option<&Value>, n: usize) -> mlua::Result<f64> {
-    match v.and_then(crate::api::to_number) {
-        Some(x) => Ok(x),
-        None => {
-            let got = match v {
-                None => "no value",
-                Some(Value::Nil) => "nil",
-                Some(v) => v.type_name(),
-            };
-            Err(arg_error(
-                lua,
-                n,
-                "random",
-                format!("number expected, got {got}"),
-            ))
-        }
-    }
+fn int_arg(lua: &Lua, args: &MultiValue, n: usize) -> mlua::Result<f64> {
+    args.get(n - 1)
+        .and_then(crate::api::to_number)
+        .ok_or_else(|| arg_type_error(lua, args, n, "number"))
 }
 
 /// Replaces `math.random` and `math.randomseed` in the VM's `math` table.
@@ -35,17 +22,17 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
             match args.len() {
                 0 => Ok(r),
                 1 => {
-                    let u = int_arg(lua, args.front(), 1)?.trunc();
+                    let u = int_arg(lua, &args, 1)?.trunc();
                     if u < 1.0 {
-                        return Err(arg_error(lua, 1, "random", "interval is empty"));
+                        return Err(arg_error(lua, 1, "interval is empty"));
                     }
                     Ok((r * u).floor() + 1.0)
                 }
                 2 => {
-                    let l = int_arg(lua, args.front(), 1)?.trunc();
-                    let u = int_arg(lua, args.get(1), 2)?.trunc();
+                    let l = int_arg(lua, &args, 1)?.trunc();
+                    let u = int_arg(lua, &args, 2)?.trunc();
                     if l > u {
-                        return Err(arg_error(lua, 2, "random", "interval is empty"));
+                        return Err(arg_error(lua, 2, "interval is empty"));
                     }
                     Ok((r * (u - l + 1.0)).floor() + l)
                 }
@@ -56,22 +43,7 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
     math.raw_set(
         "randomseed",
         lua.create_function(|lua, args: MultiValue| {
-            let s = match args.front().and_then(crate::api::to_number) {
-                Some(x) => x,
-                None => {
-                    let got = match args.front() {
-                        None => "no value",
-                        Some(Value::Nil) => "nil",
-                        Some(v) => v.type_name(),
-                    };
-                    return Err(arg_error(
-                        lua,
-                        1,
-                        "randomseed",
-                        format!("number expected, got {got}"),
-                    ));
-                }
-            };
+            let s = int_arg(lua, &args, 1)?;
             rand::seed(crate::num::c_trunc_i64(s) as i32);
             Ok(())
         })?,

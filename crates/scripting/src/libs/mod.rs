@@ -5,31 +5,9 @@
 pub mod bit;
 pub mod cjson;
 pub mod cmsgpack;
+pub(crate) mod exact;
 pub mod mathrand;
 pub mod structlib;
-
-use mlua::{IntoLua, Table, Value};
-
-// Exact numbers. mlua's Lua 5.1 conversion turns a number whose distance
-// to an integer is below `f64::EPSILON` into `Value::Integer`: `-0.0` and
-// every `|x| < f64::EPSILON` arrive as `Integer(0)`, where Redis's C
-// libraries see the real double (`cjson.encode({1e-20})` is `[1e-20]`).
-// Values read from tables are read again as `f64` ([`exact_in`]). A
-// library function's own arguments cannot be (mlua converts them before
-// the call): `cjson.encode(-0.0)` gives `0` where Redis gives `-0`, and
-// `struct.pack('d', 1e-20)` packs 0.
-
-/// `v`, read from `t[k]`, with the real number when mlua made it `Integer(0)`.
-pub(crate) fn exact_in(t: &Table, k: impl IntoLua, v: Value) -> Value {
-    if matches!(v, Value::Integer(0)) {
-        if let Ok(x) = t.raw_get::<f64>(k) {
-            if x != 0.0 || x.is_sign_negative() {
-                return Value::Number(x);
-            }
-        }
-    }
-    v
-}
 
 /// Lua 5.1's `lua_str2number` (`strtod`, plus `0x` hex), trailing spaces
 /// allowed: what `tonumber`/`lua_tonumber` accept for strings.

@@ -12,7 +12,8 @@
 use mlua::{Lua, MultiValue, Table, Value};
 
 use crate::api::{to_lstring, to_number};
-use crate::error::{arg_error, lua_error};
+use crate::error::{arg_error, arg_type_error, lua_error, lua_typename, type_error};
+use crate::libs::exact;
 
 const MAXINTSIZE: usize = 32;
 
@@ -50,7 +51,7 @@ impl Fmt<'_> {
     }
 
     /// Next option (after settings), or None at the end.
-    fn next(&mut self, lua: &Lua, fname: &str) -> mlua::Result<Option<Opt>> {
+    fn next(&mut self, lua: &Lua) -> mlua::Result<Option<Opt>> {
         while self.i < self.f.len() {
             let c = self.f[self.i];
             self.i += 1;
@@ -114,7 +115,6 @@ impl Fmt<'_> {
                     return Err(arg_error(
                         lua,
                         1,
-                        fname,
                         format!("invalid format option '{}'", other as char),
                     ))
                 }
@@ -165,19 +165,23 @@ fn put_int(out: &mut Vec<u8>, v: i128, size: usize, little: bool) {
     out.extend_from_slice(&bytes);
 }
 
-fn pack(lua: &Lua, args: MultiValue) -> mlua::Result<mlua::String> {
-    let fmt = match args.front().and_then(to_lstring) {
-        Some(f) => f,
-        None => {
-            return Err(crate::error::type_error(
-                lua,
-                1,
-                "pack",
-                "string",
-                args.front().unwrap_or(&Value::Nil),
-            ))
-        }
+/// `luaL_checknumber` / `luaL_checklstring` of `pack`'s argument `i`
+/// (from 0, the format being 0) failing: Redis's struct pushes a nil after
+/// the arguments, so the first missing one is "got nil".
+fn pack_arg_error(lua: &Lua, args: &MultiValue, i: usize, expected: &str) -> mlua::Error {
+    let got = match args.get(i) {
+        Some(v) => lua_typename(v),
+        None if i == args.len() => "nil",
+        None => "no value",
     };
+    arg_error(lua, i + 1, format!("{expected} expected, got {got}"))
+}
+
+fn pack(lua: &Lua, args: MultiValue) -> mlua::Result<mlua::String> {
+    let fmt = args
+        .front()
+        .and_then(to_lstring)
+        .ok_or_else(|| arg_type_error(lua, &args, 1, "string"))?;
     let mut f = Fmt {
         f: &fmt,
         i: 0,
@@ -186,15 +190,16 @@ fn pack(lua: &Lua, args: MultiValue) -> mlua::Result<mlua::String> {
     };
     let mut out = Vec::new();
     let mut arg = 1;
-    while let Some(o) = f.next(lua, "pack")? {
+    while let Some(o) = f.next(lua)? {
         let pad = f.padding(out.len(), opt_size(&o));
         out.extend(std::iter::repeat_n(0u8, pad));
         match o {
             Opt::Pad => out.push(0),
             Opt::Int { size, signed } => {
-                let x = args.get(arg).and_then(to_number).ok_or_else(|| {
-                    arg_error(lua, arg + 1, "pack", "number expected, got no value")
-                })?;
+                let x = args
+                    .get(arg)
+                    .and_then(to_number)
+                    .ok_or_else(|| pack_arg_error(lua, &args, arg, "number"))?;
                 arg += 1;
                 let v: i128 = if signed {
                     crate::num::c_trunc_i64(x) as i128
@@ -204,9 +209,10 @@ fn pack(lua: &Lua, args: MultiValue) -> mlua::Result<mlua::String> {
                 put_int(&mut out, v, size, f.little);
             }
             Opt::Float | Opt::Double => {
-                let x = args.get(arg).and_then(to_number).ok_or_else(|| {
-                    arg_error(lua, arg + 1, "pack", "number expected, got no value")
-                })?;
+                let x = args
+                    .get(arg)
+                    .and_then(to_number)
+                    .ok_or_else(|| pack_arg_error(lua, &args, arg, "number"))?;
                 arg += 1;
                 let mut b = if matches!(o, Opt::Float) {
                     (x as f32).to_le_bytes().to_vec()
@@ -219,23 +225,25 @@ fn pack(lua: &Lua, args: MultiValue) -> mlua::Result<mlua::String> {
                 out.extend_from_slice(&b);
             }
             Opt::Chars(n) => {
-                let s = args.get(arg).and_then(to_lstring).ok_or_else(|| {
-                    arg_error(lua, arg + 1, "pack", "string expected, got no value")
-                })?;
+                let s = args
+                    .get(arg)
+                    .and_then(to_lstring)
+                    .ok_or_else(|| pack_arg_error(lua, &args, arg, "string"))?;
                 arg += 1;
                 let n = if n == 0 { s.len() } else { n };
                 if s.len() < n {
-                    return Err(arg_error(lua, arg, "pack", "string too short"));
+                    return Err(arg_error(lua, arg, "string too short"));
                 }
                 out.extend_from_slice(&s[..n]);
             }
             Opt::Zstr => {
-                let s = args.get(arg).and_then(to_lstring).ok_or_else(|| {
-                    arg_error(lua, arg + 1, "pack", "string expected, got no value")
-                })?;
+                let s = args
+                    .get(arg)
+                    .and_then(to_lstring)
+                    .ok_or_else(|| pack_arg_error(lua, &args, arg, "string"))?;
                 arg += 1;
                 if s.contains(&0) {
-                    return Err(arg_error(lua, arg, "pack", "string contains zeros"));
+                    return Err(arg_error(lua, arg, "string contains zeros"));
                 }
                 out.extend_from_slice(&s);
                 out.push(0);
@@ -249,17 +257,17 @@ fn unpack(lua: &Lua, args: MultiValue) -> mlua::Result<MultiValue> {
     let fmt = args
         .front()
         .and_then(to_lstring)
-        .ok_or_else(|| arg_error(lua, 1, "unpack", "string expected, got no value"))?;
+        .ok_or_else(|| arg_type_error(lua, &args, 1, "string"))?;
     let data = args
         .get(1)
         .and_then(to_lstring)
-        .ok_or_else(|| arg_error(lua, 2, "unpack", "string expected, got no value"))?;
+        .ok_or_else(|| arg_type_error(lua, &args, 2, "string"))?;
     let start = match args.get(2) {
         None | Some(Value::Nil) => 1.0,
-        Some(v) => to_number(v).ok_or_else(|| arg_error(lua, 3, "unpack", "number expected"))?,
+        Some(v) => to_number(v).ok_or_else(|| type_error(lua, 3, "number", v))?,
     };
     if start < 1.0 {
-        return Err(arg_error(lua, 3, "unpack", "offset must be 1 or greater"));
+        return Err(arg_error(lua, 3, "offset must be 1 or greater"));
     }
     let mut pos = start as usize - 1;
     let mut f = Fmt {
@@ -270,12 +278,12 @@ fn unpack(lua: &Lua, args: MultiValue) -> mlua::Result<MultiValue> {
     };
     let mut out = MultiValue::new();
     let mut last_num = 0f64;
-    while let Some(o) = f.next(lua, "unpack")? {
+    while let Some(o) = f.next(lua)? {
         let size = opt_size(&o);
         pos += f.padding(pos, size);
         let need = |n: usize| -> mlua::Result<()> {
             if pos.checked_add(n).is_none_or(|e| e > data.len()) {
-                return Err(arg_error(lua, 2, "unpack", "data string too short"));
+                return Err(arg_error(lua, 2, "data string too short"));
             }
             Ok(())
         };
@@ -351,7 +359,7 @@ fn size(lua: &Lua, args: MultiValue) -> mlua::Result<f64> {
     let fmt = args
         .front()
         .and_then(to_lstring)
-        .ok_or_else(|| arg_error(lua, 1, "size", "string expected, got no value"))?;
+        .ok_or_else(|| arg_type_error(lua, &args, 1, "string"))?;
     let mut f = Fmt {
         f: &fmt,
         i: 0,
@@ -359,15 +367,10 @@ fn size(lua: &Lua, args: MultiValue) -> mlua::Result<f64> {
         align: 1,
     };
     let mut pos = 0usize;
-    while let Some(o) = f.next(lua, "size")? {
+    while let Some(o) = f.next(lua)? {
         let sz = opt_size(&o);
         if matches!(o, Opt::Zstr) || matches!(o, Opt::Chars(0)) {
-            return Err(arg_error(
-                lua,
-                1,
-                "size",
-                "options 'c0' - 's' have undefined sizes",
-            ));
+            return Err(arg_error(lua, 1, "options 'c0' - 's' have undefined sizes"));
         }
         pos += f.padding(pos, sz) + sz;
     }
@@ -377,8 +380,8 @@ fn size(lua: &Lua, args: MultiValue) -> mlua::Result<f64> {
 /// Creates the `struct` table.
 pub fn open(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    t.raw_set("pack", lua.create_function(pack)?)?;
-    t.raw_set("unpack", lua.create_function(unpack)?)?;
-    t.raw_set("size", lua.create_function(size)?)?;
+    t.raw_set("pack", exact::create_function(lua, pack)?)?;
+    t.raw_set("unpack", exact::create_function(lua, unpack)?)?;
+    t.raw_set("size", exact::create_function(lua, size)?)?;
     Ok(t)
 }
