@@ -37,6 +37,7 @@
 //! * FUNCTION LIST order: Redis lists in hash-table order; here by name.
 
 pub mod api;
+mod builtins;
 pub mod cache;
 mod call;
 pub mod convert;

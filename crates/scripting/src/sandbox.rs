@@ -19,35 +19,35 @@
 //!   (`redis`, `string`, `math`, `table`, `coroutine`, `bit`, `cjson`,
 //!   `struct`, `cmsgpack`), which are proxies too, and for the string
 //!   metatable as `getmetatable('')` shows it.
-//! * The functions that would see through a proxy are wrapped: `rawget`,
+//! * The functions that would see through a proxy are replaced: `rawget`,
 //!   `rawset`, `next`, `pairs`, `getmetatable`, `setmetatable` act on the
 //!   protected table (and refuse changes) with Lua's own argument errors.
-//! * `loadstring` and `load` are wrapped so they parse every chunk as text,
-//!   as Redis's Lua (which has no undump) does: precompiled bytecode, the
-//!   way out of any Lua sandbox, never loads (see [`text_chunk`]).
-//! * `pcall`, `xpcall` and `coroutine.resume` are wrapped so an error raised
-//!   by Rust code reaches the script as the string or `{err=...}` table
-//!   Redis would raise (see [`crate::error`]).
+//! * `loadstring` and `load` are replaced so they parse every chunk as
+//!   text, as Redis's Lua (which has no undump) does: precompiled bytecode,
+//!   the way out of any Lua sandbox, never loads (see [`text_chunk`]).
+//! * `pcall` is Redis 7.0's own (an error table gives its `err` text), and
+//!   `pcall`, `xpcall` and `coroutine.resume` turn an error raised by Rust
+//!   code into the string or `{err=...}` table Redis would raise (see
+//!   [`crate::error`]).
+//!
+//! The replacements are C functions (`builtins.rs`), as Lua's own are, so
+//! stack levels, tail calls and the names in argument errors come out as
+//! in Redis.
 //!
 //! Known differences, all outside documented script behaviour:
-//! an argument error of a wrapped function called in tail position
-//! (`return pairs(nil)`) lacks the `user_script:1: ` prefix and names the
-//! nearest remaining frame, because the wrapper is a Lua function that the
-//! tail call put in place of the script's frame (`local x = pairs(nil)`
-//! reads exactly as in Redis); called through `pcall` (`pcall(rawget)`,
-//! `pcall(loadstring, {})`), the argument error names the function where
-//! Redis's Lua says `'?'`;
 //! `table.insert(redis, x)` (and `rawseti`-based `table` functions) on a
 //! protected table stores into the proxy's array part instead of raising;
 //! `#_G`/`unpack` over a protected table see the (empty) proxy, which
-//! gives the same result as Redis since library tables have no array part.
+//! gives the same result as Redis since library tables have no array part;
+//! `cjson.encode` and `cmsgpack.pack` of a library table (`cjson:encode()`)
+//! see the empty proxy where Redis refuses its functions.
 //!
 //! Invariant: nothing but the `real` table, the proxies' metatables and
 //! Rust code can change a global; scripts of one run cannot leave state
 //! for the next except in tables they reach through `KEYS`/`ARGV` (which
 //! are replaced each run) — exactly Redis's guarantee.
 
-use mlua::{Function, Lua, LuaOptions, StdLib, Table, Value};
+use mlua::{Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
 
 use crate::error::{find_raise, plain_text, to_lua_error_value, Raise};
 use crate::exec::Entry;
@@ -210,6 +210,12 @@ impl Vm {
         libs.raw_set(
             "__conv",
             lua.create_function(|lua, v: Value| to_lua_error_value(lua, v))?,
+        )?;
+        libs.raw_set(
+            "__builtin",
+            lua.create_function(|lua, (name, ups): (mlua::String, MultiValue)| {
+                crate::builtins::closure(lua, &name.to_str()?, ups)
+            })?,
         )?;
         let handler = lua.create_function(handle_error)?;
         libs.raw_set("__handler", handler.clone())?;

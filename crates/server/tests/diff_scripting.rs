@@ -546,3 +546,60 @@ EVAL "local j = cjson.new(); return {j.encode_sparse_array(false, 1.5, 2.5)}" 0
 "##,
     );
 }
+
+/// The base functions the sandbox replaces (rawget, rawset, next, pairs,
+/// getmetatable, setmetatable, pcall, xpcall, coroutine.resume,
+/// loadstring, load) behave as Redis's, errors included: in tail position
+/// (the script's frame and its `user_script:1:` prefix stay), under pcall
+/// (`'?'`), through a local (its name), `error(msg, 2)` given to pcall
+/// (points at the script, not at sandbox code), Redis 7.0's own pcall
+/// (an error table's `err`, a non-string `err` left after the table, no
+/// argument at all), and pairs' iterator not being the global next.
+#[test]
+fn lua_base_functions_as_redis() {
+    diff_text(
+        "lua_base_functions_as_redis",
+        r##"
+EVAL "return {pcall(rawget)}" 0
+EVAL "return {pcall(rawget, {})}" 0
+EVAL "return select(2, pcall(rawget, 1, 2))" 0
+EVAL "return select(2, pcall(function() return rawget(1, 2) end))" 0
+EVAL "return select(2, pcall(function() local g = rawget; return g(1, 2) end))" 0
+EVAL "return select(2, pcall(next))" 0
+EVAL "return select(2, pcall(pairs))" 0
+EVAL "return select(2, pcall(loadstring))" 0
+EVAL "return select(2, pcall(loadstring, {}))" 0
+EVAL "return select(2, pcall(function() return loadstring({}) end))" 0
+EVAL "return select(2, pcall(function() return pairs(nil) end))" 0
+EVAL "return select(2, pcall(function() return coroutine.resume(1) end))" 0
+EVAL "return {pcall(error, 'x', 2)}" 0
+EVAL "return {pcall(error, 'x', 1)}" 0
+EVAL "return {pcall()}" 0
+EVAL "return {pcall(pcall)}" 0
+EVAL "return select('#', pcall(error, {}))" 0
+EVAL "return {pcall(error, {err = true})}" 0
+EVAL "return {pcall(error, {err = 5})}" 0
+EVAL "return {pcall(error, setmetatable({}, {__index = function() return 'via index' end}))}" 0
+EVAL "return {pcall(redis.call, 'nosuchcommand')}" 0
+EVAL "return {xpcall(function() return redis.call('nosuchcommand') end, function(e) return type(e) .. ':' .. tostring(e.err) end)}" 0
+EVAL "return {xpcall(function() error('x') end, 1)}" 0
+EVAL "return {coroutine.resume(coroutine.create(function() return redis.call('nosuchcommand') end))}" 0
+EVAL "return (pairs({})) == next" 0
+EVAL "return rawequal(next, (pairs(redis)))" 0
+EVAL "return {next(redis) ~= nil, next(_G) ~= nil, rawget(redis, 'call') ~= nil}" 0
+EVAL "return {pcall(rawset, _G, 'x', 1)}" 0
+EVAL "return {pcall(setmetatable, {})}" 0
+EVAL "return {pcall(setmetatable, {}, 1)}" 0
+EVAL "return {pcall(setmetatable, setmetatable({}, {__metatable = 'locked'}), {})}" 0
+EVAL "return {pcall(setmetatable, redis, {})}" 0
+EVAL "return {getmetatable(1), type(getmetatable('x')), type(getmetatable(_G)), type(getmetatable(redis))}" 0
+EVAL "return {pcall(function() getmetatable('').x = 1 end)}" 0
+EVAL "return {pcall(loadstring('error(\"in chunk\")', 'mychunk'))}" 0
+EVAL "return {pcall(loadstring('error(\"in chunk\")'))}" 0
+EVAL "return {pcall(load, print, {})}" 0
+EVAL "local f, e = load(function() return {} end); return {f, e}" 0
+EVAL "local f, e = load(function() error('in reader') end); return {f, e}" 0
+EVAL "local i = 0; local f = load(function() i = i + 1; if i == 1 then return 'return ' elseif i == 2 then return '42' end end); return f()" 0
+"##,
+    );
+}
