@@ -264,20 +264,34 @@ pub enum Overflow {
 /// operation overflows under [`Overflow::Fail`].
 /// `value` is the current value (INCRBY) or the value to set (SET, with
 /// `incr` = 0), as Redis checks both the same way.
+///
+/// The overflow test is Redis 7.0's `checkSignedBitfieldOverflow`, with
+/// its wrapping arithmetic: exact for every INCRBY, but a SET of a value
+/// more than `i64::MAX` below the type's maximum (`SET i8 0
+/// -9223372036854775808`) wraps `max - value` negative and counts as an
+/// overflow *upwards*, so SAT stores the maximum there (WRAP and FAIL give
+/// the same result either way).
 pub fn signed_update(value: i64, incr: i64, bits: u32, ow: Overflow) -> Option<i64> {
-    let max: i128 = if bits == 64 {
-        i64::MAX as i128
+    let max: i64 = if bits == 64 {
+        i64::MAX
     } else {
-        (1i128 << (bits - 1)) - 1
+        (1i64 << (bits - 1)) - 1
     };
-    let min: i128 = -max - 1;
-    let sum = value as i128 + incr as i128;
-    if sum >= min && sum <= max {
-        return Some(sum as i64);
+    let min = -max - 1;
+    let maxincr = (max as u64).wrapping_sub(value as u64) as i64;
+    let minincr = min.wrapping_sub(value);
+    let high =
+        value > max || (bits != 64 && incr > maxincr) || (value >= 0 && incr > 0 && incr > maxincr);
+    let low = !high
+        && (value < min
+            || (bits != 64 && incr < minincr)
+            || (value < 0 && incr < 0 && incr < minincr));
+    if !high && !low {
+        return Some(value.wrapping_add(incr));
     }
     match ow {
         Overflow::Fail => None,
-        Overflow::Sat => Some(if sum > max { max as i64 } else { min as i64 }),
+        Overflow::Sat => Some(if high { max } else { min }),
         Overflow::Wrap => {
             let c = (value as u64).wrapping_add(incr as u64);
             if bits == 64 {
@@ -346,6 +360,19 @@ mod tests {
         assert_eq!(signed_update(127, 1, 8, Overflow::Sat), Some(127));
         assert_eq!(signed_update(127, 1, 8, Overflow::Fail), None);
         assert_eq!(signed_update(-128, -1, 8, Overflow::Sat), Some(-128));
+        // Redis 7.0's wrapping check: a SET far below the range saturates
+        // to the maximum; just inside that wrap it saturates to the minimum.
+        assert_eq!(signed_update(i64::MIN, 0, 8, Overflow::Sat), Some(127));
+        assert_eq!(
+            signed_update(i64::MIN + 127, 0, 8, Overflow::Sat),
+            Some(127)
+        );
+        assert_eq!(
+            signed_update(i64::MIN + 128, 0, 8, Overflow::Sat),
+            Some(-128)
+        );
+        assert_eq!(signed_update(i64::MIN, 0, 8, Overflow::Wrap), Some(0));
+        assert_eq!(signed_update(i64::MIN, 0, 8, Overflow::Fail), None);
         assert_eq!(
             signed_update(i64::MAX, 1, 64, Overflow::Wrap),
             Some(i64::MIN)
@@ -380,6 +407,37 @@ mod tests {
                     } else { None };
                     prop_assert_eq!(bitpos_bits(&s, bit, f, l), want);
                 }
+            }
+        }
+
+        /// Redis's wrapping overflow check is exact whenever the current
+        /// value is inside the type's range (every INCRBY, and every SET
+        /// of a value not more than i64::MAX below the maximum).
+        #[test]
+        fn signed_update_is_exact_in_range(bits in 1u32..=64, v in any::<i64>(), incr in any::<i64>(), ow in 0usize..3) {
+            let max: i64 = if bits == 64 { i64::MAX } else { (1i64 << (bits - 1)) - 1 };
+            let min = -max - 1;
+            let value = if bits == 64 { v } else { min + v.rem_euclid(1i64 << (bits - 1) << 1) };
+            let ow = [Overflow::Wrap, Overflow::Sat, Overflow::Fail][ow];
+            let sum = value as i128 + incr as i128;
+            let want = if sum >= min as i128 && sum <= max as i128 {
+                Some(sum as i64)
+            } else {
+                match ow {
+                    Overflow::Fail => None,
+                    Overflow::Sat => Some(if sum > max as i128 { max } else { min }),
+                    Overflow::Wrap => {
+                        let shift = 64 - bits;
+                        Some((((sum as u64) << shift) as i64) >> shift)
+                    }
+                }
+            };
+            prop_assert_eq!(signed_update(value, incr, bits, ow), want);
+            if v as i128 >= max as i128 - i64::MAX as i128 {
+                prop_assert_eq!(
+                    signed_update(v, 0, bits, ow).is_some_and(|x| x == v),
+                    v >= min && v <= max
+                );
             }
         }
 
