@@ -271,6 +271,33 @@ CONFIG GET hz
 CONFIG SET hz 10
 CONFIG SET slowlog-log-slower-than -2
 CONFIG SET maxclients 10000
+CONFIG SET appendfsync sometimes
+CONFIG SET maxmemory 99999999999999999999
+CONFIG GET maxmemory
+CONFIG SET maxmemory 99999999999999999999kb
+CONFIG GET maxmemory
+CONFIG SET maxmemory 0
+CONFIG SET proto-max-bulk-len 99999999999999999999
+CONFIG SET hash-max-listpack-value 99999999999999999999
+CONFIG SET maxmemory-clients 99999999999999999999
+CONFIG GET maxmemory-clients
+CONFIG SET maxmemory-clients 18446744073709551515
+CONFIG SET maxmemory-clients 0
+CONFIG SET active-expire-effort -1
+CONFIG SET replica-announce-port 70000
+CONFIG SET replica-priority -1
+CONFIG SET shutdown-timeout -1
+CONFIG SET oom-score-adj maybe
+CONFIG SET oom-score-adj-values "1 2"
+CONFIG SET oom-score-adj-values "1 2 3000"
+CONFIG SET propagation-error-behavior sometimes
+CONFIG SET latency-tracking-info-percentiles "50 abc"
+CONFIG SET latency-tracking-info-percentiles "50 101"
+CONFIG SET latency-tracking-info-percentiles "50 nan"
+CONFIG GET latency-tracking-info-percentiles
+CONFIG SET repl-backlog-size 100
+CONFIG GET repl-backlog-size
+CONFIG SET repl-backlog-size 1mb
 "#,
     );
 }

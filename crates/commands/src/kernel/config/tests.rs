@@ -36,6 +36,13 @@ fn memory_units() {
     assert_eq!(parse_memory("kb"), Some(0));
     assert_eq!(parse_memory("1x"), None);
     assert_eq!(parse_memory("-1"), None);
+    // memtoull: strtoull saturates, the unit wraps, 128 digits are refused.
+    assert_eq!(parse_memory("99999999999999999999"), Some(u64::MAX));
+    assert_eq!(
+        parse_memory("99999999999999999999kb"),
+        Some(u64::MAX.wrapping_mul(1024))
+    );
+    assert_eq!(parse_memory(&"9".repeat(128)), None);
 }
 
 #[test]
@@ -171,7 +178,17 @@ fn absent_features_accept_only_their_defaults() {
     let s = load_text("appendonly yes\nappendfsync always\n", &[]).unwrap();
     assert!(s.aof.enabled);
     let e = load_text("slave-read-only no\n", &[]).unwrap_err().0;
-    assert!(e.contains("replication"), "{e}");
+    assert!(e.contains("writable replicas"), "{e}");
+    // A value Redis itself refuses gets Redis's error, not the
+    // missing-feature one.
+    let e = load_text("replica-announce-port 70000\n", &[])
+        .unwrap_err()
+        .0;
+    assert!(e.contains("between 0 and 65535"), "{e}");
+    let e = load_text("oom-score-adj maybe\n", &[]).unwrap_err().0;
+    assert!(e.contains("no, yes, relative, absolute"), "{e}");
+    let e = load_text("oom-score-adj-values 1 2\n", &[]).unwrap_err().0;
+    assert!(e.contains("wrong number of arguments"), "{e}");
     let e = load_text("loadmodule /x/y.so\n", &[]).unwrap_err().0;
     assert!(e.contains("'loadmodule'") && e.contains("modules"), "{e}");
     let c = ConfigStore::new(Settings::default(), None, all());

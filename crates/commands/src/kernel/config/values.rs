@@ -36,7 +36,7 @@ pub fn parse_memory(v: &str) -> Option<u64> {
     } else {
         (l.as_str(), 1)
     };
-    if !num.bytes().all(|b| b.is_ascii_digit()) {
+    if !num.bytes().all(|b| b.is_ascii_digit()) || num.len() >= 128 {
         return None;
     }
     // Redis's memtoull reads no digits as 0: `CONFIG SET maxmemory ""` and
@@ -44,7 +44,10 @@ pub fn parse_memory(v: &str) -> Option<u64> {
     if num.is_empty() {
         return Some(0);
     }
-    num.parse::<u64>().ok()?.checked_mul(mul)
+    // And as memtoull: strtoull saturates at u64::MAX (ERANGE is not an
+    // error), the unit multiplies with wrap-around, more than 127 digits
+    // are refused.
+    Some(num.parse::<u64>().unwrap_or(u64::MAX).wrapping_mul(mul))
 }
 
 /// Formats memory as Redis's CONFIG GET does (plain bytes).
@@ -143,7 +146,11 @@ pub const PERCENTILES_ERR: &str =
 pub fn set_percentiles(s: &mut Settings, v: &str) -> Result<(), String> {
     let mut out = Vec::new();
     for t in v.split_whitespace() {
-        let p: f64 = t.parse().map_err(|_| PERCENTILES_ERR.to_string())?;
+        // Redis's string2d: strtod, no NaN, under 128 characters.
+        let p = (t.len() < 128)
+            .then(|| crate::base::parse::get_double(t.as_bytes()))
+            .flatten()
+            .ok_or_else(|| "Invalid latency-tracking-info-percentiles parameters".to_string())?;
         if !(0.0..=100.0).contains(&p) {
             return Err(PERCENTILES_ERR.into());
         }
@@ -181,6 +188,12 @@ pub enum Same {
     Word,
     /// Words separated by blanks, exact.
     Words,
+    /// Integers by value, which Redis takes only in `lo..=hi`.
+    IntIn(i64, i64),
+    /// One of these words, any case (Redis's enum settings).
+    OneOf(&'static [&'static str]),
+    /// `oom-score-adj-values`: three integers in -2000..=2000.
+    OomValues,
 }
 
 impl Same {
@@ -193,8 +206,9 @@ impl Same {
                 .ok()
                 .is_some_and(|x| b.trim().parse::<i64>() == Ok(x)),
             Same::Mem => parse_memory(a.trim()).is_some_and(|x| parse_memory(b.trim()) == Some(x)),
-            Same::Word => a.trim().eq_ignore_ascii_case(b.trim()),
-            Same::Words => a.split_whitespace().eq(b.split_whitespace()),
+            Same::IntIn(..) => Same::Int.eq(a, b),
+            Same::Word | Same::OneOf(_) => a.trim().eq_ignore_ascii_case(b.trim()),
+            Same::Words | Same::OomValues => a.split_whitespace().eq(b.split_whitespace()),
         }
     }
 }
@@ -224,6 +238,23 @@ pub fn only_default(
         }
         Same::Mem => {
             memory_in(v, 0, u64::MAX)?;
+        }
+        Same::IntIn(lo, hi) => {
+            int_in(v, lo, hi)?;
+        }
+        Same::OneOf(names) => {
+            enum_of(v, names)?;
+        }
+        Same::OomValues => {
+            let words: Vec<&str> = v.split_whitespace().collect();
+            if words.len() != 3 {
+                return Err("wrong number of arguments".into());
+            }
+            if words.iter().any(|w| int_in(w, -2000, 2000).is_err()) {
+                return Err(
+                    "Invalid oom-score-adj-values, elements must be between -2000 and 2000.".into(),
+                );
+            }
         }
         Same::Word | Same::Words => {}
     }

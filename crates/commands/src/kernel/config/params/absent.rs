@@ -1,9 +1,10 @@
-//! Settings of Redis 7.0 features Petrel does not have yet (replication,
-//! cluster mode, TLS, syslog...). Each
+//! Settings of Redis 7.0 features Petrel does not have yet (parts of
+//! replication, cluster links, syslog, OOM scores...). Each
 //! row reads as Redis's default and accepts only that default, so a stock
 //! `redis.conf` loads unchanged and accepting it changes nothing; any other
 //! value is refused naming the setting and the missing feature (see
-//! `absent!` in `config`). When a feature lands, its rows move to its own group
+//! `absent!` in `config`), after the checks Redis itself makes (a range, a
+//! word list), so a value Redis would refuse gets Redis's error. When a feature lands, its rows move to its own group
 //! and become real settings.
 
 use super::super::values::Same;
@@ -15,7 +16,7 @@ pub static ABSENT: &[Param] = &[
         [],
         true,
         "1",
-        Same::Int,
+        Same::IntIn(1, 10),
         "tuning the active expiry effort"
     ),
     absent!(
@@ -112,7 +113,7 @@ pub static ABSENT: &[Param] = &[
         [],
         true,
         "no",
-        Same::Word,
+        Same::OneOf(&["no", "yes", "relative", "absolute"]),
         "OOM score adjustment"
     ),
     absent!(
@@ -120,7 +121,7 @@ pub static ABSENT: &[Param] = &[
         [],
         true,
         "0 200 800",
-        Same::Words,
+        Same::OomValues,
         "OOM score adjustment"
     ),
     absent!(
@@ -194,15 +195,15 @@ pub static ABSENT: &[Param] = &[
         true,
         "yes",
         Same::Bool,
-        "replication"
+        "writable replicas"
     ),
     absent!(
         "replica-priority",
         ["slave-priority"],
         true,
         "100",
-        Same::Int,
-        "replication"
+        Same::IntIn(0, i32::MAX as i64),
+        "replica priorities for Sentinel"
     ),
     absent!(
         "replica-announced",
@@ -210,7 +211,7 @@ pub static ABSENT: &[Param] = &[
         true,
         "yes",
         Same::Bool,
-        "replication"
+        "hiding replicas from Sentinel"
     ),
     absent!(
         "replica-announce-ip",
@@ -218,15 +219,15 @@ pub static ABSENT: &[Param] = &[
         true,
         "",
         Same::Words,
-        "replication"
+        "announcing a replica's address"
     ),
     absent!(
         "replica-announce-port",
         ["slave-announce-port"],
         true,
         "0",
-        Same::Int,
-        "replication"
+        Same::IntIn(0, 65535),
+        "announcing a replica's address"
     ),
     absent!(
         "replica-ignore-maxmemory",
@@ -234,7 +235,7 @@ pub static ABSENT: &[Param] = &[
         true,
         "yes",
         Same::Bool,
-        "replication"
+        "eviction on replicas"
     ),
     absent!(
         "replica-lazy-flush",
@@ -242,7 +243,7 @@ pub static ABSENT: &[Param] = &[
         true,
         "no",
         Same::Bool,
-        "replication"
+        "choosing how a replica flushes before a full sync"
     ),
     absent!(
         "replica-ignore-disk-write-errors",
@@ -250,7 +251,7 @@ pub static ABSENT: &[Param] = &[
         true,
         "no",
         Same::Bool,
-        "replication"
+        "replicas that ignore disk write errors"
     ),
     absent!(
         "repl-disable-tcp-nodelay",
@@ -258,15 +259,15 @@ pub static ABSENT: &[Param] = &[
         true,
         "no",
         Same::Bool,
-        "replication"
+        "turning TCP_NODELAY off on replication links"
     ),
     absent!(
         "propagation-error-behavior",
         [],
         true,
         "ignore",
-        Same::Word,
-        "replication"
+        Same::OneOf(&["ignore", "panic", "panic-on-replicas"]),
+        "changing how replicas handle propagation errors"
     ),
     absent!(
         "bind-source-addr",

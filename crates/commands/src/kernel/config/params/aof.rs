@@ -7,11 +7,12 @@ use super::super::values::*;
 use super::super::Param;
 
 /// `appendfsync` values, Redis's order.
-pub const FSYNC_NAMES: &[&str] = &["always", "everysec", "no"];
+/// In Redis 7.0's order (its "must be one of" error lists them so).
+pub const FSYNC_NAMES: &[&str] = &["everysec", "always", "no"];
 
 fn fsync_of(i: usize) -> crate::kernel::aof::Fsync {
     use crate::kernel::aof::Fsync;
-    [Fsync::Always, Fsync::Everysec, Fsync::No][i]
+    [Fsync::Everysec, Fsync::Always, Fsync::No][i]
 }
 
 fn fsync_name(f: crate::kernel::aof::Fsync) -> String {

@@ -24,7 +24,15 @@ fn parse_clients_memory(v: &str) -> Result<ClientsMemory, String> {
     }
     match parse_memory(v) {
         Some(b) if b <= i64::MAX as u64 => Ok(ClientsMemory::Bytes(b)),
-        _ => Err(BAD.into()),
+        // Redis keeps the amount in a signed field where a negative value
+        // is a percentage: a memory value past i64::MAX (memtoull
+        // saturates, so `99999999999999999999` is u64::MAX, i.e. -1) reads
+        // as that percentage.
+        Some(b) => match (b as i64).unsigned_abs() {
+            p @ 1..=100 => Ok(ClientsMemory::Percent(p)),
+            _ => Err("percentage argument must be less or equal to 100".into()),
+        },
+        None => Err(BAD.into()),
     }
 }
 

@@ -90,7 +90,13 @@ pub static PERSISTENCE: &[Param] = &[
         }
     ),
     // Deletes the RDB files replication leaves behind: no replication yet.
-    absent!("rdb-del-sync-files", true, "no", Same::Bool, "replication"),
+    absent!(
+        "rdb-del-sync-files",
+        true,
+        "no",
+        Same::Bool,
+        "deleting the RDB files of a sync"
+    ),
     p!(
         "shutdown-on-sigterm",
         true,
@@ -112,5 +118,11 @@ pub static PERSISTENCE: &[Param] = &[
         }
     ),
     // Waiting for replicas to catch up before exiting: no replication yet.
-    absent!("shutdown-timeout", true, "10", Same::Int, "replication"),
+    absent!(
+        "shutdown-timeout",
+        true,
+        "10",
+        Same::IntIn(0, i32::MAX as i64),
+        "waiting for lagging replicas at shutdown"
+    ),
 ];

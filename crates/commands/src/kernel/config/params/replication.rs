@@ -134,7 +134,8 @@ pub static REPLICATION: &[Param] = &[
         "1048576",
         |s| s.repl.backlog_size.to_string(),
         |s, v| {
-            s.repl.backlog_size = memory_in(v, 1, i64::MAX as u64)?;
+            // Redis raises anything smaller to its 16 KiB minimum.
+            s.repl.backlog_size = memory_in(v, 1, i64::MAX as u64)?.max(16 * 1024);
             Ok(())
         }
     ),
