@@ -298,6 +298,13 @@ CONFIG GET latency-tracking-info-percentiles
 CONFIG SET repl-backlog-size 100
 CONFIG GET repl-backlog-size
 CONFIG SET repl-backlog-size 1mb
+CONFIG SET replica-priority 42 slave-announce-ip 10.1.2.3 replica-announce-port 7777 replica-announced no
+CONFIG GET replica-priority
+CONFIG GET slave-priority
+CONFIG GET replica-announce-ip
+CONFIG GET replica-announce-port
+CONFIG GET replica-announced
+CONFIG SET replica-priority 100 slave-announce-ip "" replica-announce-port 0 replica-announced yes
 "#,
     );
 }

@@ -719,3 +719,64 @@ fn expired_keys_on_a_replica_go_only_by_the_masters_del() {
         }
     }
 }
+
+/// `replica-announce-ip` and `replica-announce-port` reach the master
+/// (petrel's and redis-server's) through the handshake and show in its
+/// INFO and ROLE; `replica-priority` and `replica-announced` show in the
+/// replica's INFO as Redis prints them (Sentinel reads both).
+#[test]
+fn a_replica_announces_its_address_and_priority() {
+    let mut masters = vec![Server::start(&[])];
+    if let Some(r) = RefRedis::start_with(Opts::default()) {
+        masters.push(r);
+    }
+    for master in masters {
+        let replica = Server::start(&[
+            ("replica-announce-ip", "10.1.2.3"),
+            ("replica-announce-port", "7777"),
+            ("replica-priority", "42"),
+        ]);
+        let mut r = replica.raw();
+        assert_eq!(
+            r.cmd(&["CONFIG", "SET", "replica-announced", "no"]),
+            Value::simple("OK")
+        );
+        r.cmd(&["REPLICAOF", "127.0.0.1", &master.port().to_string()]);
+        link_up(&replica);
+        let mut m = master.raw();
+        wait_for("the master to list the replica", || {
+            info_field(&mut m, "replication", "slave0")
+                .is_some_and(|s| s.starts_with("ip=10.1.2.3,port=7777,"))
+        });
+        let role = m.cmd(&["ROLE"]);
+        let first = match &role {
+            Value::Array(v) => match v.get(2) {
+                Some(Value::Array(list)) => list.first().cloned(),
+                _ => None,
+            },
+            _ => None,
+        };
+        match first {
+            Some(Value::Array(e)) => {
+                assert_eq!(e[0], Value::Bulk(b"10.1.2.3".to_vec()), "{role:?}");
+                assert_eq!(e[1], Value::Bulk(b"7777".to_vec()), "{role:?}");
+            }
+            other => panic!("ROLE lists no replica: {other:?}"),
+        }
+        assert_eq!(
+            info_field(&mut r, "replication", "slave_priority").as_deref(),
+            Some("42")
+        );
+        assert_eq!(
+            info_field(&mut r, "replication", "replica_announced").as_deref(),
+            Some("0")
+        );
+        assert_eq!(
+            r.cmd(&["CONFIG", "GET", "slave-announce-port"]),
+            Value::Array(vec![
+                Value::Bulk(b"slave-announce-port".to_vec()),
+                Value::Bulk(b"7777".to_vec())
+            ])
+        );
+    }
+}

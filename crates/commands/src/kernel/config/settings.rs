@@ -461,6 +461,16 @@ pub struct ReplSettings {
     /// `replica-serve-stale-data`: a replica whose link is down still
     /// answers (no: `-MASTERDOWN` for commands without the `stale` flag).
     pub serve_stale_data: bool,
+    /// `replica-announce-ip`: the address a replica gives its master
+    /// (`REPLCONF ip-address`; empty: none, the master sees the peer's).
+    pub announce_ip: String,
+    /// `replica-announce-port`: the port a replica gives its master
+    /// (`REPLCONF listening-port`; 0: its own client port).
+    pub announce_port: u16,
+    /// `replica-priority`: shown in INFO for Sentinel (0: never promoted).
+    pub priority: i64,
+    /// `replica-announced`: shown in INFO for Sentinel.
+    pub announced: bool,
 }
 
 impl Default for ReplSettings {
@@ -480,6 +490,10 @@ impl Default for ReplSettings {
             min_replicas_to_write: 0,
             min_replicas_max_lag: 10,
             serve_stale_data: true,
+            announce_ip: String::new(),
+            announce_port: 0,
+            priority: 100,
+            announced: true,
         }
     }
 }

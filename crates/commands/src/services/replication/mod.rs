@@ -440,9 +440,9 @@ pub fn info_section(srv: &Server, t: &mut String) {
             let since = now.saturating_sub(side.down_since_ms.load(Relaxed)) / 1000;
             let _ = write!(t, "master_link_down_since_seconds:{since}\r\n");
         }
-        let _ = write!(t, "slave_priority:100\r\n");
+        let _ = write!(t, "slave_priority:{}\r\n", s.repl.priority);
         let _ = write!(t, "slave_read_only:1\r\n");
-        let _ = write!(t, "replica_announced:1\r\n");
+        let _ = write!(t, "replica_announced:{}\r\n", s.repl.announced as u8);
     } else {
         let _ = write!(t, "role:master\r\n");
     }

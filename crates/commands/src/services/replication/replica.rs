@@ -246,8 +246,11 @@ fn session(srv: &Arc<Server>, gen: u64, host: &str, port: u16) -> Result<(), Str
         }
     }
     // The port this replica serves clients on, as the master lists it:
-    // the TLS port when replication is over TLS (as Redis announces).
-    let my_port = if settings.tls.replication && settings.tls.port != 0 {
+    // `replica-announce-port`, else the TLS port when replication is over
+    // TLS (as Redis announces), else the client port.
+    let my_port = if settings.repl.announce_port != 0 {
+        settings.repl.announce_port
+    } else if settings.tls.replication && settings.tls.port != 0 {
         settings.tls.port
     } else {
         settings.port
@@ -259,6 +262,20 @@ fn session(srv: &Arc<Server>, gen: u64, host: &str, port: u16) -> Result<(), Str
         notice(&format!(
             "(Non critical) Master does not understand REPLCONF listening-port: {r}"
         ));
+    }
+    // `replica-announce-ip`, when set (NAT, port forwarding).
+    if !settings.repl.announce_ip.is_empty() {
+        l.send(&[
+            b"REPLCONF",
+            b"ip-address",
+            settings.repl.announce_ip.as_bytes(),
+        ])?;
+        let r = l.reply(timeout)?;
+        if r.starts_with('-') {
+            notice(&format!(
+                "(Non critical) Master does not understand REPLCONF ip-address: {r}"
+            ));
+        }
     }
     l.send(&[b"REPLCONF", b"capa", b"eof", b"capa", b"psync2"])?;
     let r = l.reply(timeout)?;

@@ -198,38 +198,6 @@ pub static ABSENT: &[Param] = &[
         "writable replicas"
     ),
     absent!(
-        "replica-priority",
-        ["slave-priority"],
-        true,
-        "100",
-        Same::IntIn(0, i32::MAX as i64),
-        "replica priorities for Sentinel"
-    ),
-    absent!(
-        "replica-announced",
-        [],
-        true,
-        "yes",
-        Same::Bool,
-        "hiding replicas from Sentinel"
-    ),
-    absent!(
-        "replica-announce-ip",
-        ["slave-announce-ip"],
-        true,
-        "",
-        Same::Words,
-        "announcing a replica's address"
-    ),
-    absent!(
-        "replica-announce-port",
-        ["slave-announce-port"],
-        true,
-        "0",
-        Same::IntIn(0, 65535),
-        "announcing a replica's address"
-    ),
-    absent!(
         "replica-ignore-maxmemory",
         ["slave-ignore-maxmemory"],
         true,

@@ -53,6 +53,49 @@ pub static REPLICATION: &[Param] = &[
         }
     ),
     Param {
+        name: "replica-announce-ip",
+        aliases: &["slave-announce-ip"],
+        mutable: true,
+        default: String::new,
+        get: |s| s.repl.announce_ip.clone(),
+        set: |s, v| {
+            s.repl.announce_ip = v.to_string();
+            Ok(())
+        },
+    },
+    Param {
+        name: "replica-announce-port",
+        aliases: &["slave-announce-port"],
+        mutable: true,
+        default: || "0".into(),
+        get: |s| s.repl.announce_port.to_string(),
+        set: |s, v| {
+            s.repl.announce_port = int_in(v, 0, 65535)? as u16;
+            Ok(())
+        },
+    },
+    Param {
+        name: "replica-priority",
+        aliases: &["slave-priority"],
+        mutable: true,
+        default: || "100".into(),
+        get: |s| s.repl.priority.to_string(),
+        set: |s, v| {
+            s.repl.priority = int_in(v, 0, i32::MAX as i64)?;
+            Ok(())
+        },
+    },
+    p!(
+        "replica-announced",
+        true,
+        "yes",
+        |s| fmt_bool(s.repl.announced),
+        |s, v| {
+            s.repl.announced = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    Param {
         name: "replica-serve-stale-data",
         aliases: &["slave-serve-stale-data"],
         mutable: true,
