@@ -571,7 +571,24 @@ fn spawn_signal_thread(srv: Arc<Server>) -> Result<(), String> {
                 } else {
                     None
                 };
-                if commands::services::snapshot::prepare_shutdown(&srv, save, f.force).is_err() {
+                // As SHUTDOWN: wait for lagging replicas first (up to
+                // shutdown-timeout) unless NOW; a second SIGINT meanwhile
+                // goes at once, without saving.
+                use commands::services::replication::shutdown_wait;
+                let (save, force) = if shutdown_wait::in_progress(&srv) {
+                    if sig != SIGINT {
+                        continue;
+                    }
+                    warning!("You insist... exiting now.");
+                    shutdown_wait::take_over(&srv);
+                    (Some(false), true)
+                } else if !f.now && s.shutdown_timeout > 0 && !shutdown_wait::ready(&srv) {
+                    shutdown_wait::start(&srv, None, save, f.force, s.shutdown_timeout);
+                    continue;
+                } else {
+                    (save, f.force)
+                };
+                if commands::services::snapshot::prepare_shutdown(&srv, save, force).is_err() {
                     warning!("{name} received but errors trying to shut down the server, check the logs for more information");
                     continue;
                 }

@@ -780,3 +780,120 @@ fn a_replica_announces_its_address_and_priority() {
         );
     }
 }
+
+const SHUTDOWN_FAILED: &str = "ERR Errors trying to SHUTDOWN. Check logs.";
+
+/// Stops (`SIGSTOP`) or resumes (`SIGCONT`) a server process.
+fn signal(pid: u32, sig: i32) {
+    // SAFETY: kill(2) on a child process of this test.
+    assert_eq!(unsafe { libc::kill(pid as i32, sig) }, 0);
+}
+
+/// Waits until the client that sent SHUTDOWN is parked on `srv`.
+fn shutdown_parked(srv: &Server) {
+    let mut c = srv.raw();
+    wait_for("SHUTDOWN to wait for the replica", || {
+        match c.cmd(&["CLIENT", "LIST"]) {
+            Value::Bulk(b) => String::from_utf8_lossy(&b)
+                .lines()
+                .any(|l| l.contains("cmd=shutdown") && l.contains("flags=b")),
+            _ => false,
+        }
+    });
+}
+
+/// SHUTDOWN on a master whose replica is behind waits for it (up to
+/// shutdown-timeout) with client writes paused: SHUTDOWN ABORT ends the
+/// wait (the waiting caller gets an error, writes resume), and once the
+/// replica catches up the master exits with every write on the replica.
+/// The same with a redis-server master.
+#[test]
+fn shutdown_waits_for_lagging_replicas() {
+    let args = [("shutdown-timeout", "60"), ("save", "")];
+    let mut masters = vec![Server::start(&args)];
+    if let Some(r) = RefRedis::start_with(Opts::new(&args)) {
+        masters.push(r);
+    }
+    for mut master in masters {
+        let replica = Server::start(&[]);
+        let mut r = replica.raw();
+        r.cmd(&["REPLICAOF", "127.0.0.1", &master.port().to_string()]);
+        link_up(&replica);
+        caught_up(&master, &replica);
+        let mut m = master.raw();
+        // The replica neither reads the stream nor acknowledges.
+        signal(replica.pid(), libc::SIGSTOP);
+        assert_eq!(m.cmd(&["SET", "k1", "v1"]), Value::simple("OK"));
+        let mut a = master.raw();
+        a.send_cmd(&["SHUTDOWN"]);
+        shutdown_parked(&master);
+        // A write waits while the shutdown does.
+        let mut w = master.raw();
+        w.send_cmd(&["SET", "k2", "v2"]);
+        assert_eq!(m.cmd(&["SHUTDOWN", "ABORT"]), Value::simple("OK"));
+        assert_eq!(a.read_reply(), err(SHUTDOWN_FAILED));
+        assert_eq!(w.read_reply(), Value::simple("OK"));
+        assert_eq!(
+            m.cmd(&["SHUTDOWN", "ABORT"]),
+            err("ERR No shutdown in progress.")
+        );
+        // Again, and this time the replica comes back: the master exits
+        // once it has every write.
+        assert_eq!(m.cmd(&["SET", "last", "1"]), Value::simple("OK"));
+        // A new connection: redis-server 7.0.15 trips an assertion
+        // (networking.c, 'c->argc == 0') when the caller whose SHUTDOWN was
+        // aborted sends another command.
+        let mut a = master.raw();
+        a.send_cmd(&["SHUTDOWN", "NOSAVE"]);
+        shutdown_parked(&master);
+        signal(replica.pid(), libc::SIGCONT);
+        assert!(
+            master.wait_exit(Duration::from_secs(30)).is_some(),
+            "the master did not exit"
+        );
+        assert!(
+            matches!(a.try_read_reply(), Reply::Closed),
+            "no reply on success"
+        );
+        for k in ["k1", "k2", "last"] {
+            assert!(
+                matches!(r.cmd(&["GET", k]), Value::Bulk(_)),
+                "{k} missing on the replica"
+            );
+        }
+    }
+}
+
+/// SIGTERM waits for a lagging replica as SHUTDOWN does, then exits once
+/// the replica has every write (petrel and redis-server).
+#[test]
+fn sigterm_waits_for_lagging_replicas() {
+    let args = [("shutdown-timeout", "60"), ("save", "")];
+    let mut masters = vec![Server::start(&args)];
+    if let Some(r) = RefRedis::start_with(Opts::new(&args)) {
+        masters.push(r);
+    }
+    for mut master in masters {
+        let replica = Server::start(&[]);
+        let mut r = replica.raw();
+        r.cmd(&["REPLICAOF", "127.0.0.1", &master.port().to_string()]);
+        link_up(&replica);
+        caught_up(&master, &replica);
+        let mut m = master.raw();
+        signal(replica.pid(), libc::SIGSTOP);
+        assert_eq!(m.cmd(&["SET", "last", "1"]), Value::simple("OK"));
+        signal(master.pid(), libc::SIGTERM);
+        wait_for("the master to wait for its replica", || {
+            master
+                .log()
+                .contains("Waiting for replicas before shutting down.")
+        });
+        assert_eq!(m.cmd(&["PING"]), Value::simple("PONG"));
+        signal(replica.pid(), libc::SIGCONT);
+        assert!(
+            master.wait_exit(Duration::from_secs(30)).is_some(),
+            "the master did not exit"
+        );
+        assert_eq!(r.cmd(&["GET", "last"]), Value::Bulk(b"1".to_vec()));
+    }
+}

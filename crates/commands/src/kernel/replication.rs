@@ -49,6 +49,34 @@ pub struct Replication {
     pub replica: ReplicaSide,
     /// FAILOVER (`services::replication::failover`).
     pub failover: Failover,
+    /// A SHUTDOWN waiting for lagging replicas
+    /// (`services::replication::shutdown_wait`).
+    pub shutdown: ShutdownWait,
+}
+
+/// A SHUTDOWN that waits for its replicas to acknowledge the whole stream
+/// (Redis's `shutdown_mstime`, `shutdown-timeout`).
+#[derive(Debug, Default)]
+pub struct ShutdownWait {
+    pub inner: Mutex<ShutdownWaitInner>,
+    /// A wait is running: client writes are paused and expiry frozen (one
+    /// relaxed load per command).
+    pub active: AtomicBool,
+}
+
+/// What the waiting SHUTDOWN asked for.
+#[derive(Debug, Default)]
+pub struct ShutdownWaitInner {
+    /// Bumped by every wait: the watcher of an older one stops.
+    pub generation: u64,
+    /// Unix ms at which the shutdown goes ahead anyway.
+    pub end_ms: u64,
+    /// SAVE / NOSAVE (None: as the save points say).
+    pub save: Option<bool>,
+    pub force: bool,
+    /// The SHUTDOWN callers, parked without a deadline; answered only when
+    /// the shutdown does not happen (aborted, or its save failed).
+    pub waiters: Vec<Arc<crate::kernel::blocking::Waiter>>,
 }
 
 impl Default for Replication {
@@ -62,6 +90,7 @@ impl Default for Replication {
             master: Arc::default(),
             replica: ReplicaSide::default(),
             failover: Failover::default(),
+            shutdown: ShutdownWait::default(),
         }
     }
 }
@@ -93,7 +122,9 @@ impl Replication {
     /// A replica (its master deletes its keys) or a FAILOVER (the stream
     /// must stay still) holds expiry (`Server::refresh_expiry_freeze`).
     pub fn expiry_held(&self) -> bool {
-        self.replica.is_replica.load(Relaxed) || self.failover.active.load(Relaxed)
+        self.replica.is_replica.load(Relaxed)
+            || self.failover.active.load(Relaxed)
+            || self.shutdown.active.load(Relaxed)
     }
 
     /// Forgets the previous ID (Redis's `clearReplicationId2`).

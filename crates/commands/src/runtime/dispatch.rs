@@ -306,10 +306,12 @@ fn execute_inner(
         return Outcome::Done;
     }
     let now_ms = crate::base::clock::cached_time_ms();
-    // A FAILOVER pauses writes as CLIENT PAUSE WRITE does.
+    // A FAILOVER, and a SHUTDOWN waiting for replicas, pause writes as
+    // CLIENT PAUSE WRITE does.
     let pause = srv
         .active_pause(now_ms)
-        .or_else(|| crate::services::replication::failover::pause(srv));
+        .or_else(|| crate::services::replication::failover::pause(srv))
+        .or_else(|| crate::services::replication::shutdown_wait::pause(srv));
     if let Some(p) = pause {
         let writes = if spec.flags & flag::RUNS_QUEUE != 0 {
             queued_any(srv, client, flag::WRITE | flag::MAY_REPLICATE)

@@ -201,8 +201,9 @@ fn time(ctx: &mut Ctx, _args: &[&[u8]]) {
 }
 
 fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
+    use crate::services::replication::shutdown_wait;
     let mut save = None;
-    let mut force = false;
+    let (mut force, mut now) = (false, false);
     for a in &args[1..] {
         if eq_ic(a, "NOSAVE") || eq_ic(a, "SAVE") {
             let this = eq_ic(a, "SAVE");
@@ -215,9 +216,14 @@ fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
                 return ctx.syntax_error();
             }
             if eq_ic(a, "ABORT") {
-                return ctx.error(errors::ERR_NO_SHUTDOWN_PROGRESS);
+                return if shutdown_wait::abort(ctx.srv) {
+                    ctx.ok()
+                } else {
+                    ctx.error(errors::ERR_NO_SHUTDOWN_PROGRESS)
+                };
             }
             force |= eq_ic(a, "FORCE");
+            now |= eq_ic(a, "NOW");
         } else {
             return ctx.syntax_error();
         }
@@ -230,6 +236,24 @@ fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
             errors::BUSY_EVAL
         });
     }
+    // A shutdown already waiting for replicas: this caller waits with it.
+    if shutdown_wait::in_progress(ctx.srv) {
+        if let Some(w) = park_shutdown(ctx) {
+            shutdown_wait::add_waiter(ctx.srv, w);
+        }
+        return;
+    }
+    // Replicas behind the stream: wait for them first (up to
+    // shutdown-timeout seconds), unless NOW.
+    let timeout_s = ctx.srv.settings().shutdown_timeout;
+    if !now && timeout_s > 0 && !shutdown_wait::ready(ctx.srv) {
+        if let Some(srv) = crate::services::replication::server() {
+            if let Some(w) = park_shutdown(ctx) {
+                shutdown_wait::start(&srv, Some(w), save, force, timeout_s);
+            }
+            return;
+        }
+    }
     // Stops a background save and saves when asked or when save points are
     // set; a failed save keeps the server running unless FORCE.
     if crate::services::snapshot::prepare_shutdown(ctx.srv, save, force).is_err() {
@@ -238,6 +262,55 @@ fn shutdown(ctx: &mut Ctx, args: &[&[u8]]) {
     ctx.srv.shutdown_requested.store(true, Relaxed);
     ctx.client.shutdown_requested = true;
     ctx.srv.hub.broadcast_shutdown();
+}
+
+/// Parks a SHUTDOWN caller (no deadline: the wait's own timeout ends it);
+/// None when it could not be parked (then `park` answered).
+fn park_shutdown(ctx: &mut Ctx) -> Option<std::sync::Arc<crate::kernel::blocking::Waiter>> {
+    crate::services::blocking::park(ctx, &[], None, Box::new(ShutdownWaitOp));
+    ctx.client.blocked.clone()
+}
+
+/// A SHUTDOWN parked while replicas catch up: keyless, answered by
+/// `services::replication::shutdown_wait` only if the shutdown does not
+/// happen (CLIENT UNBLOCK gets the same error).
+#[derive(Debug)]
+struct ShutdownWaitOp;
+
+impl crate::kernel::blocking::BlockedOp for ShutdownWaitOp {
+    fn awaits(&self) -> store::Kind {
+        store::Kind::String
+    }
+
+    fn ready(
+        &self,
+        _g: &mut store::keyspace::MultiGuard<'_>,
+        _db: usize,
+        _key: &store::Key<'_>,
+        _now_ms: u64,
+    ) -> Result<crate::kernel::blocking::Readiness, crate::kernel::coll::WrongType> {
+        Ok(crate::kernel::blocking::Readiness::NotYet)
+    }
+
+    fn serve(
+        &self,
+        _g: &mut store::keyspace::MultiGuard<'_>,
+        _db: usize,
+        _key: &[u8],
+        _now_ms: u64,
+        _limits: &collections::Limits,
+        _out: &mut resp::ReplyBuf,
+        _effects: &mut crate::kernel::blocking::Served,
+    ) {
+    }
+
+    fn timeout_reply(&self, out: &mut resp::ReplyBuf) {
+        out.error(errors::ERR_SHUTDOWN_FAILED);
+    }
+
+    fn empty_reply(&self, out: &mut resp::ReplyBuf) {
+        self.timeout_reply(out);
+    }
 }
 
 fn monitor(ctx: &mut Ctx, _args: &[&[u8]]) {

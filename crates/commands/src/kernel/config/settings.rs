@@ -73,6 +73,9 @@ pub struct Settings {
     pub sanitize_dump_payload: usize,
     /// `shutdown-on-sigterm` / `shutdown-on-sigint` flags.
     pub shutdown_on_sigterm: ShutdownFlags,
+    /// `shutdown-timeout`: seconds SHUTDOWN waits for lagging replicas
+    /// (0: no wait).
+    pub shutdown_timeout: u64,
     pub shutdown_on_sigint: ShutdownFlags,
     /// `jemalloc-bg-thread`: jemalloc purges freed pages from its own thread.
     pub jemalloc_bg_thread: bool,
@@ -285,6 +288,7 @@ impl Default for Settings {
             stop_writes_on_bgsave_error: true,
             sanitize_dump_payload: 0,
             shutdown_on_sigterm: ShutdownFlags::default(),
+            shutdown_timeout: 10,
             shutdown_on_sigint: ShutdownFlags::default(),
             jemalloc_bg_thread: true,
             defrag: DefragSettings::default(),

@@ -67,6 +67,7 @@ pub mod fullsync;
 pub mod master;
 pub mod master_link;
 pub mod replica;
+pub mod shutdown_wait;
 pub mod socket;
 
 use std::sync::atomic::Ordering::Relaxed;

@@ -118,11 +118,14 @@ pub static PERSISTENCE: &[Param] = &[
         }
     ),
     // Waiting for replicas to catch up before exiting: no replication yet.
-    absent!(
+    p!(
         "shutdown-timeout",
         true,
         "10",
-        Same::IntIn(0, i32::MAX as i64),
-        "waiting for lagging replicas at shutdown"
+        |s| s.shutdown_timeout.to_string(),
+        |s, v| {
+            s.shutdown_timeout = int_in(v, 0, i32::MAX as i64)? as u64;
+            Ok(())
+        }
     ),
 ];
