@@ -802,6 +802,27 @@ fn shutdown_parked(srv: &Server) {
     });
 }
 
+/// A petrel master, and a redis-server one when installed (shutdown-timeout
+/// 60, no save points), each with a petrel replica that caught up.
+fn masters_with_a_replica() -> Vec<(Server, Server)> {
+    let args = [("shutdown-timeout", "60"), ("save", "")];
+    let mut masters = vec![Server::start(&args)];
+    if let Some(r) = RefRedis::start_with(Opts::new(&args)) {
+        masters.push(r);
+    }
+    masters
+        .into_iter()
+        .map(|master| {
+            let replica = Server::start(&[]);
+            let mut r = replica.raw();
+            r.cmd(&["REPLICAOF", "127.0.0.1", &master.port().to_string()]);
+            link_up(&replica);
+            caught_up(&master, &replica);
+            (master, replica)
+        })
+        .collect()
+}
+
 /// SHUTDOWN on a master whose replica is behind waits for it (up to
 /// shutdown-timeout) with client writes paused: SHUTDOWN ABORT ends the
 /// wait (the waiting caller gets an error, writes resume), and once the
@@ -809,17 +830,8 @@ fn shutdown_parked(srv: &Server) {
 /// The same with a redis-server master.
 #[test]
 fn shutdown_waits_for_lagging_replicas() {
-    let args = [("shutdown-timeout", "60"), ("save", "")];
-    let mut masters = vec![Server::start(&args)];
-    if let Some(r) = RefRedis::start_with(Opts::new(&args)) {
-        masters.push(r);
-    }
-    for mut master in masters {
-        let replica = Server::start(&[]);
+    for (mut master, replica) in masters_with_a_replica() {
         let mut r = replica.raw();
-        r.cmd(&["REPLICAOF", "127.0.0.1", &master.port().to_string()]);
-        link_up(&replica);
-        caught_up(&master, &replica);
         let mut m = master.raw();
         // The replica neither reads the stream nor acknowledges.
         signal(replica.pid(), libc::SIGSTOP);
@@ -868,17 +880,8 @@ fn shutdown_waits_for_lagging_replicas() {
 /// the replica has every write (petrel and redis-server).
 #[test]
 fn sigterm_waits_for_lagging_replicas() {
-    let args = [("shutdown-timeout", "60"), ("save", "")];
-    let mut masters = vec![Server::start(&args)];
-    if let Some(r) = RefRedis::start_with(Opts::new(&args)) {
-        masters.push(r);
-    }
-    for mut master in masters {
-        let replica = Server::start(&[]);
+    for (mut master, replica) in masters_with_a_replica() {
         let mut r = replica.raw();
-        r.cmd(&["REPLICAOF", "127.0.0.1", &master.port().to_string()]);
-        link_up(&replica);
-        caught_up(&master, &replica);
         let mut m = master.raw();
         signal(replica.pid(), libc::SIGSTOP);
         assert_eq!(m.cmd(&["SET", "last", "1"]), Value::simple("OK"));

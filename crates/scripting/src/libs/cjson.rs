@@ -66,20 +66,6 @@ fn is_null(v: &Value) -> bool {
     matches!(v, Value::LightUserData(p) if p.0.is_null())
 }
 
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Nil => "nil",
-        Value::Boolean(_) => "boolean",
-        Value::Integer(_) | Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Table(_) => "table",
-        Value::Function(_) => "function",
-        Value::Thread(_) => "thread",
-        Value::LightUserData(_) | Value::UserData(_) => "userdata",
-        _ => "userdata",
-    }
-}
-
 fn escape_into(out: &mut Vec<u8>, s: &[u8]) {
     out.push(b'"');
     for &c in s {
@@ -111,7 +97,11 @@ impl Enc<'_> {
     fn fail(&self, v: &Value, reason: &str) -> mlua::Error {
         lua_error(
             self.lua,
-            format!("Cannot serialise {}: {}", type_name(v), reason),
+            format!(
+                "Cannot serialise {}: {}",
+                crate::error::lua_typename(v),
+                reason
+            ),
         )
     }
 
