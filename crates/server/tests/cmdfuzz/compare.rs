@@ -197,7 +197,7 @@ pub const KNOWN: &[(&str, &str, &str)] = &[
     (
         "config|set",
         "but Petrel does not support",
-        "a setting of a feature petrel does not have (streams, active expire effort...) accepts only its default; petrel refuses other values with its own message before Redis's range check (values Redis cannot parse get Redis's parse error)",
+        "a setting of a feature petrel does not have (active expire effort, writable replicas...) accepts only its default: a value Redis takes is refused with petrel's own message (values Redis refuses get Redis's error first)",
     ),
     (
         "script|load",
@@ -233,11 +233,6 @@ pub const KNOWN: &[(&str, &str, &str)] = &[
         "zrevrank",
         "argc>3",
         "ZRANK/ZREVRANK take Redis 7.2's WITHSCORE in petrel (arity -3); redis-server 7.0 (arity 3) answers an arity error to any 4th argument, even queued in MULTI",
-    ),
-    (
-        "config|set",
-        "stream-node-max",
-        "streams are not built: petrel accepts only the default of the stream-* settings, with its own message",
     ),
 ];
 
