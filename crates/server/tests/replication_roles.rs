@@ -783,12 +783,6 @@ fn a_replica_announces_its_address_and_priority() {
 
 const SHUTDOWN_FAILED: &str = "ERR Errors trying to SHUTDOWN. Check logs.";
 
-/// Stops (`SIGSTOP`) or resumes (`SIGCONT`) a server process.
-fn signal(pid: u32, sig: i32) {
-    // SAFETY: kill(2) on a child process of this test.
-    assert_eq!(unsafe { libc::kill(pid as i32, sig) }, 0);
-}
-
 /// Waits until the client that sent SHUTDOWN is parked on `srv`.
 fn shutdown_parked(srv: &Server) {
     let mut c = srv.raw();
@@ -834,7 +828,7 @@ fn shutdown_waits_for_lagging_replicas() {
         let mut r = replica.raw();
         let mut m = master.raw();
         // The replica neither reads the stream nor acknowledges.
-        signal(replica.pid(), libc::SIGSTOP);
+        replica.signal(libc::SIGSTOP);
         assert_eq!(m.cmd(&["SET", "k1", "v1"]), Value::simple("OK"));
         let mut a = master.raw();
         a.send_cmd(&["SHUTDOWN"]);
@@ -858,7 +852,7 @@ fn shutdown_waits_for_lagging_replicas() {
         let mut a = master.raw();
         a.send_cmd(&["SHUTDOWN", "NOSAVE"]);
         shutdown_parked(&master);
-        signal(replica.pid(), libc::SIGCONT);
+        replica.signal(libc::SIGCONT);
         assert!(
             master.wait_exit(Duration::from_secs(30)).is_some(),
             "the master did not exit"
@@ -883,16 +877,16 @@ fn sigterm_waits_for_lagging_replicas() {
     for (mut master, replica) in masters_with_a_replica() {
         let mut r = replica.raw();
         let mut m = master.raw();
-        signal(replica.pid(), libc::SIGSTOP);
+        replica.signal(libc::SIGSTOP);
         assert_eq!(m.cmd(&["SET", "last", "1"]), Value::simple("OK"));
-        signal(master.pid(), libc::SIGTERM);
+        master.signal(libc::SIGTERM);
         wait_for("the master to wait for its replica", || {
             master
                 .log()
                 .contains("Waiting for replicas before shutting down.")
         });
         assert_eq!(m.cmd(&["PING"]), Value::simple("PONG"));
-        signal(replica.pid(), libc::SIGCONT);
+        replica.signal(libc::SIGCONT);
         assert!(
             master.wait_exit(Duration::from_secs(30)).is_some(),
             "the master did not exit"
