@@ -69,6 +69,37 @@ fn lower_key(sha: &[u8]) -> Option<Sha> {
     Some(key)
 }
 
+/// Compiles `chunk` (as text: the caller made it so) named `name`; the
+/// error is Lua's message, bytes as they are (mlua's own error would carry
+/// it as a Rust `String`, replacing bytes that are not UTF-8).
+fn compile(lua: &mlua::Lua, chunk: &[u8], name: &std::ffi::CStr) -> Result<Function, Vec<u8>> {
+    let mut err = Vec::new();
+    // SAFETY: runs in a protected C frame with room for the one value it
+    // leaves (the function, or nil after copying the message out);
+    // luaL_loadbuffer catches parse errors itself, and the message is read
+    // before it is popped. Nothing with a destructor is live across a Lua
+    // call that may raise (only `err`, owned outside).
+    let res = unsafe {
+        lua.exec_raw::<mlua::Value>((), |l| {
+            let status = ffi::luaL_loadbuffer(l, chunk.as_ptr().cast(), chunk.len(), name.as_ptr());
+            if status != 0 {
+                let mut len = 0usize;
+                let p = ffi::lua_tolstring(l, -1, &mut len);
+                if !p.is_null() {
+                    err.extend_from_slice(std::slice::from_raw_parts(p.cast::<u8>(), len));
+                }
+                ffi::lua_settop(l, -2);
+                ffi::lua_pushnil(l);
+            }
+        })
+    };
+    match res {
+        Ok(mlua::Value::Function(f)) => Ok(f),
+        Ok(_) => Err(err),
+        Err(e) => Err(crate::error::plain_text(&e).into_bytes()),
+    }
+}
+
 /// Puts `func` in a new registry slot of `lua` and returns the slot.
 fn registry_ref(lua: &mlua::Lua, func: Function) -> mlua::Result<c_int> {
     let mut slot = ffi::LUA_REFNIL;
@@ -134,26 +165,23 @@ impl ScriptEngine {
     /// Compiles and caches `body` if it is not cached yet (SCRIPT LOAD, and
     /// the first step of EVAL). Returns its SHA, or the error reply text
     /// (shebang errors, `ERR Error compiling script (new function): ...`).
-    pub fn load(&mut self, body: &[u8]) -> Result<Sha, String> {
+    ///
+    /// The error is bytes: Lua's compile message quotes the script's own
+    /// text, which need not be UTF-8, and Redis replies with it as it is.
+    pub fn load(&mut self, body: &[u8]) -> Result<Sha, Vec<u8>> {
         let sha = sha1_hex(body);
         if self.scripts.contains_key(&sha) {
             return Ok(sha);
         }
-        let shebang = parse_eval(body)?;
-        let func = self
-            .vm
-            .lua
-            .load(crate::sandbox::text_chunk(&body[shebang.len..]).as_ref())
-            .set_name("@user_script")
-            .into_function()
-            .map_err(|e| {
-                format!(
-                    "ERR Error compiling script (new function): {}",
-                    crate::error::plain_text(&e)
-                )
-            })?;
+        let shebang = parse_eval(body).map_err(String::into_bytes)?;
+        let func = compile(
+            &self.vm.lua,
+            &crate::sandbox::text_chunk(&body[shebang.len..]),
+            c"@user_script",
+        )
+        .map_err(|e| [&b"ERR Error compiling script (new function): "[..], &e].concat())?;
         let func = registry_ref(&self.vm.lua, func)
-            .map_err(|e| format!("ERR {}", crate::error::plain_text(&e)))?;
+            .map_err(|e| format!("ERR {}", crate::error::plain_text(&e)).into_bytes())?;
         let script = Script {
             func,
             flags: shebang.flags,
@@ -241,7 +269,7 @@ impl ScriptEngine {
     ) {
         match self.load(body) {
             Ok(sha) => self.run(host, &sha, keys, args, out),
-            Err(e) => out.error(&e),
+            Err(e) => out.error_bytes(&e),
         }
     }
 

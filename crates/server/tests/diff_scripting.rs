@@ -603,3 +603,22 @@ EVAL "local i = 0; local f = load(function() i = i + 1; if i == 1 then return 'r
 "##,
     );
 }
+
+/// A script that does not compile answers Lua's message byte for byte,
+/// bytes that are not UTF-8 included (they used to come back as U+FFFD,
+/// through mlua's String).
+#[test]
+fn compile_errors_keep_the_scripts_bytes() {
+    diff_text(
+        "compile_errors_keep_the_scripts_bytes",
+        r##"
+EVAL "return \xff\xfe" 0
+SCRIPT LOAD "x = \xc3"
+EVAL "return 'a\xe9" 0
+EVAL "\xe9\xe9 = 1" 0
+SCRIPT LOAD "local \xff"
+EVAL "#!lua\nreturn \xff" 0
+EVAL "\x1bLua\xff" 0
+"##,
+    );
+}

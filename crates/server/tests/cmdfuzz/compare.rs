@@ -200,24 +200,9 @@ pub const KNOWN: &[(&str, &str, &str)] = &[
         "a setting of a feature petrel does not have (active expire effort, writable replicas...) accepts only its default: a value Redis takes is refused with petrel's own message (values Redis refuses get Redis's error first)",
     ),
     (
-        "script|load",
-        "user_script\u{fffd}",
-        "Lua's error text passes through mlua's Rust String, which replaces bytes that are not UTF-8 (a script with binary bytes that fails to compile)",
-    ),
-    (
-        "eval",
-        "user_script\u{fffd}",
-        "Lua's error text passes through mlua's Rust String, which replaces bytes that are not UTF-8",
-    ),
-    (
-        "eval_ro",
-        "user_script\u{fffd}",
-        "Lua's error text passes through mlua's Rust String, which replaces bytes that are not UTF-8",
-    ),
-    (
         "function|load",
         "user_script\u{fffd}",
-        "Lua's error text passes through mlua's Rust String, which replaces bytes that are not UTF-8",
+        "FUNCTION LOAD's compile error passes through mlua's Rust String, which replaces bytes that are not UTF-8 (EVAL and SCRIPT LOAD keep the bytes, scripting::cache::compile)",
     ),
     (
         "script|debug",

@@ -74,7 +74,7 @@ fn eval_generic(ctx: &mut Ctx, args: &[&[u8]], by_sha: bool, read_only: bool) {
                 srv.scripting.refresh_eval_counts(&eng);
                 eng.find_with_flags(&s)
             }
-            Err(e) => return ctx.error(&e),
+            Err(e) => return ctx.error_bytes(&e),
         }
     };
     let Some((sha, flags)) = found else {
@@ -127,7 +127,7 @@ pub(super) fn script_load(ctx: &mut Ctx, args: &[&[u8]]) {
         }
         Err(e) => {
             drop(eng);
-            ctx.error(&e)
+            ctx.error_bytes(&e)
         }
     }
 }
