@@ -676,7 +676,7 @@ fn open_with(lua: &Lua, c: Cfg) -> mlua::Result<Table> {
             }
             let s = match crate::api::to_lstring(&args[0]) {
                 Some(s) => s,
-                None => return Err(crate::error::type_error(lua, 1, "string", &args[0])),
+                None => return Err(type_error(lua, 1, "string", &args[0])),
             };
             let conf = cfg(&cc);
             let mut d = Dec {
@@ -693,11 +693,13 @@ fn open_with(lua: &Lua, c: Cfg) -> mlua::Result<Table> {
             Ok(v)
         })?,
     )?;
-    for (name, lo, hi) in [
-        ("encode_number_precision", 1, 14),
-        ("encode_max_depth", 1, i32::MAX),
-        ("decode_max_depth", 1, i32::MAX),
-    ] {
+    type Field<T> = fn(&mut Config) -> &mut T;
+    let ints: [(&str, i32, i32, Field<usize>); 3] = [
+        ("encode_number_precision", 1, 14, |g| &mut g.precision),
+        ("encode_max_depth", 1, i32::MAX, |g| &mut g.encode_max_depth),
+        ("decode_max_depth", 1, i32::MAX, |g| &mut g.decode_max_depth),
+    ];
+    for (name, lo, hi, field) in ints {
         let cc = c.clone();
         t.raw_set(
             name,
@@ -705,11 +707,7 @@ fn open_with(lua: &Lua, c: Cfg) -> mlua::Result<Table> {
                 arg_init(lua, &args, 1)?;
                 let n = int_option(lua, &args, 1, lo, hi)?;
                 let mut g = cc.lock().unwrap_or_else(|e| e.into_inner());
-                let setting = match name {
-                    "encode_number_precision" => &mut g.precision,
-                    "encode_max_depth" => &mut g.encode_max_depth,
-                    _ => &mut g.decode_max_depth,
-                };
+                let setting = field(&mut g);
                 if let Some(n) = n {
                     *setting = n;
                 }
@@ -717,7 +715,11 @@ fn open_with(lua: &Lua, c: Cfg) -> mlua::Result<Table> {
             })?,
         )?;
     }
-    for name in ["encode_keep_buffer", "decode_invalid_numbers"] {
+    let bools: [(&str, Field<bool>); 2] = [
+        ("encode_keep_buffer", |g| &mut g.keep_buffer),
+        ("decode_invalid_numbers", |g| &mut g.decode_invalid),
+    ];
+    for (name, field) in bools {
         let cc = c.clone();
         t.raw_set(
             name,
@@ -725,10 +727,7 @@ fn open_with(lua: &Lua, c: Cfg) -> mlua::Result<Table> {
                 arg_init(lua, &args, 1)?;
                 let b = enum_option(lua, &args, 1, ON_OFF)?;
                 let mut g = cc.lock().unwrap_or_else(|e| e.into_inner());
-                let setting = match name {
-                    "encode_keep_buffer" => &mut g.keep_buffer,
-                    _ => &mut g.decode_invalid,
-                };
+                let setting = field(&mut g);
                 if let Some(b) = b {
                     *setting = b == 1;
                 }
@@ -759,21 +758,14 @@ fn open_with(lua: &Lua, c: Cfg) -> mlua::Result<Table> {
             arg_init(lua, &args, 3)?;
             // Each setting is stored as soon as it is read, so a bad later
             // argument leaves the earlier ones changed (as lua-cjson).
-            let convert = enum_option(lua, &args, 1, ON_OFF)?;
             let mut g = cc.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(b) = convert {
+            if let Some(b) = enum_option(lua, &args, 1, ON_OFF)? {
                 g.sparse_convert = b == 1;
             }
-            drop(g);
-            let ratio = int_option(lua, &args, 2, 0, i32::MAX)?;
-            let mut g = cc.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(n) = ratio {
+            if let Some(n) = int_option(lua, &args, 2, 0, i32::MAX)? {
                 g.sparse_ratio = n;
             }
-            drop(g);
-            let safe = int_option(lua, &args, 3, 0, i32::MAX)?;
-            let mut g = cc.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(n) = safe {
+            if let Some(n) = int_option(lua, &args, 3, 0, i32::MAX)? {
                 g.sparse_safe = n;
             }
             Ok((g.sparse_convert, g.sparse_ratio, g.sparse_safe))

@@ -26,8 +26,6 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 
-use resp::ReplyBuf;
-
 use crate::base::log::{log, LogLevel};
 use crate::kernel::blocking::Waiter;
 use crate::kernel::hub::WorkerMsg;
@@ -121,7 +119,7 @@ pub fn abort(srv: &Server) -> bool {
 }
 
 /// Ends the wait without shutting down: writes resume, the parked callers
-/// get `ERR_SHUTDOWN_FAILED`. False when no wait ran.
+/// get `ERR_SHUTDOWN_FAILED` (the parked op's timeout reply). False when no wait ran.
 fn cancel(srv: &Server) -> bool {
     let waiters = {
         let w = &srv.replication.shutdown;
@@ -133,19 +131,17 @@ fn cancel(srv: &Server) -> bool {
         std::mem::take(&mut g.waiters)
     };
     srv.refresh_expiry_freeze();
+    // Each parked caller gets its op's timeout reply: the SHUTDOWN error.
     for w in waiters {
-        let Some(claim) = w.claim() else { continue };
-        claim.complete();
-        srv.blocking.unregister(&w);
-        let mut out = ReplyBuf::new(w.protocol);
-        out.error(crate::base::errors::ERR_SHUTDOWN_FAILED);
-        srv.hub.send(
-            w.worker,
-            WorkerMsg::Unblock {
-                client_id: w.client_id,
-                bytes: out.take(),
-            },
-        );
+        if let Some(bytes) = crate::services::blocking::unblock_with(srv, &w, false) {
+            srv.hub.send(
+                w.worker,
+                WorkerMsg::Unblock {
+                    client_id: w.client_id,
+                    bytes,
+                },
+            );
+        }
     }
     true
 }
