@@ -11,8 +11,8 @@
 //!
 //! Invariants: `pending` counts objects handed over and not yet dropped
 //! (INFO `lazyfree_pending_objects`); `freed` counts objects the thread has
-//! dropped (`lazyfreed_objects`). An object is one key with its value, or one
-//! whole database of a flush.
+//! dropped (`lazyfreed_objects`). An object is one key with its value; a
+//! flushed database counts its keys, as in Redis.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -36,7 +36,8 @@ impl Garbage {
         match self {
             Garbage::Entries(v) => v.len() as u64,
             Garbage::Value(_) => 1,
-            Garbage::Dbs(v) => v.len() as u64,
+            // As Redis counts a flushed database: by its keys.
+            Garbage::Dbs(v) => v.iter().map(|d| d.len() as u64).sum(),
         }
     }
 }
