@@ -173,6 +173,10 @@ impl LinkIo for TlsLink {
         self.tcp.set_read_timeout(read)?;
         self.tcp.set_write_timeout(write)
     }
+
+    fn set_nodelay(&self, on: bool) -> io::Result<()> {
+        self.tcp.set_nodelay(on)
+    }
 }
 
 /// A replica's connection on the TLS port, handed over after SYNC/PSYNC:

@@ -720,6 +720,183 @@ fn expired_keys_on_a_replica_go_only_by_the_masters_del() {
     }
 }
 
+/// A chain master -> replica -> sub-replica (all petrel, or all
+/// redis-server), the replica made writable; what each node answers.
+fn writable_replica_replies(redis: bool) -> Option<Vec<Value>> {
+    let master = start_node(redis)?;
+    let replica = start_node(redis)?;
+    let sub = start_node(redis)?;
+    let (mut m, mut r, mut s) = (master.raw(), replica.raw(), sub.raw());
+    m.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+    r.cmd(&["REPLICAOF", "127.0.0.1", &master.port().to_string()]);
+    link_up(&replica);
+    s.cmd(&["REPLICAOF", "127.0.0.1", &replica.port().to_string()]);
+    link_up(&sub);
+    let mut out = vec![
+        r.cmd(&["SET", "local", "1"]),
+        r.cmd(&["CONFIG", "SET", "replica-read-only", "no"]),
+        r.cmd(&["CONFIG", "GET", "slave-read-only"]),
+        r.cmd(&["SET", "local", "1"]),
+        r.cmd(&["SET", "short", "v", "PX", "100"]),
+        r.cmd(&["SET", "long", "v", "EX", "1000"]),
+        r.cmd(&[
+            "EVAL",
+            "redis.call('set', KEYS[1], '1') return redis.call('pexpire', KEYS[1], 100)",
+            "1",
+            "bylua",
+        ]),
+        r.cmd(&["MOVE", "long", "3"]),
+    ];
+    m.cmd(&["SET", "fromm", "1"]);
+    m.cmd(&["SET", "mshort", "v", "PX", "100"]);
+    caught_up(&master, &replica);
+    caught_up(&replica, &sub);
+    // The replica's own writes stay on the replica.
+    out.push(s.cmd(&["EXISTS", "local", "short", "long", "bylua"]));
+    out.push(s.cmd(&["MGET", "fromm", "mshort"]));
+    out.push(r.cmd(&["MGET", "local", "fromm"]));
+    out.push(r.cmd(&["DBSIZE"]));
+    // The keys its clients gave a TTL go by the replica's own expiry;
+    // the master's (its active expiry off) wait for the master's DEL.
+    wait_for("the replica to expire its own keys", || {
+        r.cmd(&["DBSIZE"]) == Value::Int(3)
+    });
+    out.push(r.cmd(&["EXISTS", "mshort", "short", "bylua"]));
+    out.push(r.cmd(&["SELECT", "3"]));
+    out.push(r.cmd(&["DBSIZE"]));
+    out.push(r.cmd(&["SELECT", "0"]));
+    out.push(s.cmd(&["DBSIZE"]));
+    out.push(Value::Int(info_num(&mut r, "stats", "expired_keys")));
+    out.push(r.cmd(&["CONFIG", "SET", "replica-read-only", "yes"]));
+    out.push(r.cmd(&["SET", "local", "2"]));
+    out.push(r.cmd(&[
+        "EVAL",
+        "return redis.call('set', KEYS[1], '2')",
+        "1",
+        "local",
+    ]));
+    out.push(r.cmd(&["GET", "local"]));
+    Some(out)
+}
+
+/// `replica-read-only no`: a replica takes its clients' writes (plain
+/// and from scripts), keeps them out of the stream it proxies to its own
+/// replicas, and deletes the keys they gave a TTL once it passes, while
+/// the master's keys still wait for the master's DEL. The same replies
+/// as a redis-server chain.
+#[test]
+fn a_writable_replica_keeps_its_writes_local() {
+    let readonly = "READONLY You can't write against a read only replica.";
+    let p = writable_replica_replies(false).unwrap();
+    assert_eq!(p[0], err(readonly));
+    assert_eq!(p[1], Value::simple("OK"));
+    assert_eq!(p[3], Value::simple("OK"));
+    assert_eq!(p[6], Value::Int(1));
+    assert_eq!(p[7], Value::Int(1), "MOVE");
+    assert_eq!(p[8], Value::Int(0), "the sub-replica has none of them");
+    assert_eq!(p[11], Value::Int(5), "local short bylua fromm mshort");
+    assert_eq!(p[12], Value::Int(0), "expired keys read as missing");
+    assert_eq!(p[14], Value::Int(1), "long, moved to db 3");
+    assert_eq!(p[16], Value::Int(2), "fromm mshort");
+    assert_eq!(p[17], Value::Int(2), "short and bylua");
+    assert_eq!(p[19], err(readonly));
+    assert_eq!(p[21], Value::Bulk(b"1".to_vec()));
+    if let Some(r) = writable_replica_replies(true) {
+        for (i, (a, b)) in p.iter().zip(&r).enumerate() {
+            assert_eq!(a, b, "step {i}");
+        }
+    }
+}
+
+/// Two replicas holding 1,000 keys of their own sync with a master, one
+/// with `replica-lazy-flush yes`: what INFO says of the flushed data.
+fn lazy_flush_replies(redis: bool) -> Option<Vec<Value>> {
+    let master = start_node(redis)?;
+    let mut out = Vec::new();
+    for lazy in ["yes", "no"] {
+        let replica = start_node(redis)?;
+        let mut r = replica.raw();
+        r.cmd(&["DEBUG", "POPULATE", "1000"]);
+        out.push(r.cmd(&["CONFIG", "SET", "replica-lazy-flush", lazy]));
+        out.push(r.cmd(&["CONFIG", "GET", "slave-lazy-flush"]));
+        r.cmd(&["REPLICAOF", "127.0.0.1", &master.port().to_string()]);
+        link_up(&replica);
+        if lazy == "yes" {
+            wait_for("the old dataset to be freed in the background", || {
+                info_num(&mut r, "memory", "lazyfree_pending_objects") == 0
+                    && info_num(&mut r, "memory", "lazyfreed_objects") > 0
+            });
+        }
+        out.push(Value::Int(info_num(&mut r, "memory", "lazyfreed_objects")));
+        out.push(r.cmd(&["DBSIZE"]));
+    }
+    Some(out)
+}
+
+/// `replica-lazy-flush yes`: a full sync frees the replica's old data on
+/// the lazy-free thread (INFO counts its keys as lazily freed, as
+/// redis-server does); with `no` it is freed in place.
+#[test]
+fn replica_lazy_flush_frees_the_old_dataset_in_the_background() {
+    let p = lazy_flush_replies(false).unwrap();
+    assert_eq!(p[2], Value::Int(1000));
+    assert_eq!(p[3], Value::Int(0));
+    assert_eq!(p[6], Value::Int(0));
+    if let Some(r) = lazy_flush_replies(true) {
+        assert_eq!(p, r);
+    }
+}
+
+/// Does a replica (petrel or redis-server, disk-based load) keep the RDB
+/// of its full sync as its dump.rdb, for each (rdb-del-sync-files, save)?
+fn sync_file_kept(master: &Server, redis: bool) -> Option<Vec<bool>> {
+    let mut kept = Vec::new();
+    for (del, save) in [("no", ""), ("yes", ""), ("yes", "3600 1")] {
+        let args = [
+            ("repl-diskless-load", "disabled"),
+            ("rdb-del-sync-files", del),
+            ("save", save),
+        ];
+        let replica = if redis {
+            RefRedis::start_with(Opts::new(&args))?
+        } else {
+            Server::start(&args)
+        };
+        let mut r = replica.raw();
+        assert_eq!(
+            r.cmd(&["CONFIG", "GET", "rdb-del-sync-files"]),
+            Value::Array(vec![
+                Value::Bulk(b"rdb-del-sync-files".to_vec()),
+                Value::Bulk(del.as_bytes().to_vec())
+            ])
+        );
+        r.cmd(&["REPLICAOF", "127.0.0.1", &master.port().to_string()]);
+        link_up(&replica);
+        assert_eq!(r.cmd(&["GET", "k"]), Value::Bulk(b"v".to_vec()));
+        let dump = replica.dir().join("dump.rdb");
+        // Redis unlinks in the background: give it a moment.
+        if del == "yes" && save.is_empty() {
+            wait_for("the sync file to go", || !dump.exists());
+        }
+        kept.push(dump.exists());
+    }
+    Some(kept)
+}
+
+/// A replica keeps the RDB its disk-based full sync received as its
+/// dump.rdb (a restart loads it), except with `rdb-del-sync-files yes`
+/// and no persistence, as redis-server does.
+#[test]
+fn a_replica_keeps_its_sync_file_unless_rdb_del_sync_files() {
+    let master = Server::start(&[("repl-diskless-sync-delay", "0")]);
+    master.raw().cmd(&["SET", "k", "v"]);
+    let p = sync_file_kept(&master, false).unwrap();
+    assert_eq!(p, vec![true, false, true]);
+    if let Some(r) = sync_file_kept(&master, true) {
+        assert_eq!(p, r);
+    }
+}
+
 /// `replica-announce-ip` and `replica-announce-port` reach the master
 /// (petrel's and redis-server's) through the handshake and show in its
 /// INFO and ROLE; `replica-priority` and `replica-announced` show in the

@@ -160,7 +160,7 @@ impl BlockedOp for WaitOp {
 
 fn wait(ctx: &mut Ctx, args: &[&[u8]]) {
     // Redis 7.0 refuses WAIT on a replica before reading its arguments.
-    if crate::services::replication::refuses_writes(ctx.srv) {
+    if crate::services::replication::is_replica(ctx.srv) {
         return ctx.error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.");
     }
     let Some(num) = parse_i64(args[1]) else {
@@ -268,7 +268,7 @@ fn failover(ctx: &mut Ctx, args: &[&[u8]]) {
         }
         return ctx.ok();
     }
-    if crate::services::replication::refuses_writes(ctx.srv) {
+    if crate::services::replication::is_replica(ctx.srv) {
         return ctx.error("ERR FAILOVER is not valid when server is a replica.");
     }
     if !fo::has_replicas(ctx.srv) {

@@ -43,6 +43,7 @@ pub fn tick(srv: &Server) {
         return;
     }
     active_expire(srv);
+    crate::services::replication::expire_local_keys(srv);
     crate::services::eviction::cron(srv);
     crate::services::defrag::cron(srv);
     crate::services::snapshot::cron(srv);

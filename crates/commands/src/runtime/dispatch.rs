@@ -498,7 +498,7 @@ fn persistence_gate(
         }
         // A read-only replica takes writes from its master only.
         if client.kind != crate::kernel::client::ClientKind::Master
-            && crate::services::replication::refuses_writes(srv)
+            && crate::services::replication::refuses_writes(srv, settings)
         {
             return Some(errors::READONLY_REPLICA.into());
         }
@@ -686,11 +686,19 @@ pub(crate) fn call(
     // see keys whose TTL passed as present (`with_expired_visible`, in
     // effect while a replica's expiry is frozen).
     let expired_visible = srv.persistence.is_async_loading();
+    // A replica's own clients (writable with `replica-read-only no`): the
+    // keys they give a TTL are the replica's to expire.
+    let local_ttls = crate::services::replication::is_replica(srv)
+        && ctx.client.kind != crate::kernel::client::ClientKind::Master;
     if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        if expired_visible {
-            store::keyspace::Keyspace::with_expired_visible(|| handler(&mut ctx, args))
-        } else {
-            handler(&mut ctx, args)
+        use store::keyspace::Keyspace;
+        match (expired_visible, local_ttls) {
+            (false, false) => handler(&mut ctx, args),
+            (true, false) => Keyspace::with_expired_visible(|| handler(&mut ctx, args)),
+            (false, true) => Keyspace::with_local_ttls_tracked(|| handler(&mut ctx, args)),
+            (true, true) => Keyspace::with_expired_visible(|| {
+                Keyspace::with_local_ttls_tracked(|| handler(&mut ctx, args))
+            }),
         }
     })) {
         match payload.downcast_ref::<store::partlock::PartitionStopped>() {

@@ -70,9 +70,10 @@ pub fn execute_from_script(
     if spec.flags & flag::NOSCRIPT != 0 {
         return refuse(srv, Some(idx), out, errors::ERR_SCRIPT_NOSCRIPT);
     }
-    // A replica refuses its scripts' writes (and, stale, commands without
-    // the `stale` flag) unless the master runs the script.
-    let replica = crate::services::replication::refuses_writes(srv)
+    // A replica refuses its scripts' writes (`replica-read-only`) and,
+    // stale, commands without the `stale` flag, unless the master runs the
+    // script.
+    let replica = crate::services::replication::is_replica(srv)
         && !srv
             .clients
             .get(sc.caller)
@@ -90,7 +91,7 @@ pub fn execute_from_script(
     if sc.read_only && spec.flags & (flag::WRITE | flag::MAY_REPLICATE) != 0 {
         return refuse(srv, Some(idx), out, errors::ERR_SCRIPT_READ_ONLY);
     }
-    if replica && spec.flags & flag::WRITE != 0 {
+    if replica && settings.repl.read_only && spec.flags & flag::WRITE != 0 {
         return refuse(srv, Some(idx), out, errors::READONLY_REPLICA);
     }
     if !sc.allow_oom

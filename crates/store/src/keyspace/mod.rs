@@ -47,6 +47,7 @@ pub mod defrag;
 mod defrag_tests;
 pub mod evict;
 mod partition;
+mod replica_ttl;
 pub mod sizes;
 #[cfg(test)]
 mod sizes_tests;
@@ -437,6 +438,7 @@ impl Keyspace {
         all.partitions()
             .flat_map(|p| {
                 p.settle();
+                p.local_ttls.clear();
                 let snap = p.snap.clone();
                 p.dbs
                     .iter_mut()
@@ -922,6 +924,60 @@ impl Keyspace {
         }
         let _restore = Restore(EXPIRED_VISIBLE.with(|v| v.replace(true)));
         f()
+    }
+
+    /// Runs `f` with the keys it gives a TTL remembered, so that
+    /// [`Keyspace::expire_replica_local_keys`] deletes them once expired
+    /// although expiry is frozen: a writable replica's client commands
+    /// (module `replica_ttl`).
+    pub fn with_local_ttls_tracked<R>(f: impl FnOnce() -> R) -> R {
+        replica_ttl::with_tracked(f)
+    }
+
+    /// How many keys [`Keyspace::with_local_ttls_tracked`] remembered and
+    /// no sweep has forgotten yet.
+    pub fn replica_local_ttl_keys(&self) -> usize {
+        (0..self.parts.len())
+            .map(|p| self.lock_partition(p).local_ttls.len())
+            .sum()
+    }
+
+    /// A writable replica's cron: deletes the remembered keys (see
+    /// [`Keyspace::with_local_ttls_tracked`]) whose TTL passed, in chunks
+    /// of one partition-lock hold each run inside `around` (as in
+    /// [`Keyspace::active_expire_cycle_with`]), until every partition's
+    /// list was swept once or `budget` is spent. Returns the deletions.
+    pub fn expire_replica_local_keys(
+        &self,
+        budget: Duration,
+        now_ms: u64,
+        around: &mut dyn FnMut(&mut dyn FnMut()),
+    ) -> usize {
+        const CHUNK: usize = 64;
+        let start = Instant::now();
+        let mut pacer = crate::pace::Pacer::new();
+        let mut deleted = 0;
+        // A random first partition: a long list cannot starve the others.
+        let first = rand::random::<u64>() as usize;
+        for i in 0..self.parts.len() {
+            let p = (first + i) % self.parts.len();
+            if self.is_stopped(p) || self.lock_partition(p).local_ttls.len() == 0 {
+                continue;
+            }
+            loop {
+                pacer.between_chunks();
+                let mut res = (0, 0, true);
+                around(&mut || res = self.lock_partition(p).expire_local_ttls(now_ms, CHUNK));
+                deleted += res.1;
+                if res.2 {
+                    break;
+                }
+                if start.elapsed() >= budget {
+                    return deleted;
+                }
+            }
+        }
+        deleted
     }
 
     /// Is expiry frozen (see [`Keyspace::set_expiry_frozen`])?

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::db::{Db, Stats};
 use super::evict::{EvictShared, PartEvict};
+use super::replica_ttl::{self, LocalTtls};
 use super::sizes::{Measured, Size};
 use super::snapshot::{self, Snapshot};
 use crate::object::{CompactValue, Entry, Key};
@@ -66,6 +67,8 @@ pub struct Partition {
     /// The running snapshot this partition takes part in (see `snapshot`):
     /// every change to a table it marked serialises the bucket first.
     pub(super) snap: Option<Arc<Snapshot>>,
+    /// Keys a writable replica's clients gave a TTL (`replica_ttl`).
+    pub(super) local_ttls: LocalTtls,
 }
 
 /// Pushes an expired key to the logs whose flag is set, and raises the
@@ -147,6 +150,7 @@ impl Partition {
             evict: PartEvict::new(rand::random::<u64>() ^ index as u64),
             pending: None,
             snap: None,
+            local_ttls: LocalTtls::default(),
         }
     }
 
@@ -401,6 +405,9 @@ impl Partition {
         e.set_evict_byte(byte);
         if ttl.is_some() {
             e.set_expire(ttl);
+            if replica_ttl::tracked() {
+                self.local_ttls.remember(db, key.bytes);
+            }
         }
         let prunes = self.prunes_before_split();
         let (snap, d) = self.db_and_snapshot(db);
@@ -609,6 +616,9 @@ impl Partition {
         let had = e.has_expire();
         e.set_expire(t);
         let has = e.has_expire();
+        if has && replica_ttl::tracked() {
+            self.local_ttls.remember(db, key.bytes);
+        }
         let d = self.dbs[db].as_deref_mut().unwrap();
         match (had, has) {
             (false, true) => d.expires += 1,
@@ -624,6 +634,9 @@ impl Partition {
         let Some(e) = self.remove(src, key, now_ms) else {
             return false;
         };
+        if e.has_expire() && replica_ttl::tracked() {
+            self.local_ttls.remember(dst, key.bytes);
+        }
         let (snap, d) = self.db_and_snapshot(dst);
         snapshot::before_insert(snap, d, key, false);
         if e.has_expire() {
@@ -768,5 +781,48 @@ impl Partition {
             d.avg_ttl = 0.0;
         }
         (visited, expired, ttl_sum, live, complete)
+    }
+
+    /// One step of the sweep over the keys a writable replica's clients
+    /// gave a TTL (`replica_ttl`): deletes those whose TTL passed, even
+    /// though expiry is frozen, counting and logging them as expired.
+    /// Returns (keys visited, deleted, whether the sweep reached the end).
+    pub(super) fn expire_local_ttls(&mut self, now_ms: u64, max: usize) -> (usize, usize, bool) {
+        self.settle();
+        let mut set = std::mem::take(&mut self.local_ttls);
+        let res = set.sweep(max, |db, name| {
+            self.drop_if_expired(db, &Key::new(name), now_ms)
+        });
+        self.local_ttls = set;
+        self.stats.expired_keys += res.1 as u64;
+        res
+    }
+
+    /// [`Self::expire_local_ttls`]'s verdict on one key (settled).
+    fn drop_if_expired(&mut self, db: usize, key: &Key, now_ms: u64) -> replica_ttl::Found {
+        use replica_ttl::Found;
+        let Some(d) = self.dbs.get_mut(db).and_then(|d| d.as_deref_mut()) else {
+            return Found::Gone;
+        };
+        match d.find(key).and_then(Entry::expire_at) {
+            None => return Found::Gone,
+            Some(t) if t > now_ms => return Found::Live,
+            Some(_) => {}
+        }
+        snapshot::before_entry(self.snap.as_deref(), d, key);
+        let Some(mut old) = d.table.remove(d.table_hash(key.hash), |e| e.matches(key)) else {
+            return Found::Gone;
+        };
+        d.expires -= 1;
+        retire_expired(
+            &mut old,
+            &mut d.sizes,
+            (self.track_expired, &mut self.expired_log),
+            (self.journal_expired, &mut self.journal_log),
+            &self.evict_shared,
+            db,
+        );
+        drop(old);
+        Found::Expired
     }
 }

@@ -679,3 +679,76 @@ fn swap_all_with_refuses_another_shape() {
     assert_eq!(contents(&ks).len(), 1);
     assert_eq!(contents(&other).len(), 1);
 }
+
+/// A writable replica: expiry is frozen, keys its clients gave a TTL
+/// (inside `with_local_ttls_tracked`) are deleted by the replica sweep
+/// once expired, logged as expired; keys set outside it (the master's)
+/// stay until the master deletes them.
+#[test]
+fn replica_sweep_deletes_only_the_clients_expired_keys() {
+    let ks = Keyspace::new(Config {
+        partitions: 4,
+        databases: 4,
+    });
+    ks.set_expiry_frozen(true);
+    ks.set_track_expired(true);
+    let set = |db: usize, k: &str, ttl: Option<u64>| {
+        let key = Key::new(k.as_bytes());
+        drop(
+            ks.lock(&key)
+                .insert(db, &key, CompactValue::from_bytes(b"v"), ttl, T0),
+        );
+    };
+    // the master's keys
+    set(0, "m1", Some(T0 + 10));
+    set(0, "shared", None);
+    Keyspace::with_local_ttls_tracked(|| {
+        set(0, "c1", Some(T0 + 10));
+        set(2, "c1", Some(T0 + 5000));
+        set(1, "c2", None);
+        let k = Key::new(b"c2");
+        assert!(ks.lock(&k).set_expire(1, &k, Some(T0 + 20), T0));
+        set(0, "c3", Some(T0 + 10));
+        // MOVE of a key with a TTL: remembered in the target database
+        set(0, "c4", Some(T0 + 10));
+        let k = Key::new(b"c4");
+        assert!(ks.lock(&k).move_entry(0, 3, &k, T0));
+        set(0, "shared", Some(T0 + 10));
+    });
+    // the master persists "c3" and overwrites "shared" without a TTL
+    let k = Key::new(b"c3");
+    assert!(ks.lock(&k).set_expire(0, &k, None, T0));
+    set(0, "shared", None);
+    assert_eq!(ks.replica_local_ttl_keys(), 5);
+    let mut around = |step: &mut dyn FnMut()| step();
+    assert_eq!(
+        ks.expire_replica_local_keys(Duration::from_secs(1), T0 + 5, &mut around),
+        0
+    );
+    assert_eq!(
+        ks.expire_replica_local_keys(Duration::from_secs(1), T0 + 100, &mut around),
+        3
+    );
+    let mut got = ks.drain_expired();
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            (0, b"c1".to_vec()),
+            (1, b"c2".to_vec()),
+            (3, b"c4".to_vec())
+        ]
+    );
+    // left: c1 in db 2 (TTL ahead); "c3" and "shared" forgotten
+    assert_eq!(ks.replica_local_ttl_keys(), 1);
+    assert_eq!(ks.dbsize(0), 3); // m1 (expired, the master's), shared, c3
+    assert_eq!(ks.dbsize(2), 1);
+    assert_eq!(ks.db_info(0).expires, 1);
+    assert_eq!(ks.stats().expired_keys, 3);
+    assert_eq!(
+        ks.expire_replica_local_keys(Duration::from_secs(1), T0 + 6000, &mut around),
+        1
+    );
+    assert_eq!(ks.replica_local_ttl_keys(), 0);
+    ks.set_track_expired(false);
+}

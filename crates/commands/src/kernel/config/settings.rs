@@ -475,6 +475,22 @@ pub struct ReplSettings {
     pub priority: i64,
     /// `replica-announced`: shown in INFO for Sentinel.
     pub announced: bool,
+    /// `replica-read-only`: a replica refuses its clients' writes
+    /// (`-READONLY`). When off, their writes change only this replica's
+    /// dataset: they are not in the stream it proxies to its own
+    /// replicas, and the keys they give a TTL are expired by the replica
+    /// itself (`store::keyspace::Keyspace::with_local_ttls_tracked`).
+    pub read_only: bool,
+    /// `replica-lazy-flush`: a full sync hands the replica's old dataset
+    /// to the lazy-free thread instead of freeing it in place.
+    pub lazy_flush: bool,
+    /// `repl-disable-tcp-nodelay`: a master turns TCP_NODELAY off on the
+    /// socket of a replica that takes a full sync.
+    pub disable_tcp_nodelay: bool,
+    /// `rdb-del-sync-files`: with RDB saving and the AOF both off, a
+    /// replica removes the RDB a disk-based full sync received instead of
+    /// keeping it as its `dbfilename`.
+    pub rdb_del_sync_files: bool,
 }
 
 impl Default for ReplSettings {
@@ -498,6 +514,10 @@ impl Default for ReplSettings {
             announce_port: 0,
             priority: 100,
             announced: true,
+            read_only: true,
+            lazy_flush: false,
+            disable_tcp_nodelay: false,
+            rdb_del_sync_files: false,
         }
     }
 }

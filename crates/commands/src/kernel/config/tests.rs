@@ -177,8 +177,17 @@ fn absent_features_accept_only_their_defaults() {
     // The append-only file is a real feature now (`params::aof`).
     let s = load_text("appendonly yes\nappendfsync always\n", &[]).unwrap();
     assert!(s.aof.enabled);
-    let e = load_text("slave-read-only no\n", &[]).unwrap_err().0;
-    assert!(e.contains("writable replicas"), "{e}");
+    // Writable replicas are real too (`replica-read-only`).
+    assert!(
+        !load_text("slave-read-only no\n", &[])
+            .unwrap()
+            .repl
+            .read_only
+    );
+    let e = load_text("replica-ignore-maxmemory no\n", &[])
+        .unwrap_err()
+        .0;
+    assert!(e.contains("eviction on replicas"), "{e}");
     // A value Redis itself refuses gets Redis's error, not the
     // missing-feature one.
     let e = load_text("replica-announce-port 70000\n", &[])

@@ -234,7 +234,8 @@ pub(super) fn load(
 fn in_place(srv: &Server, settings: &Settings, mut payload: Payload<'_>) -> Result<u32, String> {
     let _held = srv.keyspace.hold_all();
     notice("MASTER <-> REPLICA sync: Flushing old data");
-    drop(srv.keyspace.flush_all());
+    srv.lazyfree
+        .free_dbs(srv.keyspace.flush_all(), settings.repl.lazy_flush);
     notice("MASTER <-> REPLICA sync: Loading DB in memory");
     match read_payload(srv, settings, &srv.keyspace, &mut payload) {
         Ok(db) => Ok(db),

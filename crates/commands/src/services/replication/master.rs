@@ -132,7 +132,16 @@ fn run(srv: Arc<Server>, h: Handoff) {
         notice(&format!("Replica {name} asks for synchronization"));
         let ok = match try_partial(&srv, &link, &client, &req, &mut socket) {
             Some(r) => r,
-            None => super::fullsync::full_sync(&srv, &link, &client, &req, &mut socket, &name),
+            None => {
+                // As Redis: a replica that needs a full sync gets its
+                // socket without TCP_NODELAY under
+                // `repl-disable-tcp-nodelay` (fewer, larger packets for
+                // the stream, at some latency); a partial resync keeps it.
+                if settings.repl.disable_tcp_nodelay {
+                    let _ = socket.set_nodelay(false);
+                }
+                super::fullsync::full_sync(&srv, &link, &client, &req, &mut socket, &name)
+            }
         };
         if ok && !client.repl.rdb_only {
             stream(&srv, &link, &mut socket);

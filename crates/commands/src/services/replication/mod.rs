@@ -103,10 +103,36 @@ pub fn server() -> Option<Arc<Server>> {
     THIS.get()?.upgrade()
 }
 
-/// Is this server a replica whose clients may not write
-/// (`-READONLY`)? One relaxed load when it is not a replica.
-pub fn refuses_writes(srv: &Server) -> bool {
+/// Is this server a replica (its dataset follows a master's stream)?
+pub fn is_replica(srv: &Server) -> bool {
     srv.replication.replica.is_replica.load(Relaxed)
+}
+
+/// A replica's cron: deletes the keys its own clients gave a TTL once it
+/// passed (writable replicas; the master's keys wait for its `DEL`), as
+/// Redis's `expireSlaveKeys`: counted in `expired_keys`, an `expired`
+/// event each, a `DEL` in this replica's AOF, nothing in the stream it
+/// proxies to its own replicas. Not while clients are paused or active
+/// expiry is off (`DEBUG SET-ACTIVE-EXPIRE 0`).
+pub fn expire_local_keys(srv: &Server) {
+    if !is_replica(srv) || srv.pause_state().until_ms != 0 || !srv.keyspace.active_expire_enabled()
+    {
+        return;
+    }
+    let hz = srv.settings().hz.max(1);
+    let budget = std::time::Duration::from_micros(1_000_000 / hz / 4);
+    srv.keyspace.expire_replica_local_keys(
+        budget,
+        crate::base::clock::unix_time_ms(),
+        &mut |step| crate::services::journal::shared_section(srv, step),
+    );
+}
+
+/// Is this server a replica whose clients may not write (`-READONLY`):
+/// a replica with `replica-read-only yes` (the default)? One relaxed load
+/// when it is not a replica.
+pub fn refuses_writes(srv: &Server, s: &Settings) -> bool {
+    is_replica(srv) && s.repl.read_only
 }
 
 /// May SYNC/PSYNC be served now: always on a master; on a replica only
@@ -147,7 +173,7 @@ pub fn serves_stale_only(srv: &Server, s: &Settings) -> bool {
 /// seconds, on a master (Redis refuses writes with `-NOREPLICAS`).
 pub fn too_few_good_replicas(srv: &Server, s: &Settings) -> bool {
     let (want, max_lag) = (s.repl.min_replicas_to_write, s.repl.min_replicas_max_lag);
-    if want == 0 || max_lag == 0 || refuses_writes(srv) {
+    if want == 0 || max_lag == 0 || is_replica(srv) {
         return false;
     }
     let now = crate::base::clock::unix_time_ms();

@@ -461,16 +461,42 @@ fn full_sync(
     notice("MASTER <-> REPLICA sync: Flushing old data");
     let _held = srv.keyspace.hold_all();
     srv.persistence.abort();
-    drop(srv.keyspace.flush_all());
+    srv.lazyfree
+        .free_dbs(srv.keyspace.flush_all(), settings.repl.lazy_flush);
     notice("MASTER <-> REPLICA sync: Loading DB in memory");
     match super::super::snapshot::load::load_file(srv, &settings, &path, false, true) {
-        Ok(rep) => Ok(rep.repl_stream_db.unwrap_or(0)),
+        Ok(rep) => {
+            keep_or_remove_sync_file(&settings, &path);
+            Ok(rep.repl_stream_db.unwrap_or(0))
+        }
         Err(e) => {
             drop(srv.keyspace.flush_all());
             Err(format!(
                 "Failed trying to load the MASTER synchronization DB from disk: {e}"
             ))
         }
+    }
+}
+
+/// After a disk-based full sync has loaded: as Redis, the payload becomes
+/// this replica's `dbfilename` (a restart loads it), unless
+/// `rdb-del-sync-files yes` with RDB saving and the AOF both off, where it
+/// is removed (it would be the only file on disk). The caller's guard
+/// removes what is left at `path`.
+fn keep_or_remove_sync_file(settings: &crate::kernel::config::Settings, path: &std::path::Path) {
+    let no_persistence = settings.save_points.is_empty() && !settings.aof.enabled;
+    if settings.repl.rdb_del_sync_files && no_persistence {
+        notice(
+            "Removing the RDB file obtained from the master. This replica has persistence disabled",
+        );
+        return;
+    }
+    let dest = super::super::snapshot::rdb_path(settings);
+    if let Err(e) = std::fs::rename(path, &dest) {
+        warning(&format!(
+            "Failed trying to rename the temp DB into {} in MASTER <-> REPLICA synchronization: {e}",
+            settings.dbfilename
+        ));
     }
 }
 

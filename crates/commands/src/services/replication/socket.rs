@@ -24,6 +24,8 @@ pub trait LinkIo: Send + Sync + std::fmt::Debug {
     fn shutdown(&self);
     /// Blocking mode with these timeouts (None: wait forever).
     fn prepare(&self, read: Option<Duration>, write: Option<Duration>) -> io::Result<()>;
+    /// TCP_NODELAY on the underlying TCP socket.
+    fn set_nodelay(&self, on: bool) -> io::Result<()>;
 }
 
 /// Dials a TLS session over a connected TCP socket to `host`, with the
@@ -70,6 +72,17 @@ impl Socket {
                 Ok(())
             }
         };
+    }
+
+    /// TCP_NODELAY (`prepare` turns it on; `repl-disable-tcp-nodelay`
+    /// turns it off for a replica's full sync and the stream after it).
+    /// A Unix socket has no such option.
+    pub fn set_nodelay(&self, on: bool) -> io::Result<()> {
+        match self {
+            Socket::Tcp(s) => s.set_nodelay(on),
+            Socket::Unix(_) => Ok(()),
+            Socket::Shared(s) => s.set_nodelay(on),
+        }
     }
 
     /// Blocking mode with these timeouts (None: wait forever).
@@ -133,4 +146,25 @@ pub(super) fn send(
         .tot_net_out
         .fetch_add(bytes.len() as u64, std::sync::atomic::Ordering::Relaxed);
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `prepare` turns TCP_NODELAY on; `repl-disable-tcp-nodelay`'s
+    /// `set_nodelay(false)` turns it off on the same socket.
+    #[test]
+    fn nodelay_follows_prepare_and_set_nodelay() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (server, _) = l.accept().unwrap();
+        let s = Socket::Tcp(server);
+        s.prepare(None, None).unwrap();
+        let Socket::Tcp(raw) = &s else { unreachable!() };
+        assert!(raw.nodelay().unwrap());
+        s.set_nodelay(false).unwrap();
+        assert!(!raw.nodelay().unwrap());
+        drop(client);
+    }
 }

@@ -190,14 +190,6 @@ pub static ABSENT: &[Param] = &[
         "modules"
     ),
     absent!(
-        "replica-read-only",
-        ["slave-read-only"],
-        true,
-        "yes",
-        Same::Bool,
-        "writable replicas"
-    ),
-    absent!(
         "replica-ignore-maxmemory",
         ["slave-ignore-maxmemory"],
         true,
@@ -206,28 +198,12 @@ pub static ABSENT: &[Param] = &[
         "eviction on replicas"
     ),
     absent!(
-        "replica-lazy-flush",
-        ["slave-lazy-flush"],
-        true,
-        "no",
-        Same::Bool,
-        "choosing how a replica flushes before a full sync"
-    ),
-    absent!(
         "replica-ignore-disk-write-errors",
         [],
         true,
         "no",
         Same::Bool,
         "replicas that ignore disk write errors"
-    ),
-    absent!(
-        "repl-disable-tcp-nodelay",
-        [],
-        true,
-        "no",
-        Same::Bool,
-        "turning TCP_NODELAY off on replication links"
     ),
     absent!(
         "propagation-error-behavior",

@@ -89,14 +89,6 @@ pub static PERSISTENCE: &[Param] = &[
             Ok(())
         }
     ),
-    // Deletes the RDB files replication leaves behind: no replication yet.
-    absent!(
-        "rdb-del-sync-files",
-        true,
-        "no",
-        Same::Bool,
-        "deleting the RDB files of a sync"
-    ),
     p!(
         "shutdown-on-sigterm",
         true,

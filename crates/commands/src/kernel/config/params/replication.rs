@@ -96,6 +96,48 @@ pub static REPLICATION: &[Param] = &[
         }
     ),
     Param {
+        name: "replica-read-only",
+        aliases: &["slave-read-only"],
+        mutable: true,
+        default: || "yes".into(),
+        get: |s| fmt_bool(s.repl.read_only),
+        set: |s, v| {
+            s.repl.read_only = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    Param {
+        name: "replica-lazy-flush",
+        aliases: &["slave-lazy-flush"],
+        mutable: true,
+        default: || "no".into(),
+        get: |s| fmt_bool(s.repl.lazy_flush),
+        set: |s, v| {
+            s.repl.lazy_flush = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    p!(
+        "repl-disable-tcp-nodelay",
+        true,
+        "no",
+        |s| fmt_bool(s.repl.disable_tcp_nodelay),
+        |s, v| {
+            s.repl.disable_tcp_nodelay = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    p!(
+        "rdb-del-sync-files",
+        true,
+        "no",
+        |s| fmt_bool(s.repl.rdb_del_sync_files),
+        |s, v| {
+            s.repl.rdb_del_sync_files = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    Param {
         name: "replica-serve-stale-data",
         aliases: &["slave-serve-stale-data"],
         mutable: true,
