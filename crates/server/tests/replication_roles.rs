@@ -897,6 +897,70 @@ fn a_replica_keeps_its_sync_file_unless_rdb_del_sync_files() {
     }
 }
 
+/// A replica (petrel or redis-server) of a petrel master, its
+/// `maxmemory` 1 MB under what it uses: (its keys, the master's keys,
+/// evicted_keys) with `replica-ignore-maxmemory` yes, then no.
+fn replica_eviction(redis: bool) -> Option<Vec<(i64, i64, i64)>> {
+    let master = start_node(false)?;
+    let replica = start_node(redis)?;
+    let (mut m, mut r) = (master.raw(), replica.raw());
+    r.cmd(&["REPLICAOF", "127.0.0.1", &master.port().to_string()]);
+    link_up(&replica);
+    let value = "v".repeat(1000);
+    for i in 0..3000 {
+        m.cmd(&["SET", &format!("key:{i}"), &value]);
+    }
+    caught_up(&master, &replica);
+    let used = info_num(&mut r, "memory", "used_memory");
+    let limit = (used - 1_000_000).to_string();
+    r.cmd(&["CONFIG", "SET", "maxmemory-policy", "allkeys-random"]);
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "maxmemory", &limit]),
+        Value::simple("OK")
+    );
+    let state = |m: &mut RawConn, r: &mut RawConn| {
+        let keys = |c: &mut RawConn| match c.cmd(&["DBSIZE"]) {
+            Value::Int(n) => n,
+            v => panic!("DBSIZE: {v:?}"),
+        };
+        (keys(r), keys(m), info_num(r, "stats", "evicted_keys"))
+    };
+    m.cmd(&["SET", "one-more", "1"]);
+    caught_up(&master, &replica);
+    let mut out = vec![state(&mut m, &mut r)];
+    assert_eq!(
+        r.cmd(&["CONFIG", "SET", "replica-ignore-maxmemory", "no"]),
+        Value::simple("OK")
+    );
+    m.cmd(&["SET", "two-more", "2"]);
+    caught_up(&master, &replica);
+    wait_for("the replica to evict", || {
+        info_num(&mut r, "memory", "used_memory") <= used - 1_000_000
+    });
+    out.push(state(&mut m, &mut r));
+    Some(out)
+}
+
+/// `replica-ignore-maxmemory no`: a replica over its `maxmemory` evicts
+/// by its own policy (it holds fewer keys than its master afterwards);
+/// with the default it keeps every key of its master. As a redis-server
+/// replica of the same master does.
+#[test]
+fn a_replica_evicts_only_without_replica_ignore_maxmemory() {
+    let mut runs = vec![replica_eviction(false).unwrap()];
+    runs.extend(replica_eviction(true));
+    for run in runs {
+        let (keys, master_keys, evicted) = run[0];
+        assert_eq!((keys, master_keys, evicted), (3001, 3001, 0), "{run:?}");
+        let (keys, master_keys, evicted) = run[1];
+        assert_eq!(master_keys, 3002, "{run:?}");
+        assert!(
+            keys < 3002 && evicted > 0 && keys + evicted == 3002,
+            "{run:?}"
+        );
+    }
+}
+
 /// `replica-announce-ip` and `replica-announce-port` reach the master
 /// (petrel's and redis-server's) through the handshake and show in its
 /// INFO and ROLE; `replica-priority` and `replica-announced` show in the

@@ -127,6 +127,13 @@ impl Replication {
             || self.shutdown.active.load(Relaxed)
     }
 
+    /// A FAILOVER or a SHUTDOWN waiting for replicas holds the dataset
+    /// still (the part of [`Self::expiry_held`] that is not being a
+    /// replica).
+    pub fn handover_active(&self) -> bool {
+        self.failover.active.load(Relaxed) || self.shutdown.active.load(Relaxed)
+    }
+
     /// Forgets the previous ID (Redis's `clearReplicationId2`).
     pub fn clear_replid2(&self) {
         let mut g = self.ids.lock();

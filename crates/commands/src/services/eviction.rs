@@ -59,6 +59,17 @@ fn freed_estimate(e: &store::Entry) -> u64 {
     (e.heap_size() + std::mem::size_of::<store::Entry>()) as u64
 }
 
+/// Does this replica evict (`replica-ignore-maxmemory no`, and nothing
+/// else holds the dataset still: no client pause, failover or shutdown
+/// wait)? Its evictions reach its AOF, never the stream it proxies to its
+/// own replicas.
+fn replica_evicts(srv: &Server) -> bool {
+    crate::services::replication::is_replica(srv)
+        && srv.pause_state().until_ms == 0
+        && !srv.replication.handover_active()
+        && !srv.settings().repl.ignore_maxmemory
+}
+
 /// Evicts until `used_memory` is estimated under `maxmemory` (module docs).
 /// `client_id`/`out` receive the client's own keyspace notifications.
 pub fn perform(
@@ -85,8 +96,9 @@ fn perform_inner(
         return Outcome::Ok;
     }
     // Clients are paused: the dataset must stay as it is (Redis 7.0 lets
-    // commands run instead of evicting).
-    if srv.keyspace.expiry_frozen() {
+    // commands run instead of evicting). A replica is its master's copy
+    // and evicts nothing, unless `replica-ignore-maxmemory no`.
+    if srv.keyspace.expiry_frozen() && !replica_evicts(srv) {
         return Outcome::Ok;
     }
     let used = ev.used();

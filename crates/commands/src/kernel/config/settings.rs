@@ -491,6 +491,10 @@ pub struct ReplSettings {
     /// replica removes the RDB a disk-based full sync received instead of
     /// keeping it as its `dbfilename`.
     pub rdb_del_sync_files: bool,
+    /// `replica-ignore-maxmemory`: a replica leaves `maxmemory` to its
+    /// master (no: it evicts by its own policy, and refuses its own
+    /// clients' denyoom commands when it cannot).
+    pub ignore_maxmemory: bool,
 }
 
 impl Default for ReplSettings {
@@ -518,6 +522,7 @@ impl Default for ReplSettings {
             lazy_flush: false,
             disable_tcp_nodelay: false,
             rdb_del_sync_files: false,
+            ignore_maxmemory: true,
         }
     }
 }

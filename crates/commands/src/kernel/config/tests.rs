@@ -184,10 +184,10 @@ fn absent_features_accept_only_their_defaults() {
             .repl
             .read_only
     );
-    let e = load_text("replica-ignore-maxmemory no\n", &[])
+    let e = load_text("propagation-error-behavior panic\n", &[])
         .unwrap_err()
         .0;
-    assert!(e.contains("eviction on replicas"), "{e}");
+    assert!(e.contains("propagation errors"), "{e}");
     // A value Redis itself refuses gets Redis's error, not the
     // missing-feature one.
     let e = load_text("replica-announce-port 70000\n", &[])

@@ -190,14 +190,6 @@ pub static ABSENT: &[Param] = &[
         "modules"
     ),
     absent!(
-        "replica-ignore-maxmemory",
-        ["slave-ignore-maxmemory"],
-        true,
-        "yes",
-        Same::Bool,
-        "eviction on replicas"
-    ),
-    absent!(
         "replica-ignore-disk-write-errors",
         [],
         true,

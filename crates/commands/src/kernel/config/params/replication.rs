@@ -138,6 +138,17 @@ pub static REPLICATION: &[Param] = &[
         }
     ),
     Param {
+        name: "replica-ignore-maxmemory",
+        aliases: &["slave-ignore-maxmemory"],
+        mutable: true,
+        default: || "yes".into(),
+        get: |s| fmt_bool(s.repl.ignore_maxmemory),
+        set: |s, v| {
+            s.repl.ignore_maxmemory = parse_bool(v)?;
+            Ok(())
+        },
+    },
+    Param {
         name: "replica-serve-stale-data",
         aliases: &["slave-serve-stale-data"],
         mutable: true,
