@@ -47,6 +47,7 @@ pub const FAMILIES: &[Family] = &[
     family!(server::slowlog),
     family!(server::latency),
     family!(server::debug),
+    family!(server::lolwut),
     family!(pubsub),
     family!(transactions),
     family!(strings),

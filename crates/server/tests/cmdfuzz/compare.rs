@@ -32,7 +32,7 @@
 //!   valid LZF; payloads restore on either server, see `rdb_interop.rs`).
 //! * `Shape`: same types and lengths only: random picks (RANDOMKEY,
 //!   SRANDMEMBER, HRANDFIELD, ZRANDMEMBER, SPOP), connection ids, HELLO's
-//!   id field.
+//!   id field, LOLWUT's random drawings.
 //! * `Ttl`: remaining times measured at slightly different instants: the
 //!   same sign class (-2, -1, >= 0) and within 1 s. Petrel stores expire
 //!   times in 56 bits (`store::object::MAX_EXPIRE_MS`, year 2 million):
@@ -125,6 +125,9 @@ pub fn norm_of(name: &str) -> Norm {
         | "hello" | "client|unblock" | "acl|genpass" => Shape,
         // `XADD k * ...` takes each server's own clock for the ID.
         "xadd" => Shape,
+        // LOLWUT VERSION 5 and 6 draw at random (diff_lolwut.rs compares
+        // their geometry).
+        "lolwut" => Shape,
         "ttl" | "pttl" | "expiretime" | "pexpiretime" => Ttl,
         // The server's own figures and tables.
         "info" | "client|list" | "client|info" | "time" | "lastsave" | "object|freq"

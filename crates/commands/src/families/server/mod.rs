@@ -1,7 +1,7 @@
 //! The server-administration family: CONFIG, TIME, SHUTDOWN, MONITOR
 //! ([`admin`]), CLIENT ([`client`]), COMMAND ([`command`]), INFO
 //! ([`info`]), SLOWLOG ([`slowlog`]), LATENCY ([`latency`]), DEBUG
-//! ([`debug`]) and MEMORY ([`memory`], [`topkeys`]).
+//! ([`debug`]), MEMORY ([`memory`], [`topkeys`]) and LOLWUT ([`lolwut`]).
 
 pub mod admin;
 pub mod client;
@@ -9,6 +9,7 @@ pub mod command;
 pub mod debug;
 pub mod info;
 pub mod latency;
+pub mod lolwut;
 pub mod memory;
 pub mod slowlog;
 pub mod topkeys;
