@@ -961,6 +961,82 @@ fn a_replica_evicts_only_without_replica_ignore_maxmemory() {
     }
 }
 
+/// A replica (petrel or redis-server) of a master (either) saves at
+/// SHUTDOWN, misses two writes, and starts again from its RDB: the
+/// master's (sync_full, sync_partial_ok, sync_partial_err) and what the
+/// replica then holds.
+fn restart_from_rdb(
+    master_redis: bool,
+    replica_redis: bool,
+) -> Option<(i64, i64, i64, Vec<Value>)> {
+    let master = start_node(master_redis)?;
+    let dir = TempDir::new("replica-restart");
+    let d = dir.path().display().to_string();
+    let replicaof = format!("127.0.0.1 {}", master.port());
+    let args = [("dir", d.as_str()), ("replicaof", replicaof.as_str())];
+    let start = || {
+        if replica_redis {
+            RefRedis::start_with(Opts::new(&args))
+        } else {
+            Some(Server::start(&args))
+        }
+    };
+    let mut m = master.raw();
+    m.cmd(&["SET", "a", "1"]);
+    m.cmd(&["SELECT", "3"]);
+    m.cmd(&["SET", "b", "2"]);
+    let mut replica = start()?;
+    link_up(&replica);
+    caught_up(&master, &replica);
+    replica.raw().send_cmd(&["SHUTDOWN", "SAVE"]);
+    assert!(replica.wait_exit(Duration::from_secs(30)).is_some());
+    if !replica_redis {
+        // The file is one redis-server accepts, with the stream's place.
+        common::rdbdata::check_rdb(&dir.path().join("dump.rdb"));
+    }
+    // The stream goes on without the replica (in db 3, selected before).
+    m.cmd(&["SET", "c", "3"]);
+    m.cmd(&["INCR", "b"]);
+    let replica = start()?;
+    link_up(&replica);
+    caught_up(&master, &replica);
+    let mut r = replica.raw();
+    let held = vec![
+        r.cmd(&["GET", "a"]),
+        r.cmd(&["SELECT", "3"]),
+        r.cmd(&["MGET", "b", "c"]),
+    ];
+    Some((
+        info_num(&mut m, "stats", "sync_full"),
+        info_num(&mut m, "stats", "sync_partial_ok"),
+        info_num(&mut m, "stats", "sync_partial_err"),
+        held,
+    ))
+}
+
+/// A replica restarted from the RDB it saved continues by partial
+/// resync (the file records its master's ID, offset and the stream's
+/// database): petrel replicas of petrel and redis-server masters, and a
+/// redis-server replica of a petrel master.
+#[test]
+fn a_restarted_replica_continues_by_partial_resync() {
+    let want = vec![
+        Value::Bulk(b"1".to_vec()),
+        Value::simple("OK"),
+        Value::Array(vec![Value::Bulk(b"3".to_vec()), Value::Bulk(b"3".to_vec())]),
+    ];
+    for (master_redis, replica_redis) in [(false, false), (true, false), (false, true)] {
+        let Some((full, partial, err, held)) = restart_from_rdb(master_redis, replica_redis) else {
+            continue;
+        };
+        let case = format!("redis master {master_redis}, redis replica {replica_redis}");
+        // The first start (replicaof, no RDB) asked `PSYNC ? -1`: not a
+        // failed partial resync.
+        assert_eq!((full, partial, err), (1, 1, 0), "{case}");
+        assert_eq!(held, want, "{case}");
+    }
+}
+
 /// `replica-announce-ip` and `replica-announce-port` reach the master
 /// (petrel's and redis-server's) through the handshake and show in its
 /// INFO and ROLE; `replica-priority` and `replica-announced` show in the

@@ -168,6 +168,13 @@ pub struct ReplicaSide {
     /// The database the master's stream last selected (the master
     /// client's), as `repl-stream-db` for a sub-replica's full sync.
     pub stream_db: AtomicU32,
+    /// Started with `replicaof` and no place in any stream to continue
+    /// from (no RDB that recorded one): PSYNC asks `? -1`, as Redis does
+    /// without a cached master, until a full sync or a promotion.
+    pub no_history: AtomicBool,
+    /// The RDB loaded at startup recorded a place in a master's stream,
+    /// now this server's own (`services::replication::restore_save_info`).
+    pub place_restored: AtomicBool,
 }
 
 /// A coordinated FAILOVER in progress (Redis's `failover_state`).

@@ -122,7 +122,8 @@ pub const DEBUG: &[DebugSub] = &[
 ];
 
 fn save(ctx: &mut Ctx, _args: &[&[u8]]) {
-    match snapshot::save(ctx.srv, ctx.settings) {
+    let (srv, settings) = (ctx.srv, ctx.settings);
+    match crate::services::replication::with_save_info(srv, |r| snapshot::save(srv, settings, r)) {
         Ok(()) => ctx.ok(),
         Err(e) if e == "Background save already in progress" => {
             ctx.error("ERR Background save already in progress")

@@ -204,6 +204,8 @@ fn file_job(
         counts: snap.counts().to_vec(),
         functions,
         aof_base: true,
+        // As Redis: an AOF base records no replication place.
+        repl: None,
     }
 }
 

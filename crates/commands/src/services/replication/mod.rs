@@ -94,6 +94,11 @@ pub fn install(srv: &Arc<Server>) {
 /// (once the dataset is loaded, at startup).
 pub fn start_configured(srv: &Arc<Server>) {
     if let Some(target) = srv.settings().repl.replicaof.clone() {
+        // Nothing restored (`restore_save_info`): no history of our own.
+        let side = &srv.replication.replica;
+        if !side.place_restored.load(Relaxed) {
+            side.no_history.store(true, Relaxed);
+        }
         replica::replicaof(srv, Some(target));
     }
 }
@@ -106,6 +111,56 @@ pub fn server() -> Option<Arc<Server>> {
 /// Is this server a replica (its dataset follows a master's stream)?
 pub fn is_replica(srv: &Server) -> bool {
     srv.replication.replica.is_replica.load(Relaxed)
+}
+
+/// Runs `f` with this replica's place in its master's stream (ID, offset
+/// and the stream's database) while the stream is held still
+/// (`ReplicaSide::apply_lock`), so an RDB cut taken inside `f` holds
+/// exactly the units up to that offset; a restart then continues by
+/// partial resync (`restore_save_info`). None on a master (Redis writes
+/// these fields only with a master link or a cached master), during a full
+/// sync, or when the stream cannot be held within 50 ms (the caller may
+/// hold what the applying unit waits for, e.g. inside EXEC): the file is
+/// then written without them, and a restart takes a full sync.
+pub fn with_save_info<R>(
+    srv: &Server,
+    f: impl FnOnce(Option<crate::services::snapshot::file::ReplAux>) -> R,
+) -> R {
+    let side = &srv.replication.replica;
+    if !side.is_replica.load(Relaxed) {
+        return f(None);
+    }
+    let Some(_unit) = side
+        .apply_lock
+        .try_lock_for(std::time::Duration::from_millis(50))
+    else {
+        return f(None);
+    };
+    if !side.is_replica.load(Relaxed) || side.sync_in_progress.load(Relaxed) {
+        return f(None);
+    }
+    f(Some(crate::services::snapshot::file::ReplAux {
+        stream_db: side.stream_db.load(Relaxed),
+        replid: srv.replication.ids().replid,
+        offset: side.offset.load(Relaxed),
+    }))
+}
+
+/// At startup, before `replicaof` from the configuration starts its link:
+/// an RDB that recorded a replica's place in its master's stream (see
+/// [`with_save_info`]) makes it this server's own history (Redis's
+/// "cached master using myself"), so the first PSYNC asks to continue
+/// from there. Only when this server starts as a replica: a master keeps
+/// a new history.
+pub fn restore_save_info(srv: &Server, stream_db: u32, replid: &str, offset: u64) {
+    if srv.settings().repl.replicaof.is_none() {
+        return;
+    }
+    srv.replication.set_replid(replid);
+    srv.replication.master.set_offset(offset);
+    let side = &srv.replication.replica;
+    side.stream_db.store(stream_db, Relaxed);
+    side.place_restored.store(true, Relaxed);
 }
 
 /// A replica's cron: deletes the keys its own clients gave a TTL once it

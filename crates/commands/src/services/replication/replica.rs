@@ -103,6 +103,7 @@ fn replicaof_quiet(srv: &Server, target: Option<(String, u16)>) -> Outcome {
             }
             *cur = None;
             side.generation.fetch_add(1, Relaxed);
+            side.no_history.store(false, Relaxed);
             // Waits for the unit the link thread may be applying (it
             // applies nothing once the generation moved). Bounded: inside
             // EXEC this thread holds the order lock the unit may need.
@@ -296,6 +297,8 @@ fn session(srv: &Arc<Server>, gen: u64, host: &str, port: u16) -> Result<(), Str
             psync_off.as_bytes(),
             b"FAILOVER",
         ])?;
+    } else if side.no_history.load(Relaxed) {
+        l.send(&[b"PSYNC", b"?", b"-1"])?;
     } else {
         l.send(&[b"PSYNC", ids.replid.as_bytes(), psync_off.as_bytes()])?;
     }
@@ -338,6 +341,7 @@ fn session(srv: &Arc<Server>, gen: u64, host: &str, port: u16) -> Result<(), Str
         }
         srv.replication.set_replid(id);
         srv.replication.clear_replid2();
+        side.no_history.store(false, Relaxed);
         side.offset.store(off, Relaxed);
         side.stream_db.store(stream_db, Relaxed);
         srv.replication

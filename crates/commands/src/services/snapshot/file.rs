@@ -84,6 +84,18 @@ pub struct Aux {
     pub used_mem: u64,
     /// `aof-base`: 1 in an AOF's base file.
     pub aof_base: bool,
+    /// `repl-stream-db`, `repl-id`, `repl-offset`: a replica's place in its
+    /// master's stream at the cut (`services::replication::with_save_info`).
+    pub repl: Option<ReplAux>,
+}
+
+/// A replica's place in its master's stream, as its RDB files record it:
+/// a restart loads them and continues by partial resync.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReplAux {
+    pub stream_db: u32,
+    pub replid: String,
+    pub offset: u64,
 }
 
 /// An RDB file being written under a temporary name.
@@ -95,7 +107,8 @@ pub struct RdbFile {
 
 impl RdbFile {
     /// Creates `dir/tmp_name` and writes the header and Redis 7.0's aux
-    /// fields (`redis-ver`, `redis-bits`, `ctime`, `used-mem`, `aof-base`).
+    /// fields (`redis-ver`, `redis-bits`, `ctime`, `used-mem`, a replica's
+    /// `repl-stream-db`/`repl-id`/`repl-offset`, `aof-base`).
     /// The error is Redis's log text.
     pub fn create(
         dir: &Path,
@@ -129,6 +142,11 @@ impl RdbFile {
             w.aux_int(b"redis-bits", 64)?;
             w.aux_int(b"ctime", aux.ctime as i64)?;
             w.aux_int(b"used-mem", aux.used_mem as i64)?;
+            if let Some(r) = &aux.repl {
+                w.aux_int(b"repl-stream-db", r.stream_db as i64)?;
+                w.aux(b"repl-id", r.replid.as_bytes())?;
+                w.aux_int(b"repl-offset", r.offset as i64)?;
+            }
             w.aux_int(b"aof-base", aux.aof_base as i64)?;
             Ok(w)
         };

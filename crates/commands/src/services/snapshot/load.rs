@@ -34,6 +34,10 @@ pub struct LoadReport {
     /// The `repl-stream-db` aux field (a replica's master client starts
     /// in that database).
     pub repl_stream_db: Option<u32>,
+    /// The `repl-id` aux field (40 hex digits).
+    pub repl_id: Option<[u8; 40]>,
+    /// The `repl-offset` aux field.
+    pub repl_offset: Option<u64>,
 }
 
 /// Why a load failed.
@@ -187,6 +191,16 @@ fn read_all<R: std::io::Read>(
                         .ok()
                         .and_then(|v| v.parse::<u32>().ok())
                         .filter(|&db| (db as usize) < ks.databases());
+                } else if key == b"repl-id" {
+                    rep.repl_id = value
+                        .as_slice()
+                        .try_into()
+                        .ok()
+                        .filter(|id: &[u8; 40]| id.iter().all(u8::is_ascii_hexdigit));
+                } else if key == b"repl-offset" {
+                    rep.repl_offset = std::str::from_utf8(&value)
+                        .ok()
+                        .and_then(|v| v.parse::<u64>().ok());
                 }
                 aux_field(srv, &key, &value, now)
             }

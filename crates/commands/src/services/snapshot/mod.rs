@@ -102,6 +102,7 @@ pub fn aux_now() -> Aux {
         ctime: crate::base::clock::unix_time_ms() / 1000,
         used_mem: crate::kernel::memprobe::used_memory(),
         aof_base: false,
+        repl: None,
     }
 }
 
@@ -128,9 +129,12 @@ pub fn bgsave(srv: &Server, settings: &Settings) -> Result<(), BgsaveError> {
     p.last_bgsave_try.store(now / 1000, Relaxed);
     p.bgsave_scheduled.store(false, Relaxed);
     // Function libraries go in the file too (FUNCTION2 records), as they
-    // are at the cut.
+    // are at the cut; on a replica, so is its place in the master's stream.
     let functions = function_codes(srv);
-    let Some(snap) = srv.keyspace.begin_snapshot(sink.clone(), now) else {
+    let (snap, repl) = crate::services::replication::with_save_info(srv, |repl| {
+        (srv.keyspace.begin_snapshot(sink.clone(), now), repl)
+    });
+    let Some(snap) = snap else {
         // An aborted save's walk is still letting go of the partitions.
         p.finish(false, true, now);
         return Err(BgsaveError::AlreadyRunning);
@@ -149,6 +153,7 @@ pub fn bgsave(srv: &Server, settings: &Settings) -> Result<(), BgsaveError> {
         counts: snap.counts().to_vec(),
         functions,
         aof_base: false,
+        repl,
     };
     let persistence = srv.persistence.clone();
     let keyspace = srv.keyspace.clone();
@@ -268,6 +273,8 @@ pub struct FileJob {
     pub functions: Vec<Vec<u8>>,
     /// The `aof-base` aux field: an AOF base file.
     pub aof_base: bool,
+    /// A replica's place in its master's stream at the cut.
+    pub repl: Option<file::ReplAux>,
 }
 
 /// The code of every function library (FUNCTION DUMP's content).
@@ -296,6 +303,7 @@ pub fn write_file(
         job.fsync,
         Aux {
             aof_base: job.aof_base,
+            repl: job.repl.clone(),
             ..aux_now()
         },
     );
@@ -346,8 +354,10 @@ pub fn write_file(
 
 /// SAVE: writes the dataset from this thread while holding every
 /// partition (the server waits, as for Redis's SAVE). The error is the
-/// log text. Refused while a background save runs.
-pub fn save(srv: &Server, settings: &Settings) -> Result<(), String> {
+/// log text. Refused while a background save runs. `repl`: a replica's
+/// place in its master's stream, read with the stream held still
+/// (`services::replication::with_save_info`) before the partitions were.
+pub fn save(srv: &Server, settings: &Settings, repl: Option<file::ReplAux>) -> Result<(), String> {
     // An aborted save may still be letting go: it no longer renames its
     // file (see `file::RdbFile::commit`), so this one can go ahead.
     if srv
@@ -371,7 +381,7 @@ pub fn save(srv: &Server, settings: &Settings) -> Result<(), String> {
         &settings.dbfilename,
         write_options(settings),
         settings.rdb_save_incremental_fsync,
-        aux_now(),
+        Aux { repl, ..aux_now() },
     )?;
     let mode = meta_mode(settings);
     let ks = srv.keyspace.clone();
@@ -436,6 +446,12 @@ pub fn load_at_startup(srv: &Server) -> Result<(), String> {
                 rep.keys_loaded, rep.keys_expired
             ));
             notice(&format!("DB loaded from disk: {:.3} seconds", rep.seconds));
+            if let (Some(db), Some(id), Some(off)) =
+                (rep.repl_stream_db, rep.repl_id, rep.repl_offset)
+            {
+                let id = String::from_utf8_lossy(&id);
+                crate::services::replication::restore_save_info(srv, db, &id, off);
+            }
             Ok(())
         }
         Err(load::LoadError::NotFound) => Ok(()),
@@ -463,7 +479,7 @@ pub fn debug_reload(
     // for it; it no longer renames anything once aborted).
     srv.persistence.abort();
     if save_first {
-        if let Err(e) = save(srv, settings) {
+        if let Err(e) = save(srv, settings, None) {
             warning(&e);
             return Err("ERR".into());
         }
@@ -490,7 +506,7 @@ pub fn debug_reload(
 pub fn after_flushall(srv: &Server, settings: &Settings) {
     srv.persistence.abort();
     if !settings.save_points.is_empty() {
-        if let Err(e) = save(srv, settings) {
+        if let Err(e) = save(srv, settings, None) {
             warning(&e);
         }
     }
@@ -533,16 +549,22 @@ pub fn prepare_shutdown(
     // While loading, the file on disk is the dataset: nothing to save.
     if do_save && !srv.persistence.is_loading() {
         notice("Saving the final RDB snapshot before exiting.");
-        let held = srv.keyspace.hold_all();
-        match save(srv, &settings) {
-            Ok(()) => std::mem::forget(held),
-            Err(e) => {
-                drop(held);
-                warning(&e);
-                if !force {
-                    warning("Error trying to save the DB, can't exit.");
-                    return Err(ShutdownRefused);
-                }
+        // A replica's file records its place in the master's stream, so
+        // that a restart continues by partial resync: the stream is held
+        // still before the partitions are.
+        let saved = crate::services::replication::with_save_info(srv, |repl| {
+            let held = srv.keyspace.hold_all();
+            let r = save(srv, &settings, repl);
+            if r.is_ok() {
+                std::mem::forget(held);
+            }
+            r
+        });
+        if let Err(e) = saved {
+            warning(&e);
+            if !force {
+                warning("Error trying to save the DB, can't exit.");
+                return Err(ShutdownRefused);
             }
         }
     }
