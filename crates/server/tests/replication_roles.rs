@@ -1037,6 +1037,79 @@ fn a_restarted_replica_continues_by_partial_resync() {
     }
 }
 
+/// A master (petrel or redis-server) with a replica (either) saves at
+/// SHUTDOWN and starts again from its RDB on the same port: the new
+/// master's (sync_full, sync_partial_ok, sync_partial_err) once the
+/// replica has its next write, and what the replica then holds.
+fn master_restart(master_redis: bool, replica_redis: bool) -> Option<(i64, i64, i64, Vec<Value>)> {
+    let dir = TempDir::new("master-restart");
+    let d = dir.path().display().to_string();
+    let start = |redis: bool, args: &[(&str, &str)]| {
+        if redis {
+            RefRedis::start_with(Opts::new(args))
+        } else {
+            Some(Server::start(args))
+        }
+    };
+    let mut master = start(master_redis, &[("dir", d.as_str())])?;
+    let port = master.port().to_string();
+    let replicaof = format!("127.0.0.1 {port}");
+    let replica = start(replica_redis, &[("replicaof", replicaof.as_str())])?;
+    link_up(&replica);
+    let mut m = master.raw();
+    m.cmd(&["SET", "a", "1"]);
+    m.cmd(&["SELECT", "2"]);
+    m.cmd(&["SET", "b", "2"]);
+    caught_up(&master, &replica);
+    m.send_cmd(&["SHUTDOWN", "SAVE"]);
+    assert!(master.wait_exit(Duration::from_secs(30)).is_some());
+    drop(master);
+    let master = start(
+        master_redis,
+        &[("dir", d.as_str()), ("port", port.as_str())],
+    )?;
+    let mut m = master.raw();
+    m.cmd(&["SELECT", "2"]);
+    m.cmd(&["SET", "c", "3"]);
+    let mut r = replica.raw();
+    wait_for("the replica to have the new master's write", || {
+        r.cmd(&["SELECT", "2"]);
+        r.cmd(&["GET", "c"]) == Value::Bulk(b"3".to_vec())
+    });
+    let held = vec![
+        r.cmd(&["MGET", "b", "c"]),
+        r.cmd(&["SELECT", "0"]),
+        r.cmd(&["GET", "a"]),
+    ];
+    Some((
+        info_num(&mut m, "stats", "sync_full"),
+        info_num(&mut m, "stats", "sync_partial_ok"),
+        info_num(&mut m, "stats", "sync_partial_err"),
+        held,
+    ))
+}
+
+/// A master restarted from the RDB it saved keeps its replicas by
+/// partial resync, as Redis 7.0 does (the file's ID stays valid as the
+/// previous one up to its offset): petrel masters with petrel and
+/// redis-server replicas, and a redis-server master with a petrel replica.
+#[test]
+fn a_restarted_master_continues_its_replicas_by_partial_resync() {
+    let want = vec![
+        Value::Array(vec![Value::Bulk(b"2".to_vec()), Value::Bulk(b"3".to_vec())]),
+        Value::simple("OK"),
+        Value::Bulk(b"1".to_vec()),
+    ];
+    for (master_redis, replica_redis) in [(false, false), (false, true), (true, false)] {
+        let Some((full, partial, err, held)) = master_restart(master_redis, replica_redis) else {
+            continue;
+        };
+        let case = format!("redis master {master_redis}, redis replica {replica_redis}");
+        assert_eq!((full, partial, err), (0, 1, 0), "{case}");
+        assert_eq!(held, want, "{case}");
+    }
+}
+
 /// `replica-announce-ip` and `replica-announce-port` reach the master
 /// (petrel's and redis-server's) through the handshake and show in its
 /// INFO and ROLE; `replica-priority` and `replica-announced` show in the

@@ -100,6 +100,10 @@ pub fn start_configured(srv: &Arc<Server>) {
             side.no_history.store(true, Relaxed);
         }
         replica::replicaof(srv, Some(target));
+    } else if srv.replication.master.inner.lock().backlog.is_some() {
+        // A master that continues its saved history (`restore_save_info`):
+        // its stream's cron (PINGs, the backlog's TTL) runs from now.
+        start_cron(srv);
     }
 }
 
@@ -113,33 +117,50 @@ pub fn is_replica(srv: &Server) -> bool {
     srv.replication.replica.is_replica.load(Relaxed)
 }
 
-/// Runs `f` with this replica's place in its master's stream (ID, offset
-/// and the stream's database) while the stream is held still
-/// (`ReplicaSide::apply_lock`), so an RDB cut taken inside `f` holds
-/// exactly the units up to that offset; a restart then continues by
-/// partial resync (`restore_save_info`). None on a master (Redis writes
-/// these fields only with a master link or a cached master), during a full
-/// sync, or when the stream cannot be held within 50 ms (the caller may
-/// hold what the applying unit waits for, e.g. inside EXEC): the file is
-/// then written without them, and a restart takes a full sync.
+/// Runs `f` with this server's place in its replication stream (ID,
+/// offset and the stream's database) while the stream is held still, so
+/// an RDB cut taken inside `f` holds exactly the writes up to that
+/// offset; a restart then continues by partial resync
+/// (`restore_save_info`). On a replica: its master's stream, held by
+/// `ReplicaSide::apply_lock`. On a master: its own, only while it has a
+/// backlog (as Redis), held by the journal's order lock. None otherwise,
+/// during a full sync, or when the stream cannot be held within 50 ms (the
+/// caller may hold what the writer waits for, e.g. inside EXEC): the file
+/// is then written without them, and a restart takes a full sync.
 pub fn with_save_info<R>(
     srv: &Server,
     f: impl FnOnce(Option<crate::services::snapshot::file::ReplAux>) -> R,
 ) -> R {
+    use crate::services::snapshot::file::ReplAux;
+    const HOLD: std::time::Duration = std::time::Duration::from_millis(50);
     let side = &srv.replication.replica;
     if !side.is_replica.load(Relaxed) {
-        return f(None);
+        if !srv.journal.replicating() || crate::services::journal::in_scope() {
+            return f(None);
+        }
+        let Some(_order) = srv.journal.order.try_write_for(HOLD) else {
+            return f(None);
+        };
+        let m = &srv.replication.master;
+        if side.is_replica.load(Relaxed) || m.inner.lock().backlog.is_none() {
+            return f(None);
+        }
+        // The next write selects its database (Redis's slaveseldb, 0
+        // when none was selected yet).
+        let stream_db = srv.journal.out.lock().db.unwrap_or(0) as u32;
+        return f(Some(ReplAux {
+            stream_db,
+            replid: srv.replication.ids().replid,
+            offset: m.offset(),
+        }));
     }
-    let Some(_unit) = side
-        .apply_lock
-        .try_lock_for(std::time::Duration::from_millis(50))
-    else {
+    let Some(_unit) = side.apply_lock.try_lock_for(HOLD) else {
         return f(None);
     };
     if !side.is_replica.load(Relaxed) || side.sync_in_progress.load(Relaxed) {
         return f(None);
     }
-    f(Some(crate::services::snapshot::file::ReplAux {
+    f(Some(ReplAux {
         stream_db: side.stream_db.load(Relaxed),
         replid: srv.replication.ids().replid,
         offset: side.offset.load(Relaxed),
@@ -147,20 +168,31 @@ pub fn with_save_info<R>(
 }
 
 /// At startup, before `replicaof` from the configuration starts its link:
-/// an RDB that recorded a replica's place in its master's stream (see
-/// [`with_save_info`]) makes it this server's own history (Redis's
-/// "cached master using myself"), so the first PSYNC asks to continue
-/// from there. Only when this server starts as a replica: a master keeps
-/// a new history.
+/// an RDB that recorded a place in a replication stream (see
+/// [`with_save_info`]) continues that history, as in Redis 7.0.
+/// * Starting as a replica: the place becomes this server's own (Redis's
+///   "cached master using myself"), so the first PSYNC asks to continue
+///   from there.
+/// * Starting as a master: the saved ID stays valid as the previous one
+///   up to the saved offset, a new ID starts there, and an empty backlog
+///   starts at that offset, so the replicas of the server that saved the
+///   file continue by partial resync.
 pub fn restore_save_info(srv: &Server, stream_db: u32, replid: &str, offset: u64) {
-    if srv.settings().repl.replicaof.is_none() {
+    let settings = srv.settings();
+    let side = &srv.replication.replica;
+    side.place_restored.store(true, Relaxed);
+    if settings.repl.replicaof.is_some() {
+        srv.replication.set_replid(replid);
+        srv.replication.master.set_offset(offset);
+        side.stream_db.store(stream_db, Relaxed);
         return;
     }
+    let m = &srv.replication.master;
+    m.follow_from(offset, settings.repl.backlog_size);
+    m.inner.lock().alone_since_ms = crate::base::clock::unix_time_ms();
     srv.replication.set_replid(replid);
-    srv.replication.master.set_offset(offset);
-    let side = &srv.replication.replica;
-    side.stream_db.store(stream_db, Relaxed);
-    side.place_restored.store(true, Relaxed);
+    srv.replication.shift_replid(offset);
+    resume_stream(srv);
 }
 
 /// A replica's cron: deletes the keys its own clients gave a TTL once it
