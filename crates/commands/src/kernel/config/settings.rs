@@ -495,6 +495,12 @@ pub struct ReplSettings {
     /// master (no: it evicts by its own policy, and refuses its own
     /// clients' denyoom commands when it cannot).
     pub ignore_maxmemory: bool,
+    /// `propagation-error-behavior`, an index of
+    /// `services::replication::propagation::BEHAVIOR_NAMES`.
+    pub propagation_error: u8,
+    /// `replica-ignore-disk-write-errors`: a replica that cannot persist
+    /// applies its master's writes anyway (no: it stops).
+    pub ignore_disk_write_errors: bool,
 }
 
 impl Default for ReplSettings {
@@ -523,6 +529,8 @@ impl Default for ReplSettings {
             disable_tcp_nodelay: false,
             rdb_del_sync_files: false,
             ignore_maxmemory: true,
+            propagation_error: 0,
+            ignore_disk_write_errors: false,
         }
     }
 }

@@ -240,6 +240,15 @@ impl<'a> Replayer<'a> {
             &args,
             &mut self.out,
         );
+        let name = crate::runtime::dispatch::resolve(self.srv, &args)
+            .map_or("<unknown>", |i| self.srv.table.get(i).full_name.as_str());
+        crate::services::replication::propagation::after_reply(
+            self.srv,
+            &settings,
+            crate::services::replication::propagation::Applier::AofLoader,
+            name,
+            self.out.as_bytes(),
+        );
         self.out.clear();
         self.commands += 1;
         Ok(())

@@ -66,6 +66,7 @@ pub mod failover;
 pub mod fullsync;
 pub mod master;
 pub mod master_link;
+pub mod propagation;
 pub mod replica;
 pub mod shutdown_wait;
 pub mod socket;

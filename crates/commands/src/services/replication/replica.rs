@@ -523,6 +523,12 @@ impl Applier<'_> {
             return;
         }
         let settings = self.srv.settings();
+        let entry = crate::runtime::dispatch::resolve(self.srv, &args)
+            .ok()
+            .map(|i| self.srv.table.get(i));
+        if entry.is_some_and(|e| e.spec.flags & crate::kernel::spec::flag::WRITE != 0) {
+            super::propagation::before_master_write(self.srv, &settings);
+        }
         // The master's view: keys expired on this replica's clock are
         // still there (see the module doc).
         store::keyspace::Keyspace::with_expired_visible(|| {
@@ -534,6 +540,14 @@ impl Applier<'_> {
                 &mut self.out,
             )
         });
+        let name = entry.map_or("<unknown>", |e| e.full_name.as_str());
+        super::propagation::after_reply(
+            self.srv,
+            &settings,
+            super::propagation::Applier::Replica,
+            name,
+            self.out.as_bytes(),
+        );
         self.out.clear();
     }
 

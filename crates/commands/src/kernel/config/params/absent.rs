@@ -190,22 +190,6 @@ pub static ABSENT: &[Param] = &[
         "modules"
     ),
     absent!(
-        "replica-ignore-disk-write-errors",
-        [],
-        true,
-        "no",
-        Same::Bool,
-        "replicas that ignore disk write errors"
-    ),
-    absent!(
-        "propagation-error-behavior",
-        [],
-        true,
-        "ignore",
-        Same::OneOf(&["ignore", "panic", "panic-on-replicas"]),
-        "changing how replicas handle propagation errors"
-    ),
-    absent!(
         "bind-source-addr",
         [],
         true,

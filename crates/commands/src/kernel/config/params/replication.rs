@@ -148,6 +148,29 @@ pub static REPLICATION: &[Param] = &[
             Ok(())
         },
     },
+    p!(
+        "propagation-error-behavior",
+        true,
+        "ignore",
+        |s| crate::services::replication::propagation::BEHAVIOR_NAMES
+            [s.repl.propagation_error as usize]
+            .to_string(),
+        |s, v| {
+            s.repl.propagation_error =
+                enum_of(v, crate::services::replication::propagation::BEHAVIOR_NAMES)? as u8;
+            Ok(())
+        }
+    ),
+    p!(
+        "replica-ignore-disk-write-errors",
+        true,
+        "no",
+        |s| fmt_bool(s.repl.ignore_disk_write_errors),
+        |s, v| {
+            s.repl.ignore_disk_write_errors = parse_bool(v)?;
+            Ok(())
+        }
+    ),
     Param {
         name: "replica-serve-stale-data",
         aliases: &["slave-serve-stale-data"],
