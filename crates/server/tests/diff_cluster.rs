@@ -611,6 +611,10 @@ fn routing_matches_redis() {
             &["GET", "b"],
             &["GET", "a"],
             &["SET", "a", "1"],
+            // Shard channels are routed by their slot as keys are.
+            &["SPUBLISH", "a", "m"],
+            &["SPUBLISH", "b", "m"],
+            &["SPUBLISH", "b", "m", "extra"],
             &["MSET", "b", "1", "{b}x", "2"],
             &["MSET", "b", "1", "c", "2"],
             &["MSET", "a", "1", "b", "2"],
@@ -646,6 +650,8 @@ fn routing_matches_redis() {
             // Migrating slot 3300 to B: present keys are served, missing ones
             // are asked for at B, a mix is TRYAGAIN.
             &["CLUSTER", "SETSLOT", "3300", "MIGRATING", &b],
+            // Shard channels are served here until the migration ends.
+            &["SPUBLISH", "{b}missing", "m"],
             &["GET", "b"],
             &["GET", "{b}missing"],
             &["MGET", "b", "{b}missing"],
@@ -655,6 +661,7 @@ fn routing_matches_redis() {
             &["CLUSTER", "SETSLOT", "3300", "STABLE"],
             // Importing slot 15495 from B: only after ASKING, for one command.
             &["CLUSTER", "SETSLOT", "15495", "IMPORTING", &b],
+            &["SPUBLISH", "a", "m"],
             &["GET", "a"],
             &["ASKING"],
             &["GET", "a"],
@@ -696,6 +703,18 @@ fn routing_matches_redis() {
             &["EVAL", "return redis.call('set', 'b', '1')", "0"],
             &["CONFIG", "SET", "cluster-allow-reads-when-down", "no"],
             &["EVAL", "return redis.call('get', 'b')", "0"],
+            // Sharded Pub/Sub has its own setting (default yes).
+            &["SPUBLISH", "b", "m"],
+            &["SPUBLISH", "a", "m"],
+            &["CONFIG", "SET", "cluster-allow-pubsubshard-when-down", "no"],
+            &["SPUBLISH", "b", "m"],
+            &["CONFIG", "GET", "cluster-allow-pubsubshard-when-down"],
+            &[
+                "CONFIG",
+                "SET",
+                "cluster-allow-pubsubshard-when-down",
+                "yes",
+            ],
             &["CONFIG", "SET", "cluster-require-full-coverage", "no"],
         ],
     ));

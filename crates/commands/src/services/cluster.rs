@@ -182,14 +182,21 @@ fn redirect_addr(st: &State, s: &Settings, i: usize, use_pport: bool) -> String 
     format!("{}:{}", preferred_endpoint(s, n), port)
 }
 
+/// Sharded Pub/Sub: its shard channels are `not_key` arguments, routed
+/// by their slot like keys (Redis's getNodeByQuery).
+fn is_shard_pubsub(spec: &crate::kernel::spec::CommandSpec) -> bool {
+    matches!(spec.name, "spublish" | "ssubscribe" | "sunsubscribe")
+}
+
 /// The keys of one call, as the key specs find them (keys of `not_key`
-/// specs left out; arguments that do not fit the specs name no key, and
-/// the handler reports them).
+/// specs left out, but for sharded Pub/Sub's channels; arguments that do
+/// not fit the specs name no key, and the handler reports them).
 fn call_keys<'a>(spec: &crate::kernel::spec::CommandSpec, args: &[&'a [u8]]) -> Vec<&'a [u8]> {
+    let channels = is_shard_pubsub(spec);
     match crate::kernel::keyspecs::call_keys(spec, args) {
         Ok(v) => v
             .into_iter()
-            .filter(|(_, f)| !f.contains(&"not_key"))
+            .filter(|(_, f)| channels || !f.contains(&"not_key"))
             .filter_map(|(i, _)| args.get(i).copied())
             .collect(),
         Err(_) => Vec::new(),
@@ -301,7 +308,9 @@ pub fn check_calls_pass<'a>(
                     }
                 }
             }
-            if migrating || importing {
+            // A shard channel is served by the slot's owner until the
+            // migration ends, whether or not it "exists" (Redis 7.0).
+            if (migrating || importing) && !is_shard_pubsub(spec) {
                 let k = store::object::Key::new(key);
                 let here = {
                     let g = srv.keyspace.lock(&k);
@@ -330,10 +339,15 @@ pub fn check_calls_pass<'a>(
         .cluster
         .is_ok_cached(&st, s.cluster.require_full_coverage)
     {
-        if !s.cluster.allow_reads_when_down {
+        // Sharded Pub/Sub has its own rule (Redis 7.0's getNodeByQuery).
+        let shard_pubsub = calls.iter().all(|(spec, _)| is_shard_pubsub(spec));
+        if shard_pubsub {
+            if !s.cluster.allow_pubsubshard_when_down {
+                return Err(Redirect::Down);
+            }
+        } else if !s.cluster.allow_reads_when_down {
             return Err(Redirect::Down);
-        }
-        if writes {
+        } else if writes {
             return Err(Redirect::DownReadOnly);
         }
     }

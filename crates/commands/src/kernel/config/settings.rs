@@ -553,6 +553,9 @@ pub struct ClusterSettings {
     pub announce_tls_port: u16,
     pub require_full_coverage: bool,
     pub allow_reads_when_down: bool,
+    /// `cluster-allow-pubsubshard-when-down`: SPUBLISH, SSUBSCRIBE and
+    /// SUNSUBSCRIBE are served while the cluster is down.
+    pub allow_pubsubshard_when_down: bool,
     pub allow_replica_migration: bool,
     pub replica_validity_factor: u32,
     pub migration_barrier: u32,

@@ -167,11 +167,11 @@ fn absent_features_accept_only_their_defaults() {
         &[],
     )
     .unwrap();
-    let e = load_text("cluster-allow-pubsubshard-when-down no\n", &[])
+    let e = load_text("cluster-link-sendbuf-limit 1mb\n", &[])
         .unwrap_err()
         .0;
     assert!(
-        e.contains("'cluster-allow-pubsubshard-when-down'") && e.contains("cluster mode"),
+        e.contains("'cluster-link-sendbuf-limit'") && e.contains("cluster mode"),
         "{e}"
     );
     // The append-only file is a real feature now (`params::aof`).

@@ -198,14 +198,6 @@ pub static ABSENT: &[Param] = &[
         "replication and cluster links"
     ),
     absent!(
-        "cluster-allow-pubsubshard-when-down",
-        [],
-        true,
-        "yes",
-        Same::Bool,
-        "cluster mode"
-    ),
-    absent!(
         "cluster-link-sendbuf-limit",
         [],
         true,

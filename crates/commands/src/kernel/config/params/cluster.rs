@@ -137,6 +137,16 @@ pub static CLUSTER: &[Param] = &[
         }
     ),
     p!(
+        "cluster-allow-pubsubshard-when-down",
+        true,
+        "yes",
+        |s| fmt_bool(s.cluster.allow_pubsubshard_when_down),
+        |s, v| {
+            s.cluster.allow_pubsubshard_when_down = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    p!(
         "cluster-announce-hostname",
         true,
         "",
