@@ -658,3 +658,75 @@ fn cluster_replicate_errors_match_redis() {
         );
     }
 }
+
+/// A field of CLUSTER INFO.
+fn cluster_info_num(s: &Server, field: &str) -> i64 {
+    let text = match cmd(s, &["CLUSTER", "INFO"]) {
+        Value::Bulk(b) | Value::Verbatim { data: b, .. } => String::from_utf8(b).unwrap(),
+        v => panic!("CLUSTER INFO: {v:?}"),
+    };
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .unwrap_or_else(|| panic!("no {field} in {text}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Two nodes of `kind`; the second stops reading (SIGSTOP) while the
+/// first relays PUBLISH messages to it over the bus: with
+/// `cluster-link-sendbuf-limit 1mb` the first frees the link whose unsent
+/// bytes pass the limit. Returns (links freed, the setting as CONFIG GET
+/// shows it).
+fn sendbuf_limit(kind: Kind) -> Option<(i64, Value)> {
+    if kind == Kind::Redis && !redis_available() {
+        return None;
+    }
+    let a = node(kind, &[]);
+    let b = node(kind, &[]);
+    meet(&a, &b);
+    wait_for("agreement", || agreed(&[&a, &b], &["", ""]));
+    assert_eq!(
+        cluster_info_num(&a, "total_cluster_links_buffer_limit_exceeded"),
+        0
+    );
+    assert_eq!(
+        cmd(&a, &["CONFIG", "SET", "cluster-link-sendbuf-limit", "1mb"]),
+        Value::Simple(b"OK".to_vec())
+    );
+    let shown = cmd(&a, &["CONFIG", "GET", "cluster-link-sendbuf-limit"]);
+    b.signal(libc::SIGSTOP);
+    let big = "x".repeat(100_000);
+    let mut c = a.raw();
+    wait_for("a link over the limit to be freed", || {
+        for _ in 0..20 {
+            c.cmd(&["PUBLISH", "ch", &big]);
+        }
+        match cluster_info_num(&a, "total_cluster_links_buffer_limit_exceeded") {
+            0 => Err("none yet".into()),
+            _ => Ok(()),
+        }
+    });
+    b.signal(libc::SIGCONT);
+    Some((
+        cluster_info_num(&a, "total_cluster_links_buffer_limit_exceeded"),
+        shown,
+    ))
+}
+
+/// `cluster-link-sendbuf-limit`: a link whose peer does not read is freed
+/// once it holds more than the limit, and CLUSTER INFO counts it, on
+/// petrel as on redis-server.
+#[test]
+fn a_link_over_its_send_buffer_limit_is_freed() {
+    let want = Value::Array(vec![
+        Value::Bulk(b"cluster-link-sendbuf-limit".to_vec()),
+        Value::Bulk(b"1048576".to_vec()),
+    ]);
+    for kind in [Kind::Petrel, Kind::Redis] {
+        if let Some((freed, shown)) = sendbuf_limit(kind) {
+            assert!(freed >= 1, "{kind:?}");
+            assert_eq!(shown, want, "{kind:?}");
+        }
+    }
+}

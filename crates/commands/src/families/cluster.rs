@@ -335,7 +335,13 @@ fn info(ctx: &mut Ctx, _args: &[&[u8]]) {
         }
         text.push_str(&format!("cluster_stats_messages_{word}:{total}\r\n"));
     }
-    text.push_str("total_cluster_links_buffer_limit_exceeded:0\r\n");
+    text.push_str(&format!(
+        "total_cluster_links_buffer_limit_exceeded:{}\r\n",
+        ctx.srv
+            .cluster
+            .links_buffer_limit_exceeded
+            .load(std::sync::atomic::Ordering::Relaxed)
+    ));
     drop(st);
     ctx.out.verbatim(b"txt", text.as_bytes());
 }
@@ -606,8 +612,23 @@ fn reset(ctx: &mut Ctx, args: &[&[u8]]) {
     if is_master && db_keys(ctx) != 0 {
         return ctx.error("ERR CLUSTER RESET can't be called with master nodes containing keys");
     }
+    // A manual failover in progress ends (Redis's resetManualFailover):
+    // on the master side, its write pause is lifted.
+    let srv = ctx.srv;
+    let end_failover = |st: &mut crate::kernel::cluster::State| {
+        st.mf = crate::kernel::cluster::failover::ManualFailover {
+            broadcast_pong: st.mf.broadcast_pong,
+            ..Default::default()
+        };
+        use crate::kernel::server::{Pause, PausePurpose};
+        srv.set_pause_for(PausePurpose::ClusterFailover, Pause::default());
+        srv.cluster
+            .mf_pausing
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+    };
     change_ok(ctx, |st| {
         use crate::kernel::cluster::flags;
+        end_failover(st);
         st.migrating.clear();
         st.importing.clear();
         for o in st.owner.iter_mut() {

@@ -55,12 +55,39 @@ pub struct RuntimeHooks {
     pub execute_from_script: ExecuteFromScript,
 }
 /// `CLIENT PAUSE` state.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Pause {
     /// Unix ms until which clients are paused; 0 = not paused.
     pub until_ms: u64,
     /// true = ALL, false = WRITE.
     pub all: bool,
+}
+
+/// Who paused clients (Redis 7.0's pause purposes): each has its own
+/// pause, and what clients see is their combination
+/// ([`Server::pause_state`]); CLIENT UNPAUSE ends only its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PausePurpose {
+    /// CLIENT PAUSE.
+    Client = 0,
+    /// The master side of a cluster manual failover (CLUSTER FAILOVER).
+    ClusterFailover = 1,
+}
+
+const PAUSE_PURPOSES: usize = 2;
+
+/// The pause clients see: the most restrictive of the purposes' pauses
+/// (ALL over WRITE), until the latest end among those of that kind.
+fn combined(pauses: &[Pause; PAUSE_PURPOSES]) -> Pause {
+    let mut out = Pause::default();
+    for p in pauses.iter().filter(|p| p.until_ms != 0) {
+        if out.until_ms == 0 || (p.all && !out.all) {
+            out = *p;
+        } else if p.all == out.all {
+            out.until_ms = out.until_ms.max(p.until_ms);
+        }
+    }
+    out
 }
 
 #[derive(Default, Debug)]
@@ -147,9 +174,11 @@ pub struct Server {
     pub aof: std::sync::Arc<crate::kernel::aof::Aof>,
     /// Cluster mode's nodes and slots (see `kernel::cluster`).
     pub cluster: crate::kernel::cluster::Cluster,
-    /// CLIENT PAUSE state; written through [`Server::set_pause`] only.
-    pause: Mutex<Pause>,
-    /// Copy of `pause.until_ms` so the per-command check is one atomic load.
+    /// Each purpose's pause (indexed by [`PausePurpose`]); written through
+    /// [`Server::set_pause_for`] only.
+    pause: Mutex<[Pause; PAUSE_PURPOSES]>,
+    /// The combined pause's `until_ms`, so the per-command check is one
+    /// atomic load.
     pause_until_ms: AtomicU64,
     /// Clients in MONITOR mode: (client id, worker index).
     pub monitors: Mutex<Vec<(u64, usize)>>,
@@ -236,7 +265,7 @@ impl Server {
             journal: Default::default(),
             aof: Default::default(),
             cluster,
-            pause: Mutex::new(Pause::default()),
+            pause: Mutex::new([Pause::default(); PAUSE_PURPOSES]),
             pause_until_ms: AtomicU64::new(0),
             monitors: Mutex::new(Vec::new()),
             has_monitors: AtomicBool::new(false),
@@ -306,19 +335,40 @@ impl Server {
         if self.pause_until_ms.load(Relaxed) <= now_ms {
             return None;
         }
-        let p = *self.pause.lock();
+        let p = combined(&self.pause.lock());
         (p.until_ms > now_ms).then_some(p)
     }
 
     /// Starts, extends or (with `Pause::default()`) ends a CLIENT PAUSE.
     pub fn set_pause(&self, p: Pause) {
+        self.set_pause_for(PausePurpose::Client, p);
+    }
+
+    /// Sets `purpose`'s pause (`Pause::default()` ends it); the others
+    /// stay.
+    pub fn set_pause_for(&self, purpose: PausePurpose, p: Pause) {
         let mut g = self.pause.lock();
-        *g = p;
-        self.pause_until_ms.store(p.until_ms, Relaxed);
+        g[purpose as usize] = p;
+        self.pause_until_ms.store(combined(&g).until_ms, Relaxed);
         // While paused, the dataset stays as it is: no expiry, no eviction
         // (Redis 7.0); the cron thaws it when the pause ends.
         drop(g);
         self.refresh_expiry_freeze();
+    }
+
+    /// `purpose`'s own pause.
+    pub fn pause_for(&self, purpose: PausePurpose) -> Pause {
+        self.pause.lock()[purpose as usize]
+    }
+
+    /// The cron's part: ends the pauses whose time has passed.
+    pub fn end_passed_pauses(&self, now_ms: u64) {
+        for purpose in [PausePurpose::Client, PausePurpose::ClusterFailover] {
+            let p = self.pause_for(purpose);
+            if p.until_ms != 0 && p.until_ms <= now_ms {
+                self.set_pause_for(purpose, Pause::default());
+            }
+        }
     }
 
     /// Expiry is frozen (expired keys read as missing but stay, no active
@@ -330,8 +380,9 @@ impl Server {
             .set_expiry_frozen(paused || self.replication.expiry_held());
     }
 
+    /// The pause clients see (every purpose's combined).
     pub fn pause_state(&self) -> Pause {
-        *self.pause.lock()
+        combined(&self.pause.lock())
     }
 
     /// Publishes `payload` on `channel` (a shard channel when `shard`) and
@@ -380,5 +431,55 @@ impl Server {
             let ch = format!("__keyevent@{}__:{}", ev.db, ev.name);
             self.publish(ch.as_bytes(), ev.key, false, me, my_out);
         }
+    }
+}
+
+#[cfg(test)]
+mod pause_tests {
+    use super::*;
+
+    const T: u64 = 1_000_000;
+
+    /// Each purpose keeps its own pause: CLIENT UNPAUSE (the client's
+    /// purpose) leaves a cluster manual failover's write pause in place;
+    /// clients see the stricter kind, until the later end of that kind.
+    #[test]
+    fn purposes_combine_and_end_separately() {
+        let srv = Server::without_commands(Settings::default());
+        let mf = Pause {
+            until_ms: T + 10_000,
+            all: false,
+        };
+        srv.set_pause_for(PausePurpose::ClusterFailover, mf);
+        srv.set_pause(Pause {
+            until_ms: T + 500,
+            all: true,
+        });
+        assert_eq!(
+            srv.pause_state(),
+            Pause {
+                until_ms: T + 500,
+                all: true
+            }
+        );
+        srv.set_pause(Pause::default());
+        assert_eq!(srv.pause_state(), mf);
+        assert_eq!(srv.active_pause(T), Some(mf));
+        // a longer WRITE pause by a client extends what clients see
+        srv.set_pause(Pause {
+            until_ms: T + 20_000,
+            all: false,
+        });
+        assert_eq!(srv.pause_state().until_ms, T + 20_000);
+        // the cron ends each purpose's pause at its own time
+        srv.end_passed_pauses(T + 15_000);
+        assert_eq!(
+            srv.pause_for(PausePurpose::ClusterFailover),
+            Pause::default()
+        );
+        assert_eq!(srv.pause_state().until_ms, T + 20_000);
+        srv.end_passed_pauses(T + 20_000);
+        assert_eq!(srv.pause_state(), Pause::default());
+        assert_eq!(srv.active_pause(T + 20_001), None);
     }
 }

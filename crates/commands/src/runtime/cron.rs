@@ -31,10 +31,7 @@ pub fn tick(srv: &Server) {
         srv.keyspace.release_empty_dbs();
         crate::services::migrate::close_idle();
     }
-    let p = srv.pause_state();
-    if p.until_ms != 0 && p.until_ms <= now {
-        srv.set_pause(crate::kernel::server::Pause::default());
-    }
+    srv.end_passed_pauses(now);
     sample_metrics(srv, now);
     // While the dataset loads (clients get -LOADING), nothing may change
     // it but the loader, as in Redis: no active expiry (an AOF replays at

@@ -15,6 +15,7 @@ impl Bus {
     pub(super) fn cron(&mut self, st: &mut State) {
         self.iteration += 1;
         let now = now_ms();
+        self.free_links_over_limit();
         let timeout = self.srv.settings().cluster.node_timeout_ms;
         let handshake_timeout = timeout.max(1000);
         // Handshakes that took too long.
@@ -129,5 +130,33 @@ impl Bus {
             }
         }
         self.failover_cron(st);
+    }
+}
+
+impl Bus {
+    /// `cluster-link-sendbuf-limit`: a link holding more unsent bytes than
+    /// the limit (its peer does not read) is freed, as Redis frees it; an
+    /// outbound one is dialed again by the cron.
+    fn free_links_over_limit(&mut self) {
+        let limit = self.srv.settings().cluster.link_sendbuf_limit;
+        if limit == 0 {
+            return;
+        }
+        for l in self.links.values_mut() {
+            let used = l.pending() as u64;
+            if l.dead || used <= limit {
+                continue;
+            }
+            let node = l.node.as_deref().unwrap_or_default();
+            crate::warning!(
+                "Freeing cluster link({} node {node}, used memory: {used}) due to exceeding send buffer memory limit.",
+                if l.inbound { "from" } else { "to" }
+            );
+            l.dead = true;
+            self.srv
+                .cluster
+                .links_buffer_limit_exceeded
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
     }
 }

@@ -38,7 +38,7 @@
 
 use commands::kernel::cluster::failover::{self as kf, AuthRequest, MF_PAUSE_MULT, MF_TIMEOUT_MS};
 use commands::kernel::cluster::{flags, State};
-use commands::kernel::server::Pause;
+use commands::kernel::server::{Pause, PausePurpose};
 
 use super::codec::{self, mflags0, mtype, Body, Header, Message};
 use super::{now_ms, Bus};
@@ -114,7 +114,16 @@ impl Bus {
                 };
                 match kf::vote(st, s, &req, now, timeout) {
                     Ok(()) => {
-                        self.save = true;
+                        // The vote is on disk (nodes.conf, synced) before
+                        // it leaves, as Redis saves before its reply is
+                        // written: a restart cannot vote twice in this
+                        // epoch. A vote that cannot be saved is not sent.
+                        if let Err(e) = self.srv.cluster.save_locked(st) {
+                            crate::warning!(
+                                "Can't update the cluster config file: {e}; the failover auth is not sent"
+                            );
+                            return;
+                        }
                         let msg = self.empty_message(st, mtype::FAILOVER_AUTH_ACK);
                         let link = self.outbound(&st.nodes[s].id).unwrap_or(t);
                         self.send(link, &msg);
@@ -148,17 +157,14 @@ impl Bus {
                 self.reset_manual_failover(st);
                 st.mf.end = now + MF_TIMEOUT_MS;
                 st.mf.replica = Some(st.nodes[s].id.clone());
-                // Writes pause (CLIENT PAUSE WRITE), an active pause only
-                // made longer.
+                // Writes pause, under the failover's own purpose: a
+                // CLIENT UNPAUSE does not end it (Redis 7.0).
                 let until = now + MF_TIMEOUT_MS * MF_PAUSE_MULT;
-                let cur = self.srv.pause_state();
-                let active = cur.until_ms > now;
                 let p = Pause {
-                    until_ms: cur.until_ms.max(until),
-                    all: active && cur.all,
+                    until_ms: until,
+                    all: false,
                 };
-                self.srv.set_pause(p);
-                st.mf.paused_until = p.until_ms;
+                self.srv.set_pause_for(PausePurpose::ClusterFailover, p);
                 self.srv
                     .cluster
                     .mf_pausing
@@ -237,8 +243,9 @@ impl Bus {
 
     /// Redis's resetManualFailover: the master side lifts its pause.
     pub(super) fn reset_manual_failover(&mut self, st: &mut State) {
-        if st.mf.replica.is_some() && self.srv.pause_state().until_ms == st.mf.paused_until {
-            self.srv.set_pause(Pause::default());
+        if st.mf.replica.is_some() {
+            self.srv
+                .set_pause_for(PausePurpose::ClusterFailover, Pause::default());
         }
         st.mf = kf::ManualFailover {
             broadcast_pong: st.mf.broadcast_pong,

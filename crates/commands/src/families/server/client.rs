@@ -518,7 +518,9 @@ fn client_pause(ctx: &mut Ctx, args: &[&[u8]]) {
     };
     let until = ctx.now_ms.saturating_add(ms as u64);
     // Like Redis: an active pause is only ever extended and made stricter.
-    let cur = ctx.srv.pause_state();
+    let cur = ctx
+        .srv
+        .pause_for(crate::kernel::server::PausePurpose::Client);
     let active = cur.until_ms > ctx.now_ms;
     let p = Pause {
         until_ms: if active {

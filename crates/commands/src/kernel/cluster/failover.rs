@@ -44,10 +44,6 @@ pub struct ManualFailover {
     pub master_offset: Option<u64>,
     /// Master side: the replica that sent MFSTART.
     pub replica: Option<String>,
-    /// Master side: the end (unix ms) of the write pause this failover
-    /// set, to lift it when the failover ends (unless a CLIENT PAUSE
-    /// changed it meanwhile).
-    pub paused_until: u64,
     /// Replica side: MFSTART is still to be sent (by the bus).
     pub send_mfstart: bool,
     /// A PONG to every node is due: the command took over (TAKEOVER) and

@@ -409,6 +409,10 @@ pub struct Cluster {
     /// A master paused for a replica's manual failover: replication sends
     /// no PING into the stream (the replica must reach its offset).
     pub mf_pausing: std::sync::atomic::AtomicBool,
+    /// Links freed for holding more unsent bytes than
+    /// `cluster-link-sendbuf-limit` (CLUSTER INFO's
+    /// `total_cluster_links_buffer_limit_exceeded`).
+    pub links_buffer_limit_exceeded: std::sync::atomic::AtomicU64,
     /// Bumped each time a write guard on `state` is released.
     generation: std::sync::atomic::AtomicU64,
     /// [`State::is_ok`]'s last answer under a read guard:
@@ -463,6 +467,7 @@ impl Cluster {
             wake: Default::default(),
             passes: Default::default(),
             mf_pausing: Default::default(),
+            links_buffer_limit_exceeded: Default::default(),
             generation: Default::default(),
             ok_cache: Default::default(),
         }

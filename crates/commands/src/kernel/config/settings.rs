@@ -553,6 +553,9 @@ pub struct ClusterSettings {
     pub announce_tls_port: u16,
     pub require_full_coverage: bool,
     pub allow_reads_when_down: bool,
+    /// `cluster-link-sendbuf-limit`: a bus link holding more unsent bytes
+    /// is freed (and dialed again); 0: no limit.
+    pub link_sendbuf_limit: u64,
     /// `cluster-allow-pubsubshard-when-down`: SPUBLISH, SSUBSCRIBE and
     /// SUNSUBSCRIBE are served while the cluster is down.
     pub allow_pubsubshard_when_down: bool,

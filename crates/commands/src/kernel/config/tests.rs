@@ -167,11 +167,9 @@ fn absent_features_accept_only_their_defaults() {
         &[],
     )
     .unwrap();
-    let e = load_text("cluster-link-sendbuf-limit 1mb\n", &[])
-        .unwrap_err()
-        .0;
+    let e = load_text("io-threads-do-reads yes\n", &[]).unwrap_err().0;
     assert!(
-        e.contains("'cluster-link-sendbuf-limit'") && e.contains("cluster mode"),
+        e.contains("'io-threads-do-reads'") && e.contains("I/O threads"),
         "{e}"
     );
     // The append-only file is a real feature now (`params::aof`).
@@ -184,10 +182,8 @@ fn absent_features_accept_only_their_defaults() {
             .repl
             .read_only
     );
-    let e = load_text("cluster-link-sendbuf-limit 5\n", &[])
-        .unwrap_err()
-        .0;
-    assert!(e.contains("cluster"), "{e}");
+    let e = load_text("enable-module-command yes\n", &[]).unwrap_err().0;
+    assert!(e.contains("modules"), "{e}");
     // A value Redis itself refuses gets Redis's error, not the
     // missing-feature one.
     let e = load_text("replica-announce-port 70000\n", &[])

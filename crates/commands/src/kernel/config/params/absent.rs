@@ -198,14 +198,6 @@ pub static ABSENT: &[Param] = &[
         "replication and cluster links"
     ),
     absent!(
-        "cluster-link-sendbuf-limit",
-        [],
-        true,
-        "0",
-        Same::Mem,
-        "cluster mode"
-    ),
-    absent!(
         "tls-dh-params-file",
         [],
         true,

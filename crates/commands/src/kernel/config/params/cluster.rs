@@ -137,6 +137,16 @@ pub static CLUSTER: &[Param] = &[
         }
     ),
     p!(
+        "cluster-link-sendbuf-limit",
+        true,
+        "0",
+        |s| s.cluster.link_sendbuf_limit.to_string(),
+        |s, v| {
+            s.cluster.link_sendbuf_limit = memory_in(v, 0, i64::MAX as u64)?;
+            Ok(())
+        }
+    ),
+    p!(
         "cluster-allow-pubsubshard-when-down",
         true,
         "yes",
