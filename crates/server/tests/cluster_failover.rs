@@ -680,3 +680,83 @@ fn a_nofailover_replica_waits_for_a_manual_failover() {
     });
     assert_keys(&r, &keys);
 }
+
+/// A master with all slots and a replica (both `kind`) whose replication
+/// link is kept down (the master asks for a password the replica does not
+/// have) and behind (a PUBLISH went into the stream after it dropped):
+/// CLUSTER FAILOVER on the replica then holds the master in its write
+/// pause, the replica never reaching the master's offset. Returns what a
+/// write on the master got after CLIENT UNPAUSE (within a second), and
+/// then after CLUSTER RESET on the master.
+fn held_manual_failover(kind: Kind) -> Option<(Reply, Reply)> {
+    if kind == Kind::Redis && !redis_available() {
+        return None;
+    }
+    let m = node(kind);
+    let r = node(kind);
+    cmd(&m, &["CLUSTER", "ADDSLOTSRANGE", "0", "16383"]);
+    cmd(
+        &r,
+        &[
+            "CLUSTER",
+            "MEET",
+            "127.0.0.1",
+            &m.port().to_string(),
+            &bus_port(&m).to_string(),
+        ],
+    );
+    let mid = myid(&m);
+    wait_for("the replica to know its master", || {
+        let t = nodes_table(&r)?;
+        row(&t, &mid).map(|_| ())
+    });
+    assert_eq!(
+        cmd(&r, &["CLUSTER", "REPLICATE", &mid]),
+        Value::Simple(b"OK".to_vec())
+    );
+    wait_for("the replica linked", || healthy(&[&m, &r]));
+    let mut admin = m.raw();
+    admin.cmd(&["CONFIG", "SET", "requirepass", "secret"]);
+    admin.cmd(&["CLIENT", "KILL", "TYPE", "replica"]);
+    // Moves the stream's offset, and leaves no key (for CLUSTER RESET).
+    admin.cmd(&["SET", "x", "1"]);
+    admin.cmd(&["DEL", "x"]);
+    assert_eq!(
+        cmd(&r, &["CLUSTER", "FAILOVER"]),
+        Value::Simple(b"OK".to_vec())
+    );
+    let rid = myid(&r);
+    assert!(
+        m.wait_log(
+            &format!("Manual failover requested by replica {rid}"),
+            Duration::from_secs(30)
+        ),
+        "{}",
+        m.log()
+    );
+    assert_eq!(
+        admin.cmd(&["CLIENT", "UNPAUSE"]),
+        Value::Simple(b"OK".to_vec())
+    );
+    let mut w = m.raw();
+    w.cmd(&["AUTH", "secret"]);
+    w.send_cmd(&["SET", "k", "v"]);
+    let after_unpause = w.read_reply_within(Duration::from_secs(1));
+    admin.cmd(&["CLUSTER", "RESET"]);
+    let after_reset = w.read_reply_within(Duration::from_secs(30));
+    Some((after_unpause, after_reset))
+}
+
+/// A manual failover's write pause on the master is its own: CLIENT
+/// UNPAUSE leaves it (a write waits), CLUSTER RESET ends it (the write is
+/// answered), on petrel as on redis-server.
+#[test]
+fn a_manual_failovers_pause_outlives_client_unpause_not_cluster_reset() {
+    let petrel = held_manual_failover(Kind::Petrel).unwrap();
+    assert!(matches!(petrel.0, Reply::Timeout), "{:?}", petrel.0);
+    assert!(matches!(petrel.1, Reply::Value(_)), "{:?}", petrel.1);
+    if let Some(redis) = held_manual_failover(Kind::Redis) {
+        assert!(matches!(redis.0, Reply::Timeout), "{:?}", redis.0);
+        assert_eq!(format!("{:?}", petrel.1), format!("{:?}", redis.1));
+    }
+}
