@@ -462,6 +462,33 @@ fn cluster_failover_between_a_petrel_master_and_a_redis_replica() {
     manual_failovers(Kind::Petrel, Kind::Redis, ["", "", "TAKEOVER"]);
 }
 
+/// `m` takes every slot; `r` meets it and becomes its replica.
+fn master_and_replica(m: &Server, r: &Server) {
+    assert_eq!(
+        cmd(m, &["CLUSTER", "ADDSLOTSRANGE", "0", "16383"]),
+        Value::Simple(b"OK".to_vec())
+    );
+    cmd(
+        r,
+        &[
+            "CLUSTER",
+            "MEET",
+            "127.0.0.1",
+            &m.port().to_string(),
+            &bus_port(m).to_string(),
+        ],
+    );
+    let mid = myid(m);
+    wait_for("the replica to know its master", || {
+        let t = nodes_table(r)?;
+        row(&t, &mid).map(|_| ())
+    });
+    assert_eq!(
+        cmd(r, &["CLUSTER", "REPLICATE", &mid]),
+        Value::Simple(b"OK".to_vec())
+    );
+}
+
 /// CLUSTER FAILOVER's errors, petrel against redis-server: on a master,
 /// with a bad option or too many arguments, and on a replica whose master
 /// is down without FORCE.
@@ -476,29 +503,7 @@ fn cluster_failover_errors_match_redis() {
     for &k in kinds {
         let mut m = node(k);
         let r = node(k);
-        assert_eq!(
-            cmd(&m, &["CLUSTER", "ADDSLOTSRANGE", "0", "16383"]),
-            Value::Simple(b"OK".to_vec())
-        );
-        cmd(
-            &r,
-            &[
-                "CLUSTER",
-                "MEET",
-                "127.0.0.1",
-                &m.port().to_string(),
-                &bus_port(&m).to_string(),
-            ],
-        );
-        let mid = myid(&m);
-        wait_for("met", || {
-            let t = nodes_table(&r)?;
-            row(&t, &mid).map(|_| ())
-        });
-        assert_eq!(
-            cmd(&r, &["CLUSTER", "REPLICATE", &mid]),
-            Value::Simple(b"OK".to_vec())
-        );
+        master_and_replica(&m, &r);
         let mut errs = vec![
             err(cmd(&m, &["CLUSTER", "FAILOVER"])),
             err(cmd(&m, &["CLUSTER", "FAILOVER", "FORCE"])),
@@ -694,26 +699,7 @@ fn held_manual_failover(kind: Kind) -> Option<(Reply, Reply)> {
     }
     let m = node(kind);
     let r = node(kind);
-    cmd(&m, &["CLUSTER", "ADDSLOTSRANGE", "0", "16383"]);
-    cmd(
-        &r,
-        &[
-            "CLUSTER",
-            "MEET",
-            "127.0.0.1",
-            &m.port().to_string(),
-            &bus_port(&m).to_string(),
-        ],
-    );
-    let mid = myid(&m);
-    wait_for("the replica to know its master", || {
-        let t = nodes_table(&r)?;
-        row(&t, &mid).map(|_| ())
-    });
-    assert_eq!(
-        cmd(&r, &["CLUSTER", "REPLICATE", &mid]),
-        Value::Simple(b"OK".to_vec())
-    );
+    master_and_replica(&m, &r);
     wait_for("the replica linked", || healthy(&[&m, &r]));
     let mut admin = m.raw();
     admin.cmd(&["CONFIG", "SET", "requirepass", "secret"]);

@@ -1006,9 +1006,10 @@ fn restart_from_rdb(
         r.cmd(&["SELECT", "3"]),
         r.cmd(&["MGET", "b", "c"]),
     ];
+    let (full, partial) = sync_counts(&master);
     Some((
-        info_num(&mut m, "stats", "sync_full"),
-        info_num(&mut m, "stats", "sync_partial_ok"),
+        full,
+        partial,
         info_num(&mut m, "stats", "sync_partial_err"),
         held,
     ))
@@ -1081,9 +1082,10 @@ fn master_restart(master_redis: bool, replica_redis: bool) -> Option<(i64, i64, 
         r.cmd(&["SELECT", "0"]),
         r.cmd(&["GET", "a"]),
     ];
+    let (full, partial) = sync_counts(&master);
     Some((
-        info_num(&mut m, "stats", "sync_full"),
-        info_num(&mut m, "stats", "sync_partial_ok"),
+        full,
+        partial,
         info_num(&mut m, "stats", "sync_partial_err"),
         held,
     ))

@@ -227,6 +227,21 @@ impl CommandTable {
         Ok(())
     }
 
+    /// The entry `args` call (a container's subcommand when it has one
+    /// named by `args[1]`), None when it names no command: for logs and
+    /// flags, where the runtime's `resolve` would answer an error.
+    pub fn entry_of(&self, args: &[&[u8]]) -> Option<&CommandEntry> {
+        let idx = self.lookup(args.first()?)?;
+        let top = self.get(idx);
+        if top.spec.subcommands.is_empty() {
+            return Some(top);
+        }
+        match args.get(1).and_then(|a| self.lookup_sub(idx, a)) {
+            Some(sub) => Some(self.get(sub)),
+            None => Some(top),
+        }
+    }
+
     pub fn get(&self, idx: usize) -> &CommandEntry {
         &self.entries[idx]
     }

@@ -496,7 +496,7 @@ pub struct ReplSettings {
     /// clients' denyoom commands when it cannot).
     pub ignore_maxmemory: bool,
     /// `propagation-error-behavior`, an index of
-    /// `services::replication::propagation::BEHAVIOR_NAMES`.
+    /// `params::replication::PROPAGATION_ERROR_NAMES`.
     pub propagation_error: u8,
     /// `replica-ignore-disk-write-errors`: a replica that cannot persist
     /// applies its master's writes anyway (no: it stops).

@@ -240,8 +240,11 @@ impl<'a> Replayer<'a> {
             &args,
             &mut self.out,
         );
-        let name = crate::runtime::dispatch::resolve(self.srv, &args)
-            .map_or("<unknown>", |i| self.srv.table.get(i).full_name.as_str());
+        let name = self
+            .srv
+            .table
+            .entry_of(&args)
+            .map_or("<unknown>", |e| e.full_name.as_str());
         crate::services::replication::propagation::after_reply(
             self.srv,
             &settings,

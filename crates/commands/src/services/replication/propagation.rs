@@ -17,7 +17,8 @@
 //!   and logs a warning at most every 10 seconds (`yes`).
 //!
 //! Stopping logs the reason and exits with status 1, as Redis's
-//! `serverPanic` ends the process.
+//! `serverPanic` ends the process. The setting's values are
+//! `kernel::config::params::replication::PROPAGATION_ERROR_NAMES`.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -25,8 +26,6 @@ use crate::base::log::{log, LogLevel};
 use crate::kernel::config::Settings;
 use crate::kernel::server::Server;
 
-/// `propagation-error-behavior` values, in `Settings::repl.propagation_error` order.
-pub const BEHAVIOR_NAMES: &[&str] = &["ignore", "panic", "panic-on-replicas"];
 const PANIC: u8 = 1;
 const PANIC_ON_REPLICAS: u8 = 2;
 

@@ -523,9 +523,7 @@ impl Applier<'_> {
             return;
         }
         let settings = self.srv.settings();
-        let entry = crate::runtime::dispatch::resolve(self.srv, &args)
-            .ok()
-            .map(|i| self.srv.table.get(i));
+        let entry = self.srv.table.entry_of(&args);
         if entry.is_some_and(|e| e.spec.flags & crate::kernel::spec::flag::WRITE != 0) {
             super::propagation::before_master_write(self.srv, &settings);
         }

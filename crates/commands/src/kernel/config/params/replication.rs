@@ -4,6 +4,10 @@ use super::super::values::*;
 use super::super::Param;
 use crate::kernel::config::settings::DisklessLoad;
 
+/// `propagation-error-behavior` values, in `ReplSettings::propagation_error`
+/// order (`services::replication::propagation`).
+pub const PROPAGATION_ERROR_NAMES: &[&str] = &["ignore", "panic", "panic-on-replicas"];
+
 /// `repl-diskless-load` values, in `DisklessLoad` order.
 pub const DISKLESS_LOAD_NAMES: &[&str] = &["disabled", "on-empty-db", "swapdb"];
 
@@ -152,12 +156,9 @@ pub static REPLICATION: &[Param] = &[
         "propagation-error-behavior",
         true,
         "ignore",
-        |s| crate::services::replication::propagation::BEHAVIOR_NAMES
-            [s.repl.propagation_error as usize]
-            .to_string(),
+        |s| PROPAGATION_ERROR_NAMES[s.repl.propagation_error as usize].to_string(),
         |s, v| {
-            s.repl.propagation_error =
-                enum_of(v, crate::services::replication::propagation::BEHAVIOR_NAMES)? as u8;
+            s.repl.propagation_error = enum_of(v, PROPAGATION_ERROR_NAMES)? as u8;
             Ok(())
         }
     ),
