@@ -34,7 +34,9 @@ const DENIED: &str = "-DENIED Redis is running in protected mode because protect
 
 /// Starts the server with `settings` and blocks until it shuts down.
 pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Result<(), String> {
-    if settings.daemonize {
+    // A supervised server stays in the foreground (as Redis).
+    let supervision = commands::base::supervisor::detect(settings.supervised);
+    if settings.daemonize && supervision == commands::base::supervisor::Mode::No {
         // SAFETY: called before any thread is spawned; daemon(3) forks and the
         // parent exits, the child continues with the same memory image.
         if unsafe { libc::daemon(1, 0) } != 0 {
@@ -43,6 +45,7 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     }
     log::init(settings.loglevel, &settings.logfile)
         .map_err(|e| format!("Can't open the log file: {e}"))?;
+    commands::base::supervisor::start(settings.supervised, supervision);
     faults::install_panic_hook();
     // maxclients fitted to the open-file limit, as Redis does at startup.
     let mut settings = settings;
@@ -245,6 +248,12 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     }
     srv.persistence.loading.active.store(false, Relaxed);
     notice!("Ready to accept connections");
+    commands::base::supervisor::notify(if settings.repl.replicaof.is_some() {
+        "STATUS=Ready to accept connections in read-only mode. Waiting for MASTER <-> REPLICA sync\n"
+    } else {
+        "STATUS=Ready to accept connections\n"
+    });
+    commands::base::supervisor::notify("READY=1\n");
     // `replicaof` in the configuration: follow that master from now on.
     commands::services::replication::start_configured(&srv);
 

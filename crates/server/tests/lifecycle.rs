@@ -172,3 +172,133 @@ fn logfile_and_loglevel() {
     let s2 = TestServer::start(&[("loglevel", "warning")]);
     assert!(!s2.log().contains("Ready to accept"), "{}", s2.log());
 }
+
+/// Starts `bin` (petrel, or redis-server) on a free port with `args`
+/// and `env`, in `dir`, its output discarded. Returns the child and its
+/// port.
+fn spawn_supervised(
+    bin: &str,
+    args: &[&str],
+    env: (&str, &str),
+    dir: &std::path::Path,
+) -> (std::process::Child, u16) {
+    let port = free_port();
+    let child = std::process::Command::new(bin)
+        .args(["--port", &port.to_string(), "--save", ""])
+        .args(args)
+        .env(env.0, env.1)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    (child, port)
+}
+
+fn ping_ok(port: u16) -> bool {
+    match RawConn::try_tcp(port) {
+        Ok(mut c) => {
+            c.timeout = Duration::from_millis(500);
+            matches!(c.try_cmd(&["PING"]), Reply::Value(Value::Simple(ref p)) if p == b"PONG")
+        }
+        Err(_) => false,
+    }
+}
+
+/// The binaries to compare: petrel, and redis-server when installed.
+fn petrel_and_redis() -> Vec<String> {
+    let mut v = vec![PETREL_BIN.to_string()];
+    if redis_available() {
+        v.push(redis_server_bin());
+    }
+    v
+}
+
+/// `supervised systemd` (and `auto` with `NOTIFY_SOCKET` set): the
+/// server tells systemd it is loading, ready, and stopping, with Redis's
+/// datagrams (the product name aside).
+#[test]
+fn supervised_by_systemd_notifies_as_redis() {
+    let dir = TempDir::new("sd-notify");
+    for bin in petrel_and_redis() {
+        for mode in ["systemd", "auto"] {
+            let path = dir.join("notify.sock");
+            let _ = std::fs::remove_file(&path);
+            let sock = std::os::unix::net::UnixDatagram::bind(&path).unwrap();
+            sock.set_read_timeout(Some(Duration::from_secs(30)))
+                .unwrap();
+            let (mut child, port) = spawn_supervised(
+                &bin,
+                &["--supervised", mode],
+                ("NOTIFY_SOCKET", &path.display().to_string()),
+                dir.path(),
+            );
+            let mut got = Vec::new();
+            let mut recv = |until: &str| loop {
+                let mut buf = [0u8; 512];
+                let n = sock.recv(&mut buf).expect("a datagram from the server");
+                let m = String::from_utf8_lossy(&buf[..n]).replace("Redis", "<name>");
+                let done = m.contains(until);
+                got.push(m.replace("Petrel", "<name>"));
+                if done {
+                    break;
+                }
+            };
+            recv("READY=1");
+            RawConn::tcp(port).send_cmd(&["SHUTDOWN", "NOSAVE"]);
+            recv("STOPPING=1");
+            assert!(child.wait().unwrap().success(), "{bin} {mode}");
+            assert_eq!(
+                got,
+                [
+                    "STATUS=<name> is loading...\n",
+                    "STATUS=Ready to accept connections\n",
+                    "READY=1\n",
+                    "STOPPING=1\n"
+                ],
+                "{bin} {mode}"
+            );
+        }
+    }
+}
+
+/// `supervised upstart` with `UPSTART_JOB` set: the server stops itself
+/// (SIGSTOP) once started, as upstart's `expect stop` wants, and serves
+/// once continued.
+#[test]
+fn supervised_by_upstart_stops_itself_until_continued() {
+    let dir = TempDir::new("upstart");
+    for bin in petrel_and_redis() {
+        let (mut child, port) = spawn_supervised(
+            &bin,
+            &["--supervised", "upstart"],
+            ("UPSTART_JOB", "petrel-test"),
+            dir.path(),
+        );
+        let stat = format!("/proc/{}/stat", child.id());
+        let state = || {
+            let s = std::fs::read_to_string(&stat).unwrap_or_default();
+            s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .next()
+                .map(String::from)
+        };
+        assert!(
+            wait_until(Duration::from_secs(30), || state().as_deref() == Some("T")),
+            "{bin}: {:?}",
+            state()
+        );
+        // SAFETY: kill(2) on our own child.
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGCONT);
+        }
+        assert!(
+            wait_until(Duration::from_secs(30), || ping_ok(port)),
+            "{bin}"
+        );
+        RawConn::tcp(port).send_cmd(&["SHUTDOWN", "NOSAVE"]);
+        assert!(child.wait().unwrap().success(), "{bin}");
+    }
+}

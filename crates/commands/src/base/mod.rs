@@ -10,4 +10,5 @@ pub mod log;
 pub mod parse;
 pub mod sched;
 pub mod stopwatch;
+pub mod supervisor;
 pub mod text;

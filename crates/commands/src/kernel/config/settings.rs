@@ -58,6 +58,8 @@ pub struct Settings {
     pub loglevel: LogLevel,
     pub logfile: String,
     pub daemonize: bool,
+    /// `supervised`: an index of `base::supervisor::MODE_NAMES`.
+    pub supervised: usize,
     pub pidfile: String,
     pub dir: String,
     /// `save`: RDB save points (seconds, changes), in the order given.
@@ -278,6 +280,7 @@ impl Default for Settings {
             loglevel: LogLevel::Notice,
             logfile: String::new(),
             daemonize: false,
+            supervised: 0,
             pidfile: String::new(),
             dir: String::new(),
             save_points: Vec::new(),

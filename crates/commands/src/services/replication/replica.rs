@@ -349,6 +349,9 @@ fn session(srv: &Arc<Server>, gen: u64, host: &str, port: u16) -> Result<(), Str
             .follow_from(off, srv.settings().repl.backlog_size);
         side.sync_in_progress.store(false, Relaxed);
         notice("MASTER <-> REPLICA sync: Finished with success");
+        crate::base::supervisor::notify(
+            "STATUS=MASTER <-> REPLICA sync: Finished with success. Ready to accept connections in read-write mode.\n",
+        );
     } else if let Some(rest) = r.strip_prefix("+CONTINUE") {
         let new_id = rest.trim();
         let _unit = side.apply_lock.lock();

@@ -528,6 +528,7 @@ pub fn prepare_shutdown(
     force: bool,
 ) -> Result<(), ShutdownRefused> {
     let settings = srv.settings();
+    crate::base::supervisor::notify("STOPPING=1\n");
     if srv.persistence.bgsave_running() {
         warning("There is a child saving an .rdb. Killing it!");
         srv.persistence.abort_and_wait(Duration::from_secs(30));

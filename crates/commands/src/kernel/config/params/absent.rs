@@ -93,14 +93,6 @@ pub static ABSENT: &[Param] = &[
         "logging to syslog"
     ),
     absent!(
-        "supervised",
-        [],
-        false,
-        "no",
-        Same::Word,
-        "supervision by upstart or systemd"
-    ),
-    absent!(
         "disable-thp",
         [],
         false,

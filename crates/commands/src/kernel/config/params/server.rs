@@ -61,6 +61,16 @@ pub static SERVER: &[Param] = &[
             Ok(())
         }
     ),
+    p!(
+        "supervised",
+        false,
+        "no",
+        |s| crate::base::supervisor::MODE_NAMES[s.supervised].to_string(),
+        |s, v| {
+            s.supervised = enum_of(v, crate::base::supervisor::MODE_NAMES)?;
+            Ok(())
+        }
+    ),
     p!("pidfile", false, "", |s| s.pidfile.clone(), |s, v| {
         s.pidfile = v.to_string();
         Ok(())
