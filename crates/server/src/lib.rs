@@ -46,6 +46,12 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     log::init(settings.loglevel, &settings.logfile)
         .map_err(|e| format!("Can't open the log file: {e}"))?;
     commands::base::supervisor::start(settings.supervised, supervision);
+    // Failures are logged; the server runs with the score it has.
+    let _ = commands::base::oom_score::apply(
+        settings.oom_score_adj,
+        settings.oom_score_adj_values,
+        settings.repl.replicaof.is_some(),
+    );
     faults::install_panic_hook();
     // maxclients fitted to the open-file limit, as Redis does at startup.
     let mut settings = settings;

@@ -302,3 +302,73 @@ fn supervised_by_upstart_stops_itself_until_continued() {
         assert!(child.wait().unwrap().success(), "{bin}");
     }
 }
+
+/// `oom-score-adj`: the process's OOM score (`/proc/<pid>/oom_score_adj`)
+/// follows the setting and the role (master: the first value, replica:
+/// the second), relative to the score it started with or absolute, and
+/// goes back to that score with `no`: the same on petrel and
+/// redis-server (scores only raised: lowering one needs a privilege the
+/// test may not have).
+#[test]
+fn oom_score_adj_follows_the_role_and_the_setting() {
+    let base: i32 = std::fs::read_to_string("/proc/self/oom_score_adj")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let mut kinds = vec![Kind::Petrel];
+    if redis_available() {
+        kinds.push(Kind::Redis);
+    }
+    for kind in kinds {
+        let s = Server::start_opts(
+            kind,
+            Opts::new(&[
+                ("oom-score-adj", "yes"),
+                ("oom-score-adj-values", "10 20 30"),
+            ]),
+        );
+        let score = || -> i32 {
+            std::fs::read_to_string(format!("/proc/{}/oom_score_adj", s.pid()))
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap()
+        };
+        let mut c = s.raw();
+        let mut seen = vec![score()];
+        c.cmd(&["REPLICAOF", "127.0.0.1", "1"]);
+        seen.push(score());
+        c.cmd(&["REPLICAOF", "NO", "ONE"]);
+        seen.push(score());
+        assert_eq!(
+            c.cmd(&["CONFIG", "SET", "oom-score-adj", "absolute"]),
+            Value::Simple(b"OK".to_vec())
+        );
+        seen.push(score());
+        c.cmd(&["CONFIG", "SET", "oom-score-adj-values", "40 50 60"]);
+        seen.push(score());
+        c.cmd(&["CONFIG", "SET", "oom-score-adj", "no"]);
+        seen.push(score());
+        let clamp = |v: i32| v.clamp(-1000, 1000);
+        assert_eq!(
+            seen,
+            vec![
+                clamp(base + 10),
+                clamp(base + 20),
+                clamp(base + 10),
+                10,
+                40,
+                base
+            ],
+            "{kind:?}"
+        );
+        assert_eq!(
+            c.cmd(&["CONFIG", "GET", "oom-score-adj-values"]),
+            Value::Array(vec![
+                Value::Bulk(b"oom-score-adj-values".to_vec()),
+                Value::Bulk(b"40 50 60".to_vec())
+            ])
+        );
+    }
+}

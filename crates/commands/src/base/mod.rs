@@ -7,6 +7,7 @@ pub mod errors;
 pub mod fault_hooks;
 pub mod glob;
 pub mod log;
+pub mod oom_score;
 pub mod parse;
 pub mod sched;
 pub mod stopwatch;

@@ -141,9 +141,13 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
         .iter()
         .map(|(a, b)| (a.as_str(), b.as_str()))
         .collect();
+    let before = ctx.srv.settings();
     match ctx.srv.config.set_many(&pairs, ctx.client.is_local) {
         Ok(()) => {
             let s = ctx.srv.settings();
+            if let Err(e) = apply_oom_score(ctx.srv, &before, &s, &pairs) {
+                return ctx.error(&e);
+            }
             ctx.srv.slowlog.trim(s.slowlog_max_len as usize);
             ctx.srv.eviction.apply(&s, &ctx.srv.keyspace);
             (crate::kernel::memprobe::probe().background_thread)(s.jemalloc_bg_thread);
@@ -156,6 +160,46 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
         }
         Err(e) => ctx.error(&e),
     }
+}
+
+/// `oom-score-adj` or its values changed: sets the process's score. As
+/// Redis, a score the kernel refuses undoes both settings (and the score)
+/// and answers CONFIG SET's error naming the setting.
+fn apply_oom_score(
+    srv: &crate::kernel::server::Server,
+    before: &crate::kernel::config::Settings,
+    now: &crate::kernel::config::Settings,
+    pairs: &[(&str, &str)],
+) -> Result<(), String> {
+    use crate::base::oom_score;
+    if (now.oom_score_adj, now.oom_score_adj_values)
+        == (before.oom_score_adj, before.oom_score_adj_values)
+    {
+        return Ok(());
+    }
+    let replica = crate::services::replication::is_replica(srv);
+    if oom_score::apply(now.oom_score_adj, now.oom_score_adj_values, replica).is_ok() {
+        return Ok(());
+    }
+    let [a, b, c] = before.oom_score_adj_values;
+    let values = format!("{a} {b} {c}");
+    let undo = [
+        ("oom-score-adj", oom_score::MODE_NAMES[before.oom_score_adj]),
+        ("oom-score-adj-values", values.as_str()),
+    ];
+    let _ = srv.config.set_many(&undo, true);
+    let _ = oom_score::apply(before.oom_score_adj, before.oom_score_adj_values, replica);
+    let name = pairs
+        .iter()
+        .map(|(n, _)| *n)
+        .find(|n| {
+            n.eq_ignore_ascii_case("oom-score-adj")
+                || n.eq_ignore_ascii_case("oom-score-adj-values")
+        })
+        .unwrap_or("oom-score-adj");
+    Err(format!(
+        "ERR CONFIG SET failed (possibly related to argument '{name}') - Failed to set current oom_score_adj. Check server logs."
+    ))
 }
 
 /// CONFIG SET's arguments hidden from MONITOR and SLOWLOG: the values of

@@ -81,6 +81,10 @@ pub struct Settings {
     pub shutdown_on_sigint: ShutdownFlags,
     /// `jemalloc-bg-thread`: jemalloc purges freed pages from its own thread.
     pub jemalloc_bg_thread: bool,
+    /// `oom-score-adj`: an index of `base::oom_score::MODE_NAMES`.
+    pub oom_score_adj: usize,
+    /// `oom-score-adj-values`: master, replica, (fork child).
+    pub oom_score_adj_values: [i32; 3],
     /// `activedefrag` and `active-defrag-*` (see `services::defrag`).
     pub defrag: DefragSettings,
     pub proto_max_bulk_len: u64,
@@ -294,6 +298,8 @@ impl Default for Settings {
             shutdown_timeout: 10,
             shutdown_on_sigint: ShutdownFlags::default(),
             jemalloc_bg_thread: true,
+            oom_score_adj: 0,
+            oom_score_adj_values: [0, 200, 800],
             defrag: DefragSettings::default(),
             proto_max_bulk_len: 0,
             client_query_buffer_limit: 0,

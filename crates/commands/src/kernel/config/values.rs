@@ -192,8 +192,6 @@ pub enum Same {
     IntIn(i64, i64),
     /// One of these words, any case (Redis's enum settings).
     OneOf(&'static [&'static str]),
-    /// `oom-score-adj-values`: three integers in -2000..=2000.
-    OomValues,
 }
 
 impl Same {
@@ -208,7 +206,7 @@ impl Same {
             Same::Mem => parse_memory(a.trim()).is_some_and(|x| parse_memory(b.trim()) == Some(x)),
             Same::IntIn(..) => Same::Int.eq(a, b),
             Same::Word | Same::OneOf(_) => a.trim().eq_ignore_ascii_case(b.trim()),
-            Same::Words | Same::OomValues => a.split_whitespace().eq(b.split_whitespace()),
+            Same::Words => a.split_whitespace().eq(b.split_whitespace()),
         }
     }
 }
@@ -244,17 +242,6 @@ pub fn only_default(
         }
         Same::OneOf(names) => {
             enum_of(v, names)?;
-        }
-        Same::OomValues => {
-            let words: Vec<&str> = v.split_whitespace().collect();
-            if words.len() != 3 {
-                return Err("wrong number of arguments".into());
-            }
-            if words.iter().any(|w| int_in(w, -2000, 2000).is_err()) {
-                return Err(
-                    "Invalid oom-score-adj-values, elements must be between -2000 and 2000.".into(),
-                );
-            }
         }
         Same::Word | Same::Words => {}
     }

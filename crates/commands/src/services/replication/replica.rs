@@ -110,6 +110,7 @@ fn replicaof_quiet(srv: &Server, target: Option<(String, u16)>) -> Outcome {
             let _unit = side.apply_lock.try_lock_for(Duration::from_secs(2));
             side.is_replica.store(false, Relaxed);
             srv.refresh_expiry_freeze();
+            set_oom_score(srv, false);
             side.link_up.store(false, Relaxed);
             side.sync_in_progress.store(false, Relaxed);
             // The stream this server serves continues from the offset it
@@ -157,6 +158,7 @@ fn replicaof_quiet(srv: &Server, target: Option<(String, u16)>) -> Outcome {
             side.is_replica.store(true, Relaxed);
             // Keys from the master expire only by its DEL.
             srv.refresh_expiry_freeze();
+            set_oom_score(srv, true);
             side.link_up.store(false, Relaxed);
             side.down_since_ms
                 .store(crate::base::clock::unix_time_ms(), Relaxed);
@@ -169,6 +171,12 @@ fn replicaof_quiet(srv: &Server, target: Option<(String, u16)>) -> Outcome {
             Outcome::Ok
         }
     }
+}
+
+/// `oom-score-adj`: the role's score (failures are logged).
+fn set_oom_score(srv: &Server, replica: bool) {
+    let s = srv.settings();
+    let _ = crate::base::oom_score::apply(s.oom_score_adj, s.oom_score_adj_values, replica);
 }
 
 fn link(srv: Arc<Server>, gen: u64, host: String, port: u16) {

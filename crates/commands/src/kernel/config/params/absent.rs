@@ -101,22 +101,6 @@ pub static ABSENT: &[Param] = &[
         "turning transparent huge pages off"
     ),
     absent!(
-        "oom-score-adj",
-        [],
-        true,
-        "no",
-        Same::OneOf(&["no", "yes", "relative", "absolute"]),
-        "OOM score adjustment"
-    ),
-    absent!(
-        "oom-score-adj-values",
-        [],
-        true,
-        "0 200 800",
-        Same::OomValues,
-        "OOM score adjustment"
-    ),
-    absent!(
         "server_cpulist",
         [],
         false,

@@ -62,6 +62,29 @@ pub static SERVER: &[Param] = &[
         }
     ),
     p!(
+        "oom-score-adj",
+        true,
+        "no",
+        |s| crate::base::oom_score::MODE_NAMES[s.oom_score_adj].to_string(),
+        |s, v| {
+            s.oom_score_adj = enum_of(v, crate::base::oom_score::MODE_NAMES)?;
+            Ok(())
+        }
+    ),
+    p!(
+        "oom-score-adj-values",
+        true,
+        "0 200 800",
+        |s| {
+            let [a, b, c] = s.oom_score_adj_values;
+            format!("{a} {b} {c}")
+        },
+        |s, v| {
+            s.oom_score_adj_values = crate::base::oom_score::parse_values(v)?;
+            Ok(())
+        }
+    ),
+    p!(
         "supervised",
         false,
         "no",
