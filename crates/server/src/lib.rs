@@ -46,6 +46,9 @@ pub fn run(settings: Settings, config_file: Option<std::path::PathBuf>) -> Resul
     log::init(settings.loglevel, &settings.logfile)
         .map_err(|e| format!("Can't open the log file: {e}"))?;
     commands::base::supervisor::start(settings.supervised, supervision);
+    if settings.disable_thp {
+        commands::base::thp::disable_if_always();
+    }
     // Failures are logged; the server runs with the score it has.
     let _ = commands::base::oom_score::apply(
         settings.oom_score_adj,

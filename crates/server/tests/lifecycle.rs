@@ -372,3 +372,32 @@ fn oom_score_adj_follows_the_role_and_the_setting() {
         );
     }
 }
+
+/// `disable-thp yes` (the default): where the kernel gives transparent
+/// huge pages to every process (`[always]`), the server turns them off
+/// for itself, as redis-server does; under `madvise` or `never` it leaves
+/// the flag alone. Compared through `/proc/<pid>/status`.
+#[test]
+fn disable_thp_matches_redis_for_this_kernel() {
+    let Ok(mode) = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled") else {
+        return;
+    };
+    let thp_flag = |pid: u32| -> Option<String> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("THP_enabled:"))
+            .map(|v| v.trim().to_string())
+    };
+    let want = if mode.contains("[always]") { "0" } else { "1" };
+    let mut kinds = vec![Kind::Petrel];
+    if redis_available() {
+        kinds.push(Kind::Redis);
+    }
+    for kind in kinds {
+        let s = Server::start_opts(kind, Opts::default());
+        if let Some(flag) = thp_flag(s.pid()) {
+            assert_eq!(flag, want, "{kind:?} under '{}'", mode.trim());
+        }
+    }
+}

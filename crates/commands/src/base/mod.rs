@@ -13,3 +13,4 @@ pub mod sched;
 pub mod stopwatch;
 pub mod supervisor;
 pub mod text;
+pub mod thp;

@@ -81,6 +81,8 @@ pub struct Settings {
     pub shutdown_on_sigint: ShutdownFlags,
     /// `jemalloc-bg-thread`: jemalloc purges freed pages from its own thread.
     pub jemalloc_bg_thread: bool,
+    /// `disable-thp` (startup only): see `base::thp`.
+    pub disable_thp: bool,
     /// `oom-score-adj`: an index of `base::oom_score::MODE_NAMES`.
     pub oom_score_adj: usize,
     /// `oom-score-adj-values`: master, replica, (fork child).
@@ -298,6 +300,7 @@ impl Default for Settings {
             shutdown_timeout: 10,
             shutdown_on_sigint: ShutdownFlags::default(),
             jemalloc_bg_thread: true,
+            disable_thp: true,
             oom_score_adj: 0,
             oom_score_adj_values: [0, 200, 800],
             defrag: DefragSettings::default(),

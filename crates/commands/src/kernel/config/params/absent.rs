@@ -93,14 +93,6 @@ pub static ABSENT: &[Param] = &[
         "logging to syslog"
     ),
     absent!(
-        "disable-thp",
-        [],
-        false,
-        "yes",
-        Same::Bool,
-        "turning transparent huge pages off"
-    ),
-    absent!(
         "server_cpulist",
         [],
         false,

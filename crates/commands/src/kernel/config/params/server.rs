@@ -62,6 +62,16 @@ pub static SERVER: &[Param] = &[
         }
     ),
     p!(
+        "disable-thp",
+        false,
+        "yes",
+        |s| fmt_bool(s.disable_thp),
+        |s, v| {
+            s.disable_thp = parse_bool(v)?;
+            Ok(())
+        }
+    ),
+    p!(
         "oom-score-adj",
         true,
         "no",
