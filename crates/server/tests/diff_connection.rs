@@ -290,6 +290,29 @@ CONFIG SET shutdown-timeout -1
 CONFIG SET oom-score-adj maybe
 CONFIG SET oom-score-adj-values "1 2"
 CONFIG SET oom-score-adj-values "1 2 3000"
+CONFIG SET oom-score-adj-values "1 +2 03"
+CONFIG GET oom-score-adj-values
+CONFIG SET oom-score-adj-values "0 200 800"
+CONFIG SET active-expire-effort 7
+CONFIG GET active-expire-effort
+CONFIG SET active-expire-effort 11
+CONFIG SET active-expire-effort 1
+CONFIG GET supervised
+CONFIG SET supervised no
+CONFIG GET disable-thp
+CONFIG SET disable-thp no
+CONFIG GET replica-read-only
+CONFIG GET slave-lazy-flush
+CONFIG GET propagation-error-behavior
+CONFIG SET propagation-error-behavior maybe
+CONFIG GET cluster-link-sendbuf-limit
+CONFIG SET cluster-link-sendbuf-limit 1kb
+CONFIG GET cluster-link-sendbuf-limit
+CONFIG SET cluster-link-sendbuf-limit 0
+CONFIG GET cluster-allow-pubsubshard-when-down
+CONFIG GET repl-disable-tcp-nodelay
+CONFIG GET rdb-del-sync-files
+CONFIG GET replica-ignore-disk-write-errors
 CONFIG SET propagation-error-behavior sometimes
 CONFIG SET latency-tracking-info-percentiles "50 abc"
 CONFIG SET latency-tracking-info-percentiles "50 101"

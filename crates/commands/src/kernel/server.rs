@@ -208,6 +208,7 @@ impl Server {
         let started_unix_ms = crate::base::clock::unix_time_ms();
         let eviction = Eviction::default();
         eviction.apply(&settings, &keyspace);
+        keyspace.set_active_expire_effort(settings.active_expire_effort);
         let lazyfree = LazyFree::default();
         lazyfree.install_store_hook(&keyspace);
         let scripting = Scripting::new(settings.threads);

@@ -51,15 +51,20 @@ pub fn tick(srv: &Server) {
     crate::services::tracking::end_of_loop(srv, srv.settings().tracking_table_max_keys);
 }
 
-/// Redis's slow cycle spends at most 25% of each `1/hz` period on expiry.
-const ACTIVE_EXPIRE_CPU_PERCENT: u64 = 25;
+/// Redis's slow cycle spends at most 25% of each `1/hz` period on expiry,
+/// 2% more per step of `active-expire-effort` above 1.
+fn active_expire_cpu_percent(effort: u8) -> u64 {
+    25 + 2 * (effort.clamp(1, 10) as u64 - 1)
+}
 
 /// Reclaims expired keys no client touches. The keyspace works in chunks
 /// that hold one partition lock for a few microseconds, so clients never wait
 /// for the whole cycle.
 fn active_expire(srv: &Server) {
-    let hz = srv.settings().hz.max(1);
-    let budget = std::time::Duration::from_micros(1_000_000 / hz * ACTIVE_EXPIRE_CPU_PERCENT / 100);
+    let s = srv.settings();
+    let hz = s.hz.max(1);
+    let percent = active_expire_cpu_percent(s.active_expire_effort);
+    let budget = std::time::Duration::from_micros(1_000_000 / hz * percent / 100);
     // Each chunk holds the journal's order lock (shared) and journals its
     // deletions before letting go (services::journal).
     srv.keyspace.active_expire_cycle_with(

@@ -136,6 +136,9 @@ struct Padded(PartitionLock<Partition>);
 struct ExpireState {
     part: usize,
     db: usize,
+    /// `active-expire-effort` - 1 (0..=9): see
+    /// [`Keyspace::set_active_expire_effort`].
+    effort: usize,
 }
 
 /// Result of one [`Keyspace::active_expire_cycle`] call.
@@ -980,6 +983,15 @@ impl Keyspace {
         deleted
     }
 
+    /// `active-expire-effort` (1..=10, Redis's scale): each cycle visits
+    /// a quarter more keys per step above 1, and keeps sweeping a
+    /// database while more than (11 - effort)% of its volatile keys seen
+    /// were expired (10% at 1, 1% at 10). The caller scales the cycle's
+    /// CPU budget (Redis: 25% + 2% per step).
+    pub fn set_active_expire_effort(&self, effort: u8) {
+        self.expire_state.lock().effort = effort.clamp(1, 10) as usize - 1;
+    }
+
     /// Is expiry frozen (see [`Keyspace::set_expiry_frozen`])?
     pub fn expiry_frozen(&self) -> bool {
         self.expiry_frozen
@@ -1029,6 +1041,11 @@ impl Keyspace {
         let pairs = self.parts.len() * self.ndb;
         let mut pacer = crate::pace::Pacer::new();
         const CHUNK: usize = 256;
+        // Redis's active-expire-effort scaling: a quarter more keys per
+        // step of effort, and a database is swept on while more than
+        // (10 - effort)% of the volatile keys seen were expired.
+        let effort = st.effort;
+        let stale_percent = 10 - effort;
         'outer: for _ in 0..pairs {
             let (p, db) = (st.part, st.db);
             // advance the resume point for next time
@@ -1043,7 +1060,7 @@ impl Keyspace {
             let quota = {
                 let g = self.lock_partition(p);
                 match g.db(db) {
-                    Some(d) if d.expires > 0 => (d.len() / 64).max(CHUNK),
+                    Some(d) if d.expires > 0 => (d.len() / 64).max(CHUNK) * (4 + effort) / 4,
                     _ => continue,
                 }
             };
@@ -1057,7 +1074,7 @@ impl Keyspace {
                 rep.expired += expired;
                 done += visited;
                 let volatile = expired + live;
-                let hot = volatile > 0 && expired * 10 > volatile;
+                let hot = volatile > 0 && expired * 100 > volatile * stale_percent;
                 if start.elapsed() >= budget {
                     rep.timed_out = hot || done < quota;
                     if rep.timed_out {

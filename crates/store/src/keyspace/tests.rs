@@ -752,3 +752,45 @@ fn replica_sweep_deletes_only_the_clients_expired_keys() {
     assert_eq!(ks.replica_local_ttl_keys(), 0);
     ks.set_track_expired(false);
 }
+
+/// `active-expire-effort`: at 1 a cycle stops after its quota once under
+/// 10% of the volatile keys it saw were expired; at 10 its quota is 13/4
+/// as large and it sweeps on while more than 1% were, so with one key in
+/// twelve expired it reclaims them all (a chunk of 256 keys with at most
+/// 1% expired is then ~1e-7 likely).
+#[test]
+fn active_expire_effort_sets_quota_and_stale_threshold() {
+    let run = |effort: u8, every: u64| {
+        let ks = Keyspace::new(Config {
+            partitions: 1,
+            databases: 1,
+        });
+        ks.set_active_expire_effort(effort);
+        for i in 0..60_000u64 {
+            let k = format!("key:{i}");
+            let key = Key::new(k.as_bytes());
+            let ttl = if every > 0 && i % every == 0 {
+                T0 + 5
+            } else {
+                T0 + 3_600_000
+            };
+            drop(
+                ks.lock(&key)
+                    .insert(0, &key, CompactValue::from_bytes(b"v"), Some(ttl), T0),
+            );
+        }
+        ks.active_expire_cycle(Duration::from_secs(60), T0 + 10)
+    };
+    // No key expired: a cycle visits its quota (60,000 / 64 keys at
+    // effort 1, 13/4 of that at 10), in chunks of about 256.
+    let (low, high) = (run(1, 0).visited, run(10, 0).visited);
+    assert!((937..1500).contains(&low), "effort 1 visited {low}");
+    assert!((3045..3600).contains(&high), "effort 10 visited {high}");
+    let all = (0..60_000u64).filter(|i| i % 12 == 0).count();
+    let low = run(1, 12).expired;
+    assert!(
+        low > 0 && low < all / 4,
+        "effort 1 reclaimed {low} of {all}"
+    );
+    assert_eq!(run(10, 12).expired, all, "effort 10");
+}

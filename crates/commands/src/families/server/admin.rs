@@ -150,6 +150,9 @@ fn config_set(ctx: &mut Ctx, args: &[&[u8]]) {
             }
             ctx.srv.slowlog.trim(s.slowlog_max_len as usize);
             ctx.srv.eviction.apply(&s, &ctx.srv.keyspace);
+            ctx.srv
+                .keyspace
+                .set_active_expire_effort(s.active_expire_effort);
             (crate::kernel::memprobe::probe().background_thread)(s.jemalloc_bg_thread);
             crate::services::expiry::sync_expired_log(ctx.srv);
             // `appendonly yes` writes a base, then appends (services::aof).

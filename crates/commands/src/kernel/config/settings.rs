@@ -106,6 +106,9 @@ pub struct Settings {
     /// `dbfilename`): no, yes, or from local connections only.
     pub enable_protected_configs: Enablement,
     pub hz: u64,
+    /// `active-expire-effort` (1..=10): see
+    /// `store::Keyspace::set_active_expire_effort`.
+    pub active_expire_effort: u8,
     /// Extension values registered by other modules (collections thresholds etc.)
     /// are plain fields added here as features land.
     pub active_expire_enabled: bool,
@@ -330,6 +333,7 @@ impl Default for Settings {
             enable_debug_command: Enablement::No,
             enable_protected_configs: Enablement::No,
             hz: 10,
+            active_expire_effort: 1,
             active_expire_enabled: true,
             notify_keyspace_events: 0,
             hll_sparse_max_bytes: 0,

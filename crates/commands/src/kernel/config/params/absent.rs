@@ -12,14 +12,6 @@ use super::super::Param;
 
 pub static ABSENT: &[Param] = &[
     absent!(
-        "active-expire-effort",
-        [],
-        true,
-        "1",
-        Same::IntIn(1, 10),
-        "tuning the active expiry effort"
-    ),
-    absent!(
         "activerehashing",
         [],
         true,

@@ -4,6 +4,16 @@ use super::super::values::*;
 use super::super::Param;
 
 pub static KEYSPACE: &[Param] = &[
+    p!(
+        "active-expire-effort",
+        true,
+        "1",
+        |s| s.active_expire_effort.to_string(),
+        |s, v| {
+            s.active_expire_effort = int_in(v, 1, 10)? as u8;
+            Ok(())
+        }
+    ),
     p!("hz", true, "10", |s| s.hz.to_string(), |s, v| {
         // Redis clamps rather than rejects.
         s.hz = int_in(v, 0, i32::MAX as i64)?.clamp(1, 500) as u64;
