@@ -136,9 +136,6 @@ struct Padded(PartitionLock<Partition>);
 struct ExpireState {
     part: usize,
     db: usize,
-    /// `active-expire-effort` - 1 (0..=9): see
-    /// [`Keyspace::set_active_expire_effort`].
-    effort: usize,
 }
 
 /// Result of one [`Keyspace::active_expire_cycle`] call.
@@ -172,6 +169,11 @@ pub struct Keyspace {
     pbits: u32,
     ndb: usize,
     expire_state: Mutex<ExpireState>,
+    /// `active-expire-effort` - 1 (0..=9): see
+    /// [`Keyspace::set_active_expire_effort`]. An atomic, not part of
+    /// `expire_state`: a cycle holds that lock while it waits for
+    /// partitions, which a CONFIG SET inside EXEC holds.
+    expire_effort: std::sync::atomic::AtomicUsize,
     /// Shared with every partition (inserts drop expired keys before a
     /// table segment splits only while active expiry is on).
     active_expire: Arc<std::sync::atomic::AtomicBool>,
@@ -220,6 +222,7 @@ impl Keyspace {
             pbits,
             ndb: cfg.databases,
             expire_state: Mutex::new(ExpireState::default()),
+            expire_effort: std::sync::atomic::AtomicUsize::new(0),
             active_expire,
             expiry_frozen,
             tracking_expired: std::sync::atomic::AtomicBool::new(false),
@@ -483,6 +486,10 @@ impl Keyspace {
             pbits,
             ndb: self.ndb,
             expire_state: Mutex::new(ExpireState::default()),
+            expire_effort: std::sync::atomic::AtomicUsize::new(
+                self.expire_effort
+                    .load(std::sync::atomic::Ordering::Relaxed),
+            ),
             active_expire: self.active_expire.clone(),
             expiry_frozen: self.expiry_frozen.clone(),
             tracking_expired: std::sync::atomic::AtomicBool::new(false),
@@ -989,7 +996,10 @@ impl Keyspace {
     /// were expired (10% at 1, 1% at 10). The caller scales the cycle's
     /// CPU budget (Redis: 25% + 2% per step).
     pub fn set_active_expire_effort(&self, effort: u8) {
-        self.expire_state.lock().effort = effort.clamp(1, 10) as usize - 1;
+        self.expire_effort.store(
+            effort.clamp(1, 10) as usize - 1,
+            std::sync::atomic::Ordering::Relaxed,
+        );
     }
 
     /// Is expiry frozen (see [`Keyspace::set_expiry_frozen`])?
@@ -1044,7 +1054,9 @@ impl Keyspace {
         // Redis's active-expire-effort scaling: a quarter more keys per
         // step of effort, and a database is swept on while more than
         // (10 - effort)% of the volatile keys seen were expired.
-        let effort = st.effort;
+        let effort = self
+            .expire_effort
+            .load(std::sync::atomic::Ordering::Relaxed);
         let stale_percent = 10 - effort;
         'outer: for _ in 0..pairs {
             let (p, db) = (st.part, st.db);
