@@ -66,6 +66,10 @@ ZADD z -1 neg 4503599627370496 huge 12.5 frac
 GEOPOS z neg huge frac
 GEOHASH z neg huge frac
 GEODIST z neg huge
+ZADD zinf inf pinf -inf ninf 1e19 big 2e19 bigger 9.3e18 mid -9.3e18 low
+GEOHASH zinf pinf ninf big bigger mid low
+GEOPOS zinf pinf ninf big bigger mid low
+GEODIST zinf pinf bigger
 CONFIG SET zset-max-listpack-entries 2
 GEOADD conv 1 1 a 2 2 b 3 3 c
 OBJECT ENCODING conv

@@ -178,6 +178,11 @@ pub fn area_center(a: &Area) -> (f64, f64) {
 pub fn decode_score(score: f64) -> (f64, f64) {
     let bits = if score.is_nan() {
         1u64 << 63
+    } else if score >= 18_446_744_073_709_551_616f64 {
+        // 2^64 and up (inf included): C's code converts x - 2^63, which
+        // is out of range too (the "indefinite" 2^63), then flips the top
+        // bit back: 0. A Rust cast would saturate to u64::MAX.
+        0
     } else if score >= 9_223_372_036_854_775_808f64 {
         score as u64
     } else {
@@ -285,6 +290,18 @@ pub fn neighbors(h: HashBits) -> Neighbors {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Scores that are not 52-bit hashes decode as C's cast on x86-64
+    /// makes them: 2^64 and up (inf too) as 0, as redis-server 7.0
+    /// answers (GEOHASH of a member scored inf is "00bh0hbj200").
+    #[test]
+    fn scores_past_u64_decode_as_zero() {
+        for s in [f64::INFINITY, 1.8446744073709552e19, 2e19, 1e300] {
+            assert_eq!(decode_score(s), decode_score(0.0), "{s}");
+        }
+        assert_eq!(&geohash_string(f64::INFINITY), b"00bh0hbj200");
+        assert_ne!(decode_score(1e19), decode_score(0.0));
+    }
 
     #[test]
     fn interleave_roundtrip() {
